@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Builds the Kokkos and Kokkos Kernels that ozaki needs when the machine has none.
+#
+#   cmake/deps/kokkos.sh sources      fetch + extract + patch the 3.4.01 sources only
+#   cmake/deps/kokkos.sh host         ... and build Serial+OpenMP into $OZAKI_DEPS_DIR/install/host
+#   cmake/deps/kokkos.sh cuda         ... and build Cuda(sm_90)+Serial into $OZAKI_DEPS_DIR/install/cuda
+#
+# The last line printed on stdout is the install prefix (for `sources`, the source folder).
+#
+# Why not Debian's binary package: libtrilinos-kokkos-dev is Serial only, its CMake config
+# points at /usr/lib/include, and its targets are called trilinos_*.  So the sources come
+# from Debian's `trilinos` source package (13.2.0, which vendors Kokkos 3.4.01), fetched with
+# `apt-get source` through a deb-src list derived from this machine's own apt sources.
+# Only packages/kokkos and packages/kokkos-kernels are kept (27 MB instead of 166 MB).
+#
+# Every step is skipped when its stamp file exists, so a second call costs nothing.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+deps_dir=${OZAKI_DEPS_DIR:-$repo/.deps}
+src_dir=$deps_dir/src
+jobs=${OZAKI_JOBS:-$(nproc 2>/dev/null || echo 2)}
+cuda_arch=${OZAKI_CUDA_ARCH:-HOPPER90}
+
+log() { echo "[ozaki-deps] $*" >&2; }
+die() { echo "[ozaki-deps] error: $*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else die "need root (or sudo) to run: $*"; fi
+}
+
+# Installs the Debian packages that the build needs and the machine lacks.
+ensure_debian_packages() {
+  command -v dpkg-query >/dev/null 2>&1 || return 0  # not Debian-like: the user provides them
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -qq >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >&2
+}
+
+# Writes an apt configuration under $1 whose entries are this machine's own `deb` entries
+# turned into `deb-src`.  Nothing in the system's apt configuration is changed.
+write_deb_src_config() {
+  local cfg=$1
+  mkdir -p "$cfg/parts" "$cfg/lists/partial" "$cfg/cache/archives/partial"
+  : >"$cfg/sources.list"
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    sed -n 's/^[[:space:]]*deb[[:space:]]\+/deb-src /p' "$f" >>"$cfg/sources.list"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    sed 's/^Types:.*$/Types: deb-src/' "$f" >"$cfg/parts/$(basename "$f")"
+  done
+}
+
+fetch_sources() {
+  if [ -f "$src_dir/.complete" ]; then return 0; fi
+  command -v apt-get >/dev/null 2>&1 ||
+    die "no apt-get: install Kokkos >= 3.4 and Kokkos Kernels yourself and pass Kokkos_ROOT / KokkosKernels_ROOT"
+  ensure_debian_packages ca-certificates tar gzip patch
+  work=$(mktemp -d "${TMPDIR:-/tmp}/ozaki-deps.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  write_deb_src_config "$work/apt"
+  local apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list"
+    -o "Dir::Etc::SourceParts=$work/apt/parts"
+    -o "Dir::State::Lists=$work/apt/lists"
+    -o "Dir::Cache=$work/apt/cache"
+    -o "APT::Sandbox::User=root")
+  log "updating the derived deb-src index"
+  # A third-party entry without sources makes `update` fail; the Debian ones are what matter,
+  # and `apt-get source` below fails clearly if they are missing.
+  apt-get "${apt_opts[@]}" update -qq >&2 || log "apt-get update reported errors (continuing)"
+  log "downloading Debian's trilinos source package (~166 MB)"
+  (cd "$work" && apt-get "${apt_opts[@]}" source --download-only -qq trilinos >&2) ||
+    die "apt-get source trilinos failed: does this machine's apt configuration reach a Debian archive?"
+  local tarball
+  tarball=$(ls "$work"/trilinos_*.orig.tar.* 2>/dev/null | head -n 1 || true)
+  [ -n "$tarball" ] || die "no trilinos orig tarball was downloaded"
+  local top
+  # (head closes the pipe early: tolerate the SIGPIPE under pipefail)
+  top=$(tar tf "$tarball" | head -n 1 | cut -d/ -f1 || true)
+  log "extracting packages/kokkos and packages/kokkos-kernels from $(basename "$tarball")"
+  rm -rf "$src_dir"
+  mkdir -p "$src_dir"
+  tar xf "$tarball" -C "$src_dir" --strip-components=2 \
+    "$top/packages/kokkos" "$top/packages/kokkos-kernels"
+  local version
+  version=$(sed -n 's/^set(Kokkos_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\))/\2/p' \
+    "$src_dir/kokkos/CMakeLists.txt" | paste -sd. -)
+  log "extracted Kokkos $version"
+  [ "${version%%.*}" -ge 3 ] || die "Kokkos $version is too old (need >= 3.4)"
+  # Our own source changes so that 3.4.01 builds with CUDA 13 and knows sm_90 (see the patch).
+  if [ "$version" = "3.4.01" ]; then
+    patch -d "$src_dir/kokkos" -p1 --forward --quiet <"$here/kokkos-3.4.01-cuda13-sm90.patch" >&2
+  fi
+  echo "$version" >"$src_dir/.complete"
+}
+
+# The CMake file that Kokkos Kernels' configure includes first: Kokkos 3.4's exported config
+# refers to CUDA::cudart_static_deps, which only exists once FindCUDAToolkit has run (CMake 4).
+write_cuda_toolkit_preload() {
+  local f=$deps_dir/find_cudatoolkit_first.cmake
+  echo 'find_package(CUDAToolkit REQUIRED)' >"$f"
+  echo "$f"
+}
+
+build_variant() {
+  local variant=$1
+  local prefix=$deps_dir/install/$variant
+  if [ -f "$prefix/.complete" ]; then
+    echo "$prefix"
+    return 0
+  fi
+  ensure_debian_packages cmake make g++
+  fetch_sources
+  local build=$deps_dir/build/$variant
+  rm -rf "$build" "$prefix"
+  mkdir -p "$build"
+  local common=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_STANDARD=17 -DCMAKE_INSTALL_PREFIX="$prefix"
+    -DCMAKE_POLICY_VERSION_MINIMUM=3.5)
+  local kokkos_opts kk_opts=()
+  case $variant in
+  host)
+    kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON)
+    ;;
+  cuda)
+    command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || die "cuda variant needs nvcc"
+    export PATH=$PATH:/usr/local/cuda/bin
+    kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON
+      "-DKokkos_ARCH_${cuda_arch}=ON"
+      -DCMAKE_CXX_COMPILER="$src_dir/kokkos/bin/nvcc_wrapper")
+    kk_opts=(-DKokkosKernels_ENABLE_TPL_CUBLAS=ON -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF
+      -DCMAKE_CXX_COMPILER="$src_dir/kokkos/bin/nvcc_wrapper"
+      -DCMAKE_PROJECT_INCLUDE="$(write_cuda_toolkit_preload)")
+    # nvcc_wrapper's built-in default (sm_35) is rejected by nvcc 13.
+    export NVCC_WRAPPER_DEFAULT_COMPILER=${CXX:-g++}
+    ;;
+  *) die "unknown variant '$variant' (host|cuda)" ;;
+  esac
+  log "building Kokkos ($variant) with $jobs jobs"
+  cmake -S "$src_dir/kokkos" -B "$build/kokkos" "${common[@]}" "${kokkos_opts[@]}" >"$build/kokkos.log" 2>&1 ||
+    { tail -n 40 "$build/kokkos.log" >&2; die "Kokkos configure failed ($build/kokkos.log)"; }
+  cmake --build "$build/kokkos" -j "$jobs" >>"$build/kokkos.log" 2>&1 ||
+    { tail -n 40 "$build/kokkos.log" >&2; die "Kokkos build failed ($build/kokkos.log)"; }
+  cmake --install "$build/kokkos" >>"$build/kokkos.log" 2>&1
+  log "building Kokkos Kernels ($variant), explicit instantiation off"
+  cmake -S "$src_dir/kokkos-kernels" -B "$build/kokkos-kernels" "${common[@]}" "${kk_opts[@]}" \
+    -DKokkos_ROOT="$prefix" -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF \
+    -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF \
+    -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF \
+    -DKokkosKernels_INST_LAYOUTLEFT=OFF -DKokkosKernels_INST_LAYOUTRIGHT=OFF \
+    -DKokkosKernels_INST_OFFSET_INT=OFF -DKokkosKernels_INST_OFFSET_SIZE_T=OFF \
+    -DKokkosKernels_INST_ORDINAL_INT=OFF -DKokkosKernels_INST_ORDINAL_INT64_T=OFF \
+    -DKokkosKernels_ADD_DEFAULT_ETI=OFF \
+    >"$build/kokkos-kernels.log" 2>&1 ||
+    { tail -n 40 "$build/kokkos-kernels.log" >&2; die "Kokkos Kernels configure failed"; }
+  cmake --build "$build/kokkos-kernels" -j "$jobs" >>"$build/kokkos-kernels.log" 2>&1 ||
+    { tail -n 40 "$build/kokkos-kernels.log" >&2; die "Kokkos Kernels build failed"; }
+  cmake --install "$build/kokkos-kernels" >>"$build/kokkos-kernels.log" 2>&1
+  rm -rf "$build"
+  touch "$prefix/.complete"
+  echo "$prefix"
+}
+
+case ${1:-} in
+sources) fetch_sources && echo "$src_dir" ;;
+host | cuda) build_variant "$1" ;;
+*) die "usage: $0 sources|host|cuda" ;;
+esac
