@@ -1,0 +1,109 @@
+#pragma once
+/// \file gemm.hpp
+/// ozaki::gemm: C = alpha op(A) op(B) + beta C in FP64, computed with INT8 products
+/// (Ozaki scheme I), with the signature of KokkosBlas::gemm plus an Options argument.
+///
+///   ozaki::Report r = ozaki::gemm(space, "N", "T", alpha, A, B, beta, C);
+///   ozaki::Report r = ozaki::gemm("N", "N", alpha, A, B, beta, C, options);
+///
+/// A, B: rank-2 Views of (const) double, C: rank-2 View of double, each LayoutLeft,
+/// LayoutRight or LayoutStride (subviews), accessible from the execution space.  The call is
+/// asynchronous like any Kokkos kernel on `space`, except where the Report needs a value from
+/// the device (the NaN/Inf check and the automatic slice count read back a few bytes).
+///
+/// Errors: ozaki::InvalidArgument for shapes, aliasing of C with A or B, transpose characters
+/// and options, thrown before C is touched.  NaN or Inf in A or B is not an error: the result
+/// is FP64 GEMM's, and the Report says so.
+
+#include <ozaki/errors.hpp>
+#include <ozaki/impl/gemm_driver.hpp>
+#include <ozaki/options.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ozaki {
+namespace Impl {
+
+template <class ExecSpace, class View>
+typename Views<ExecSpace>::ConstMatrix as_const_strided(const View& X) {
+  const Kokkos::LayoutStride layout(X.extent(0), X.stride(0), X.extent(1), X.stride(1));
+  return typename Views<ExecSpace>::ConstMatrix(X.data(), layout);
+}
+
+template <class ExecSpace, class View>
+typename Views<ExecSpace>::Matrix as_strided(const View& X) {
+  const Kokkos::LayoutStride layout(X.extent(0), X.stride(0), X.extent(1), X.stride(1));
+  return typename Views<ExecSpace>::Matrix(X.data(), layout);
+}
+
+template <class ExecSpace, class AViewType, class BViewType, class CViewType>
+constexpr void check_view_types() {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "ozaki::gemm: the first argument must be a Kokkos execution space instance");
+  static_assert(Kokkos::is_view<AViewType>::value && Kokkos::is_view<BViewType>::value &&
+                    Kokkos::is_view<CViewType>::value,
+                "ozaki::gemm: A, B and C must be Kokkos::Views");
+  static_assert(AViewType::rank == 2 && BViewType::rank == 2 && CViewType::rank == 2,
+                "ozaki::gemm: A, B and C must have rank 2");
+  static_assert(std::is_same<typename AViewType::non_const_value_type, double>::value &&
+                    std::is_same<typename BViewType::non_const_value_type, double>::value &&
+                    std::is_same<typename CViewType::value_type, double>::value,
+                "ozaki::gemm: A and B must hold (const) double, C must hold non-const double");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecSpace, typename AViewType::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecSpace, typename BViewType::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecSpace, typename CViewType::memory_space>::accessible,
+      "ozaki::gemm: A, B and C must be accessible from the execution space");
+}
+
+}  // namespace Impl
+
+/// C = alpha op(A) op(B) + beta C on the execution space instance `space`.
+template <class ExecSpace, class AViewType, class BViewType, class CViewType,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
+            const AViewType& A, const BViewType& B, double beta, const CViewType& C,
+            const Options& options = Options{}) {
+  Impl::check_view_types<ExecSpace, AViewType, BViewType, CViewType>();
+  return Impl::gemm_strided<ExecSpace>(space, transA, transB, alpha,
+                                       Impl::as_const_strided<ExecSpace>(A),
+                                       Impl::as_const_strided<ExecSpace>(B), beta,
+                                       Impl::as_strided<ExecSpace>(C), options);
+}
+
+/// The same on a default-constructed instance of C's execution space.
+template <class AViewType, class BViewType, class CViewType,
+          class = std::enable_if_t<Kokkos::is_view<AViewType>::value>>
+Report gemm(const char transA[], const char transB[], double alpha, const AViewType& A,
+            const BViewType& B, double beta, const CViewType& C,
+            const Options& options = Options{}) {
+  return gemm(typename CViewType::execution_space(), transA, transB, alpha, A, B, beta, C,
+              options);
+}
+
+}  // namespace ozaki
+
+// The library holds compiled instances for the execution spaces Kokkos was built with, so
+// that including this header does not compile the kernels again.
+#define OZAKI_IMPL_DECLARE_GEMM_INSTANCE(SPACE)                                            \
+  namespace ozaki {                                                                        \
+  namespace Impl {                                                                         \
+  extern template Report gemm_strided<SPACE>(                                                   \
+      const SPACE&, const char[], const char[], double,                                    \
+      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                                     \
+      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&, double,                             \
+      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&);                 \
+  }                                                                                        \
+  }
+#if defined(KOKKOS_ENABLE_SERIAL)
+OZAKI_IMPL_DECLARE_GEMM_INSTANCE(Kokkos::Serial)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+OZAKI_IMPL_DECLARE_GEMM_INSTANCE(Kokkos::OpenMP)
+#endif
+#if defined(OZAKI_ENABLE_CUDA_BACKEND)
+OZAKI_IMPL_DECLARE_GEMM_INSTANCE(Kokkos::Cuda)
+#endif
+#undef OZAKI_IMPL_DECLARE_GEMM_INSTANCE

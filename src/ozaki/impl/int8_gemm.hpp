@@ -1,0 +1,114 @@
+#pragma once
+/// \file int8_gemm.hpp
+/// The one operation a backend must provide: an INT8 x INT8 -> INT32 GEMM in "TN" form,
+/// both operands K-contiguous (the form INT8 tensor cores run fastest).
+///
+/// Dispatch follows Kokkos Kernels: Int8Gemm<ExecSpace> defaults to the portable Kokkos
+/// kernel below; a backend (backends/cuda) specialises Int8GemmBackendAvail<Space> to true and
+/// provides Int8Gemm<Space, true>.  No preprocessor selects a backend.
+
+#include <ozaki/impl/views.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace ozaki {
+namespace Impl {
+
+/// c[m + n*ldc] = sum_{l < length} a[m*lda + l] * b[n*ldb + l], 0 <= m < rows_a, 0 <= n < rows_b.
+/// The caller guarantees length <= max_k_block, so no INT32 sum can overflow.
+struct Int8GemmProblem {
+  std::int64_t rows_a = 0;
+  std::int64_t rows_b = 0;
+  std::int64_t length = 0;
+  const std::int8_t* a = nullptr;
+  std::int64_t lda = 0;
+  const std::int8_t* b = nullptr;
+  std::int64_t ldb = 0;
+  std::int32_t* c = nullptr;
+  std::int64_t ldc = 0;
+};
+
+/// True where a backend provides Int8Gemm<ExecSpace, true>.
+template <class ExecSpace>
+struct Int8GemmBackendAvail : std::false_type {};
+
+/// Portable implementation (any Kokkos execution space).
+template <class ExecSpace, bool backend_avail = Int8GemmBackendAvail<ExecSpace>::value>
+struct Int8Gemm {
+  static const char* name() { return "portable"; }
+  static void run(const ExecSpace& space, const Int8GemmProblem& p);
+};
+
+namespace detail {
+
+/// Host kernel: 64 x 64 output tiles, the inner dimension in blocks of 256 so that a tile's
+/// operands (2 x 64 x 256 bytes) stay in L1, and 4 x 4 register blocks whose inner loops are
+/// plain int8 dot products that compilers vectorise.
+template <class ExecSpace>
+void int8_gemm_host(const ExecSpace& space, const Int8GemmProblem& p) {
+  constexpr std::int64_t tile = 64;
+  constexpr std::int64_t depth = 256;
+  const std::int64_t tiles_m = (p.rows_a + tile - 1) / tile;
+  const std::int64_t tiles_n = (p.rows_b + tile - 1) / tile;
+  Kokkos::parallel_for(
+      "ozaki::int8_gemm[portable,host]",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, tiles_m * tiles_n),
+      [=](const std::int64_t t) {
+        const std::int64_t m0 = (t % tiles_m) * tile;
+        const std::int64_t n0 = (t / tiles_m) * tile;
+        const std::int64_t mt = std::min(tile, p.rows_a - m0);
+        const std::int64_t nt = std::min(tile, p.rows_b - n0);
+        std::int32_t acc[tile][tile] = {};  // acc[n][m]
+        for (std::int64_t l0 = 0; l0 < p.length; l0 += depth) {
+          const std::int64_t lt = std::min(depth, p.length - l0);
+          for (std::int64_t j = 0; j < nt; ++j) {
+            const std::int8_t* bj = p.b + (n0 + j) * p.ldb + l0;
+            for (std::int64_t i = 0; i < mt; ++i) {
+              const std::int8_t* ai = p.a + (m0 + i) * p.lda + l0;
+              std::int32_t sum = 0;
+              for (std::int64_t l = 0; l < lt; ++l) sum += std::int32_t(ai[l]) * std::int32_t(bj[l]);
+              acc[j][i] += sum;
+            }
+          }
+        }
+        for (std::int64_t j = 0; j < nt; ++j)
+          for (std::int64_t i = 0; i < mt; ++i) p.c[(m0 + i) + (n0 + j) * p.ldc] = acc[j][i];
+      });
+}
+
+/// Device-space fallback: one dot product per thread.  Correct anywhere, fast nowhere; spaces
+/// that matter have a backend.
+template <class ExecSpace>
+void int8_gemm_generic(const ExecSpace& space, const Int8GemmProblem& p) {
+  const std::int64_t rows_a = p.rows_a;
+  const Int8GemmProblem q = p;
+  Kokkos::parallel_for(
+      "ozaki::int8_gemm[portable,generic]",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, p.rows_a * p.rows_b),
+      KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t m = idx % rows_a;
+        const std::int64_t n = idx / rows_a;
+        std::int32_t sum = 0;
+        for (std::int64_t l = 0; l < q.length; ++l)
+          sum += std::int32_t(q.a[m * q.lda + l]) * std::int32_t(q.b[n * q.ldb + l]);
+        q.c[m + n * q.ldc] = sum;
+      });
+}
+
+}  // namespace detail
+
+template <class ExecSpace, bool backend_avail>
+void Int8Gemm<ExecSpace, backend_avail>::run(const ExecSpace& space, const Int8GemmProblem& p) {
+  if (p.rows_a == 0 || p.rows_b == 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    detail::int8_gemm_host(space, p);
+  } else {
+    detail::int8_gemm_generic(space, p);
+  }
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,168 @@
+#pragma once
+/// \file slice_count.hpp
+/// Bounds the error ratios of accuracy.hpp with INT8 GEMMs, from which S is chosen.
+///
+/// (|A||B|)_mn is bounded from below by INT8 GEMMs of the magnitudes of row_magnitudes:
+/// at level l, q_l(x) = min(127, floor(|x| 2^(7+7l-e))) <= |x| 2^(7+7l-e), so for any pair of
+/// levels (la, lb)
+///     2^(-14-7la-7lb) sum_k q_la(a_mk) q_lb(b_kn) <= 2^(-e_m-e_n) (|A||B|)_mn,
+/// and the largest of these is a lower bound of D_mn too.  Dividing by it bounds both ratios
+/// of accuracy.hpp from above: S chosen from them can only err towards accuracy.
+///
+/// Level pairs come in rings: (0,0) first, which suffices for data of one magnitude (one INT8
+/// GEMM); only while some D_mn is still zero, ring 1 {(0,1),(1,0),(1,1)} and then ring 2 add
+/// entries 7 and 14 binades further below the scales.  If D_mn is still zero after that, nothing
+/// bounds the error and the largest S is taken.  A zero row (or column) contributes no error
+/// at all: its products are exactly zero for any S.
+
+#include <ozaki/impl/accuracy.hpp>
+#include <ozaki/impl/backends.hpp>
+#include <ozaki/impl/split.hpp>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace ozaki {
+namespace Impl {
+
+/// Deepest magnitude level of the estimate (levels 0..max_magnitude_level).
+constexpr int max_magnitude_level = 2;
+
+/// The level pairs of ring r: every (la, lb) with max(la, lb) == r.
+inline std::vector<std::pair<int, int>> magnitude_ring(int r) {
+  std::vector<std::pair<int, int>> ring;
+  for (int l = 0; l < r; ++l) {
+    ring.emplace_back(l, r);
+    ring.emplace_back(r, l);
+  }
+  ring.emplace_back(r, r);
+  return ring;
+}
+
+/// Number of INT8 GEMMs one level pair needs: K in chunks of k_block.
+inline std::int64_t magnitude_chunks(std::int64_t K, std::int64_t k_block) {
+  const std::int64_t block = resolved_k_block(k_block);
+  return (K + block - 1) / block;
+}
+
+template <class ExecSpace>
+using LowerBounds = Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>;
+
+/// lower(n, m) = max(lower(n, m), scale * sum_c P(c, n, m)).
+template <class ExecSpace>
+void raise_lower_bound(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
+                       std::int64_t chunks, double scale, const LowerBounds<ExecSpace>& lower) {
+  const std::int64_t N = lower.extent(0), M = lower.extent(1);
+  Kokkos::parallel_for(
+      "ozaki::slice_count::raise_lower_bound",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+      KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t m = idx % M;
+        const std::int64_t n = idx / M;
+        double sum = 0;
+        for (std::int64_t c = 0; c < chunks; ++c) sum += P(c, n, m);
+        const double bound = scale * sum;
+        if (bound > lower(n, m)) lower(n, m) = bound;
+      });
+}
+
+/// The two ratios of accuracy.hpp from the lower bounds: max_mn (l1b_n [l1a_m > 0] +
+/// l1a_m [l1b_n > 0]) / lower(n, m) and max_mn 1 / lower(n, m) over the entries with any
+/// error; +Inf where lower is 0 there.
+template <class ExecSpace>
+ErrorRatios error_ratios(const ExecSpace& space, const LowerBounds<ExecSpace>& lower,
+                         const typename Views<ExecSpace>::Norms& l1a,
+                         const typename Views<ExecSpace>::Norms& l1b) {
+  const std::int64_t M = l1a.extent(0);
+  const std::int64_t N = l1b.extent(0);
+  double split = 0, inverse = 0;
+  // A fixed-size array reduction would fuse the two; two passes over M*N doubles are cheap
+  // next to the INT8 GEMM that produced `lower`.
+  for (int which = 0; which < 2; ++which) {
+    double result = 0;
+    Kokkos::parallel_reduce(
+        "ozaki::slice_count::error_ratios",
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+        KOKKOS_LAMBDA(const std::int64_t idx, double& worst) {
+          const std::int64_t m = idx % M;
+          const std::int64_t n = idx / M;
+          const double a = l1a(m), b = l1b(n);
+          const double error = (a > 0 ? b : 0.0) + (b > 0 ? a : 0.0);
+          if (error == 0) return;
+          const double d = lower(n, m);
+          const double numerator = which == 0 ? error : 1.0;
+          const double r = d > 0 ? numerator / d : positive_infinity();
+          if (r > worst) worst = r;
+        },
+        Kokkos::Max<double>(result));
+    (which == 0 ? split : inverse) = result > 0 ? result : 0.0;  // Max starts at -DBL_MAX
+  }
+  return {split, inverse};
+}
+
+struct SliceCountChoice {
+  ErrorRatios ratios;  // upper bounds of the model's ratios
+  int int8_gemms = 0;  // INT8 GEMM calls the estimate took
+};
+
+/// The error ratios of accuracy.hpp for op(A) (rows along K) and op(B)^T, whose scale
+/// exponents are known.  P must hold at least magnitude_chunks(K, k_block) products; it is
+/// overwritten.
+template <class ExecSpace>
+SliceCountChoice choose_slice_count(const ExecSpace& space,
+                                    const typename Views<ExecSpace>::ConstMatrix& opA,
+                                    const typename Views<ExecSpace>::ConstMatrix& opBt,
+                                    const typename Views<ExecSpace>::Exponents& exponents_a,
+                                    const typename Views<ExecSpace>::Exponents& exponents_b,
+                                    std::int64_t k_block,
+                                    const typename Views<ExecSpace>::Products& P) {
+  using V = Views<ExecSpace>;
+  const std::int64_t M = opA.extent(0), N = opBt.extent(0), K = opA.extent(1);
+  const std::int64_t kpad = padded_k(K);
+  const std::int64_t block = resolved_k_block(k_block);
+  const std::int64_t chunks = magnitude_chunks(K, k_block);
+  typename V::Norms l1a(Kokkos::view_alloc("ozaki::A.l1", Kokkos::WithoutInitializing), M);
+  typename V::Norms l1b(Kokkos::view_alloc("ozaki::B.l1", Kokkos::WithoutInitializing), N);
+  std::vector<typename V::Digits> qa, qb;  // magnitudes per level, made when first needed
+  auto level = [&](std::vector<typename V::Digits>& q, const typename V::ConstMatrix& X,
+                   const typename V::Exponents& e, const typename V::Norms& l1, int l) {
+    while (static_cast<int>(q.size()) <= l) {
+      const int next = static_cast<int>(q.size());
+      q.emplace_back(Kokkos::view_alloc("ozaki::magnitudes", Kokkos::WithoutInitializing),
+                     X.extent(0), kpad);
+      row_magnitudes(space, X, e, next, q.back(), l1);
+    }
+    return q[l];
+  };
+  LowerBounds<ExecSpace> lower("ozaki::abs_product_lower_bound", N, M);
+  SliceCountChoice choice;
+  for (int ring = 0; ring <= max_magnitude_level; ++ring) {
+    for (const auto& levels : magnitude_ring(ring)) {
+      const auto a = level(qa, opA, exponents_a, l1a, levels.first);
+      const auto b = level(qb, opBt, exponents_b, l1b, levels.second);
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        Int8GemmProblem problem;
+        problem.rows_a = M;
+        problem.rows_b = N;
+        problem.length = std::min(block, K - c * block);
+        problem.a = a.data() + c * block;
+        problem.lda = kpad;
+        problem.b = b.data() + c * block;
+        problem.ldb = kpad;
+        problem.c = P.data() + c * N * M;
+        problem.ldc = M;
+        Int8Gemm<ExecSpace>::run(space, problem);
+        ++choice.int8_gemms;
+      }
+      const double scale = compat::ldexp(1.0, -14 - 7 * (levels.first + levels.second));
+      raise_lower_bound(space, P, chunks, scale, lower);
+    }
+    choice.ratios = error_ratios(space, lower, l1a, l1b);
+    if (choice.ratios.inverse < HUGE_VAL) break;
+  }
+  return choice;
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,95 @@
+#pragma once
+/// \file slice_format.hpp
+/// The int8 slice format of Ozaki scheme I, as used by every backend.
+///
+/// A row r of op(A) (likewise a column of op(B)) with largest magnitude mu gets the scale
+/// exponent e = scale_exponent(mu), the smallest integer with mu <= (127/128) 2^e.  Each
+/// element x of the row becomes the integer
+///
+///     X = round(x * 2^(8S-1-e))          (round half away from zero)
+///
+/// which satisfies |X| <= 127 * 256^(S-1) because |x| 2^-e <= 127/128.  X is written in
+/// balanced base 256,
+///
+///     X = sum_{s=0}^{S-1} d_s 256^(S-1-s),   d_s in [-128, 127],   d_0 in [-127, 127],
+///
+/// and d_s is slice s (s = 0 most significant).  Everything here is exact: power-of-two
+/// scaling, integer rounding of a 53-bit mantissa and integer digit extraction.  The only
+/// error of the split is the final rounding, |x - X 2^(e-8S+1)| <= 2^(e-8S), i.e. 8S-1
+/// bits below the row's scale are kept (7 for the first slice, 8 for every further one).
+///
+/// Why d_0 fits in [-127, 127]: the lower digits sum to L with |L| <= 128 (256^(S-1)-1)/255
+/// < 0.51 * 256^(S-1), so |d_0| = |X - L| / 256^(S-1) < 127.51, an integer, hence <= 127.
+/// Every digit product then has magnitude <= 128 * 128 = 2^14, and an INT32 sum of at most
+/// max_k_block = 131071 such products cannot overflow (2^14 * 131071 < 2^31).
+///
+/// The product of slice i of row m of op(A) and slice j of column n of op(B) has weight
+/// 2^(eA_m + eB_n - 2(8S-1) + 8(2S-2-i-j)) = 2^(eA_m + eB_n - 14 - 8(i+j)): it depends on
+/// i+j only, so all pairs of one diagonal i+j = d can be summed by one INT8 GEMM, and the
+/// weights do not depend on S.
+
+#include <ozaki/impl/kokkos_compat.hpp>
+#include <ozaki/impl/schedule.hpp>
+
+#include <cstdint>
+#include <cstring>
+
+namespace ozaki {
+namespace Impl {
+
+/// True for every double except +-Inf and NaN.  Bitwise, so that -ffast-math cannot fold it.
+KOKKOS_INLINE_FUNCTION bool is_finite(double x) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return ((bits >> 52) & 0x7ff) != 0x7ff;
+}
+
+KOKKOS_INLINE_FUNCTION double magnitude(double x) { return x < 0 ? -x : x; }
+
+/// Smallest e with mu <= (127/128) 2^e; 0 for mu == 0 (a zero row needs no scale).
+KOKKOS_INLINE_FUNCTION int scale_exponent(double mu) {
+  if (!(mu > 0)) return 0;
+  int e = 0;
+  const double f = compat::frexp(mu, &e);  // mu = f 2^e, f in [1/2, 1)
+  if (f > 127.0 / 128.0) ++e;              // 127/128 is exact, so is the comparison
+  return e;
+}
+
+/// Balanced base-256 digits of X = round(x 2^(8S-1-e)), most significant first:
+/// digits[s] for s in [0, S).  See the file comment for the definition and its bounds.
+/// `digits` must hold S values; the caller guarantees |x| <= (127/128) 2^e.
+template <class DigitArray>
+KOKKOS_INLINE_FUNCTION void split_element(double x, int e, int S, DigitArray& digits) {
+  // X = Y * 256^base exactly, with |Y| < 2^61.
+  std::int64_t Y = 0;
+  int base = 0;
+  if (x != 0) {
+    int ex = 0;
+    const double f = compat::frexp(x, &ex);  // x = f 2^ex, |f| in [1/2, 1)
+    const std::int64_t mantissa = static_cast<std::int64_t>(compat::ldexp(f, 53));  // exact
+    const int shift = ex - 53 - e + bits_per_slice * S - 1;  // X = mantissa * 2^shift
+    if (shift >= 0) {
+      base = shift / bits_per_slice;
+      Y = mantissa * (std::int64_t(1) << (shift % bits_per_slice));
+    } else if (-shift <= 54) {
+      // Round half away from zero; |mantissa| < 2^53 so the sum cannot overflow.
+      const int n = -shift;
+      const std::uint64_t a = static_cast<std::uint64_t>(mantissa < 0 ? -mantissa : mantissa);
+      const std::int64_t q = static_cast<std::int64_t>((a + (std::uint64_t(1) << (n - 1))) >> n);
+      Y = mantissa < 0 ? -q : q;
+    }  // else |x 2^(8S-1-e)| < 1/2: X = 0
+  }
+  for (int position = 0; position < S; ++position) {  // position 0 = least significant
+    std::int8_t d = 0;
+    if (position >= base && Y != 0) {
+      int low = static_cast<int>(Y & 0xff);  // Y mod 256 in [0, 255] (two's complement)
+      if (low >= 128) low -= 256;              // balanced digit in [-128, 127]
+      Y = (Y - low) / 256;                     // exact division
+      d = static_cast<std::int8_t>(low);
+    }
+    digits[S - 1 - position] = d;
+  }
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,165 @@
+#pragma once
+/// \file split.hpp
+/// Portable Kokkos kernels that turn FP64 rows into int8 slices (slice_format.hpp).
+///
+/// Both operands are handled as "rows along K": op(A) is M x K and op(B)^T is N x K, so one
+/// set of kernels serves both.  Three passes, each reading the operand once:
+///   1. row_scale_exponents: per-row max |x| -> scale exponent, and "any NaN/Inf?"
+///   2. row_magnitudes (only when S is chosen automatically): the row norms and coarse int8
+///      magnitudes from which slice_count.hpp bounds the split's relative error
+///   3. split_rows: all S slices of every element, written in one fused pass.
+
+#include <ozaki/impl/schedule.hpp>
+#include <ozaki/impl/slice_format.hpp>
+#include <ozaki/impl/views.hpp>
+
+#include <climits>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// Exponent stored for a row that holds NaN or Inf (such inputs never reach the split).
+constexpr int nonfinite_row = INT_MAX;
+
+KOKKOS_INLINE_FUNCTION double positive_infinity() {
+  const std::uint64_t bits = 0x7ff0000000000000ull;
+  double x;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+/// The int8 slices of one operand plus its row exponents: a "prepared operand".
+template <class ExecSpace>
+struct SliceStorage {
+  typename Views<ExecSpace>::Digits digits;        // rows x (S * kpad)
+  typename Views<ExecSpace>::Exponents exponents;  // rows
+  int slices = 0;
+  std::int64_t k = 0;
+  std::int64_t kpad = 0;
+  bool reversed = false;  // slice s at column block S-1-s (the op(B) side)
+};
+
+/// Pass 1.  exponents(r) = scale_exponent(max_k |X(r,k)|), or nonfinite_row.
+/// Returns true when some element of X is NaN or Inf.
+template <class ExecSpace>
+bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                         const typename Views<ExecSpace>::Exponents& exponents) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  const std::int64_t K = X.extent(1);
+  int any_nonfinite = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::split::row_scale_exponents",
+      policy_type(space, static_cast<int>(X.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
+        const int r = team.league_rank();
+        double mu = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& m) {
+              const double x = X(r, k);
+              // NaN and Inf map to +Inf so that one max reduction also flags them.
+              const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+              if (v > m) m = v;
+            },
+            Kokkos::Max<double>(mu));
+        const bool finite = is_finite(mu);
+        // Every thread of the team holds mu and may count the row: only "> 0" matters.
+        if (!finite) nonfinite += 1;
+        Kokkos::single(Kokkos::PerTeam(team),
+                       [&]() { exponents(r) = finite ? scale_exponent(mu) : nonfinite_row; });
+      },
+      Kokkos::Sum<int>(any_nonfinite));
+  return any_nonfinite > 0;
+}
+
+/// Pass 2 (only when S is chosen automatically, see slice_count.hpp).  Per row r:
+///   scaled_l1(r) = sum_k |X(r,k)| 2^-e_r, at most K, so it cannot overflow;
+///   magnitudes(r, k) = min(127, floor(|X(r,k)| 2^(7 + 7 level - e_r))) (zero in the padding),
+/// so that an INT8 GEMM of two such arrays bounds |A||B| from below: every term is rounded
+/// down (or clamped) and none can cancel.  Level 0 resolves entries down to 2^-7 of their row's
+/// scale; each further level looks 7 binades deeper and clamps what it has already seen.
+template <class ExecSpace>
+void row_magnitudes(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                    const typename Views<ExecSpace>::Exponents& exponents, int level,
+                    const typename Views<ExecSpace>::Digits& magnitudes,
+                    const typename Views<ExecSpace>::Norms& scaled_l1) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  const std::int64_t K = X.extent(1);
+  const std::int64_t kpad = magnitudes.extent(1);
+  const double level_scale = compat::ldexp(1.0, 7 + 7 * level);
+  Kokkos::parallel_for(
+      "ozaki::split::row_magnitudes", policy_type(space, static_cast<int>(X.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member_type& team) {
+        const int r = team.league_rank();
+        const int e = exponents(r);
+        double l1 = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, kpad),
+            [&](const std::int64_t k, double& sum) {
+              const double scaled = k < K ? compat::ldexp(magnitude(X(r, k)), -e) : 0.0;
+              const double v = scaled * level_scale;  // exact: a power-of-two scaling
+              magnitudes(r, k) = static_cast<std::int8_t>(v >= 127 ? 127 : v);  // floor, clamped
+              sum += scaled;
+            },
+            l1);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { scaled_l1(r) = l1; });
+      });
+}
+
+/// Pass 3.  Every element X(r,k) is read once and all its S digits are written:
+/// digits(r, block(s) * kpad + k) with block(s) = s, or S-1-s when reversed.
+/// Columns [K, kpad) of every block are zeroed, so padded GEMMs add nothing.
+template <class ExecSpace>
+void split_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                const SliceStorage<ExecSpace>& out) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  const auto digits = out.digits;
+  const auto exponents = out.exponents;
+  const int S = out.slices;
+  const std::int64_t K = out.k;
+  const std::int64_t kpad = out.kpad;
+  const bool reversed = out.reversed;
+  Kokkos::parallel_for(
+      "ozaki::split::split_rows", policy_type(space, static_cast<int>(X.extent(0)), Kokkos::AUTO),
+      KOKKOS_LAMBDA(const member_type& team) {
+        const int r = team.league_rank();
+        const int e = exponents(r);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad), [&](const std::int64_t k) {
+          std::int8_t d[max_slices];
+          if (k < K) {
+            split_element(X(r, k), e, S, d);
+          } else {
+            for (int s = 0; s < S; ++s) d[s] = 0;
+          }
+          for (int s = 0; s < S; ++s) {
+            const int block = reversed ? S - 1 - s : s;
+            digits(r, block * kpad + k) = d[s];
+          }
+        });
+      });
+}
+
+/// Allocates the digits for S slices of the rows whose scale exponents are given.
+template <class ExecSpace>
+SliceStorage<ExecSpace> make_slice_storage(const typename Views<ExecSpace>::Exponents& exponents,
+                                           std::int64_t K, int S, bool reversed,
+                                           const char* label) {
+  SliceStorage<ExecSpace> s;
+  s.slices = S;
+  s.k = K;
+  s.kpad = padded_k(K);
+  s.reversed = reversed;
+  s.exponents = exponents;
+  s.digits = typename Views<ExecSpace>::Digits(
+      Kokkos::view_alloc(std::string(label) + ".digits", Kokkos::WithoutInitializing),
+      exponents.extent(0), S * s.kpad);
+  return s;
+}
+
+}  // namespace Impl
+}  // namespace ozaki

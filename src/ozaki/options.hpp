@@ -1,0 +1,102 @@
+#pragma once
+/// \file options.hpp
+/// What the caller can ask of ozaki::gemm, and what it reports back.
+
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+
+/// Which multiplication produces C.
+enum class Algorithm {
+  /// Ozaki scheme I on the fastest backend of the execution space.  On host spaces this is
+  /// Int8Slices too, so that a CPU result can be compared with the GPU's algorithm.
+  Auto,
+  /// Ozaki scheme I: FP64 split into int8 slices, INT8 x INT8 -> INT32 products, FP64 sum.
+  Int8Slices,
+  /// Plain FP64 GEMM through KokkosBlas::gemm.
+  Native,
+  /// Only ever reported: no product was needed (M, N or K is 0, or alpha is 0).
+  None,
+};
+
+/// Which slice pairs (i, j), 0 <= i, j < S, are multiplied.  Slice i of A has weight
+/// 2^(-8i) relative to slice 0, so pair (i, j) has weight 2^(-8(i+j)).
+enum class PairPolicy {
+  /// i + j < S: S(S+1)/2 pairs.  The dropped pairs are below the split's own rounding error.
+  Triangular,
+  /// All S^2 pairs: the exact product of the two split matrices.
+  Full,
+  /// The first Options::pair_count pairs in order of weight (by i+j, then by i).
+  Count,
+};
+
+/// Options::slices value meaning "as many as FP64-equivalent accuracy needs".
+constexpr int auto_slices = 0;
+/// Largest slice count ozaki accepts: 8S-1 = 127 bits, far beyond any FP64 need.
+constexpr int max_slices = 16;
+/// Options::k_block value meaning "the largest INT32-safe block".
+constexpr std::int64_t auto_k_block = 0;
+/// Most int8 x int8 products one INT32 accumulator may sum: every product has magnitude
+/// at most 128*128 = 2^14, and 2^14 * 131071 < 2^31.
+constexpr std::int64_t max_k_block = 131071;
+
+struct Options {
+  Algorithm algorithm = Algorithm::Auto;
+  /// Slice count S in [1, max_slices], or auto_slices.
+  int slices = auto_slices;
+  PairPolicy pairs = PairPolicy::Triangular;
+  /// Number of pairs for PairPolicy::Count, in [1, S^2].
+  int pair_count = 0;
+  /// Most terms one INT8 GEMM sums into INT32 (its inner length, slices stacked along K
+  /// counted), in [1, max_k_block], or auto_k_block.  Multiples of 16 run fastest.
+  std::int64_t k_block = auto_k_block;
+};
+
+/// What one ozaki::gemm call did.
+struct Report {
+  /// The algorithm that produced C; never Auto.
+  Algorithm algorithm = Algorithm::None;
+  /// Where the INT8 products ran: "host" (portable Kokkos kernel), "cuBLAS", ...
+  std::string backend;
+  /// Slice count used (Int8Slices), 0 otherwise.
+  int slices = 0;
+  /// Slice pairs (i, j) whose product was computed.
+  int slice_pairs = 0;
+  /// INT8 GEMM calls: pairs of equal weight are stacked along K into one call, and a call
+  /// is cut into K chunks of at most k_block.
+  int int8_gemms = 0;
+  /// Inner length of the longest INT8 GEMM call.
+  std::int64_t k_chunk = 0;
+  /// With an automatic slice count: the modelled typical error relative to |A||B| at the
+  /// chosen S (docs/design.md, "Choosing S"); 0 when S was given.
+  double modeled_error = 0;
+  /// With an automatic slice count: INT8 GEMM calls spent estimating it (1 for data of one
+  /// magnitude, up to 9 for very wide exponent ranges).
+  int estimate_int8_gemms = 0;
+  /// True when the requested algorithm was replaced by another one (see reason).
+  bool fallback = false;
+  /// Why the fallback happened, or why no product was needed; empty otherwise.
+  std::string reason;
+};
+
+inline const char* to_string(Algorithm a) {
+  switch (a) {
+    case Algorithm::Auto: return "Auto";
+    case Algorithm::Int8Slices: return "Int8Slices";
+    case Algorithm::Native: return "Native";
+    case Algorithm::None: return "None";
+  }
+  return "?";
+}
+
+inline const char* to_string(PairPolicy p) {
+  switch (p) {
+    case PairPolicy::Triangular: return "triangular";
+    case PairPolicy::Full: return "full";
+    case PairPolicy::Count: return "count";
+  }
+  return "?";
+}
+
+}  // namespace ozaki

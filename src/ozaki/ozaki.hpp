@@ -1,0 +1,6 @@
+#pragma once
+/// \file ozaki.hpp
+/// Everything a user of ozaki needs: ozaki::gemm, its Options and Report, its exceptions.
+#include <ozaki/errors.hpp>
+#include <ozaki/gemm.hpp>
+#include <ozaki/options.hpp>
