@@ -1,0 +1,167 @@
+#pragma once
+// Shared by every test source.  Each source is compiled once per execution space; CMake
+// names the space in OZAKI_TEST_SPACE (Kokkos::Serial, Kokkos::OpenMP, Kokkos::Cuda), and
+// every test compares that space's result with the serial oracle (backends/serial).
+
+#include <ozaki/ozaki.hpp>
+#include <ozaki/serial/reference.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#ifndef OZAKI_TEST_SPACE
+#error "OZAKI_TEST_SPACE must name the execution space under test"
+#endif
+
+namespace ozaki_test {
+
+using TestSpace = OZAKI_TEST_SPACE;
+using MemSpace = typename TestSpace::memory_space;
+
+/// Deterministic random numbers, the same on every platform (no std:: distributions).
+class Random {
+ public:
+  explicit Random(std::uint64_t seed) : engine_(seed) {}
+  /// Uniform in [0, 1), 53 random bits.
+  double uniform() { return static_cast<double>(engine_() >> 11) * 0x1p-53; }
+  /// Standard normal (Box-Muller).
+  double normal() {
+    const double u1 = 1.0 - uniform();
+    const double u2 = uniform();
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+  /// The Ozaki papers' test distribution: (U - 1/2) exp(phi N), so phi sets the exponent
+  /// spread (phi = 0.5: about 3 binades, phi = 4: about 25).
+  double spread(double phi) { return (uniform() - 0.5) * std::exp(phi * normal()); }
+  std::int8_t int8() { return static_cast<std::int8_t>(static_cast<int>(engine_() & 0xff) - 128); }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+enum class Layout { Left, Right, Stride };
+
+inline const char* name(Layout l) {
+  return l == Layout::Left ? "Left" : l == Layout::Right ? "Right" : "Stride";
+}
+
+/// A rows x cols matrix on the test space, in the given layout, with a host copy to compare
+/// against.  Layout::Stride is a subview taking every other row and column of a larger
+/// LayoutRight matrix, so neither stride is 1.
+struct DeviceMatrix {
+  Kokkos::View<double**, Kokkos::LayoutStride, MemSpace> view;
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> left;
+  Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> right;
+  Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> parent;  // Stride's storage
+  Layout layout = Layout::Left;
+
+  /// Calls f with the View in its own layout type (LayoutLeft, LayoutRight or LayoutStride).
+  template <class F>
+  auto visit(F&& f) const {
+    if (layout == Layout::Left) return f(left);
+    if (layout == Layout::Right) return f(right);
+    return f(view);
+  }
+};
+
+inline DeviceMatrix make_matrix(std::int64_t rows, std::int64_t cols, Layout layout) {
+  DeviceMatrix m;
+  m.layout = layout;
+  switch (layout) {
+    case Layout::Left:
+      m.left = decltype(m.left)("left", rows, cols);
+      m.view = decltype(m.view)(m.left.data(), Kokkos::LayoutStride(rows, 1, cols, m.left.stride(1)));
+      break;
+    case Layout::Right:
+      m.right = decltype(m.right)("right", rows, cols);
+      m.view = decltype(m.view)(m.right.data(), Kokkos::LayoutStride(rows, m.right.stride(0), cols, 1));
+      break;
+    case Layout::Stride:
+      // Rows 1, 3, 5, ... and columns 0, 2, 4, ... of a larger row-major matrix.
+      m.parent = decltype(m.parent)("parent", 2 * rows + 1, 2 * cols + 1);
+      m.view = decltype(m.view)(m.parent.data() + m.parent.stride(0),
+                                Kokkos::LayoutStride(rows, 2 * m.parent.stride(0), cols, 2));
+      break;
+  }
+  return m;
+}
+
+/// Host values of a device matrix, column-major, plus a serial::MatrixRef onto them.
+struct HostMatrix {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<double> values;
+  ozaki::serial::MatrixRef ref() { return {values.data(), rows, cols, 1, rows}; }
+  ozaki::serial::ConstMatrixRef cref() const { return {values.data(), rows, cols, 1, rows}; }
+  double operator()(std::int64_t i, std::int64_t j) const { return values[i + j * rows]; }
+};
+
+inline HostMatrix to_host(const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& v) {
+  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  HostMatrix h;
+  h.rows = v.extent(0);
+  h.cols = v.extent(1);
+  h.values.resize(static_cast<std::size_t>(h.rows * h.cols));
+  for (std::int64_t j = 0; j < h.cols; ++j)
+    for (std::int64_t i = 0; i < h.rows; ++i) h.values[i + j * h.rows] = mirror(i, j);
+  return h;
+}
+
+inline void from_host(const HostMatrix& h, const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& v) {
+  auto mirror = Kokkos::create_mirror_view(Kokkos::HostSpace(), v);
+  for (std::int64_t j = 0; j < h.cols; ++j)
+    for (std::int64_t i = 0; i < h.rows; ++i) mirror(i, j) = h(i, j);
+  Kokkos::deep_copy(v, mirror);
+}
+
+/// A matrix filled with rng.spread(phi), optionally with each row scaled by 2^row_shift(i)
+/// so that rows differ in magnitude.
+template <class RowScale>
+HostMatrix random_host(std::int64_t rows, std::int64_t cols, double phi, Random& rng,
+                       RowScale row_scale) {
+  HostMatrix h;
+  h.rows = rows;
+  h.cols = cols;
+  h.values.resize(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t j = 0; j < cols; ++j)
+    for (std::int64_t i = 0; i < rows; ++i)
+      h.values[i + j * rows] = std::ldexp(rng.spread(phi), row_scale(i));
+  return h;
+}
+
+inline HostMatrix random_host(std::int64_t rows, std::int64_t cols, double phi, Random& rng) {
+  return random_host(rows, cols, phi, rng, [](std::int64_t) { return 0; });
+}
+
+/// Normwise error max |c - ref| / (|A||B|)_mn (the measure of the Ozaki papers).
+inline double normwise_error(const HostMatrix& C, const HostMatrix& ref,
+                             const std::vector<double>& abs_product) {
+  double worst = 0;
+  for (std::size_t i = 0; i < C.values.size(); ++i) {
+    const double denom = abs_product[i];
+    const double diff = std::fabs(C.values[i] - ref.values[i]);
+    worst = std::max(worst, denom > 0 ? diff / denom : diff);
+  }
+  return worst;
+}
+
+/// (|op(A)||op(B)|)_mn, column-major.
+inline std::vector<double> abs_product(char ta, char tb, const HostMatrix& A, const HostMatrix& B) {
+  const auto opA = ozaki::serial::op(A.cref(), ta);
+  const auto opB = ozaki::serial::op(B.cref(), tb);
+  std::vector<double> out(static_cast<std::size_t>(opA.rows * opB.cols), 0.0);
+  for (std::int64_t n = 0; n < opB.cols; ++n)
+    for (std::int64_t m = 0; m < opA.rows; ++m) {
+      double s = 0;
+      for (std::int64_t k = 0; k < opA.cols; ++k) s += std::fabs(opA(m, k) * opB(k, n));
+      out[m + n * opA.rows] = s;
+    }
+  return out;
+}
+
+}  // namespace ozaki_test

@@ -1,0 +1,543 @@
+// ozaki::gemm on the test space, end to end, against the serial oracle (to rounding) and
+// against a double-double reference (within the documented error bound).
+#include "common.hpp"
+
+#include <limits>
+
+namespace {
+
+using namespace ozaki_test;
+using ozaki::Options;
+using ozaki::PairPolicy;
+using ozaki::Report;
+
+constexpr double u = 0x1p-53;
+
+struct GemmRun {
+  HostMatrix C;
+  Report report;
+};
+
+GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, Layout la,
+                 const HostMatrix& B, Layout lb, double beta, const HostMatrix& C0, Layout lc,
+                 const Options& options) {
+  DeviceMatrix dA = make_matrix(A.rows, A.cols, la);
+  DeviceMatrix dB = make_matrix(B.rows, B.cols, lb);
+  DeviceMatrix dC = make_matrix(C0.rows, C0.cols, lc);
+  from_host(A, dA.view);
+  from_host(B, dB.view);
+  from_host(C0, dC.view);
+  const std::string sa(1, ta), sb(1, tb);
+  GemmRun run;
+  run.report = dA.visit([&](const auto& a) {
+    return dB.visit([&](const auto& b) {
+      return dC.visit([&](const auto& c) {
+        return ozaki::gemm(TestSpace(), sa.c_str(), sb.c_str(), alpha, a, b, beta, c, options);
+      });
+    });
+  });
+  run.C = to_host(dC.view);
+  return run;
+}
+
+GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, const HostMatrix& B,
+                 double beta, const HostMatrix& C0, const Options& options) {
+  return run_gemm(ta, tb, alpha, A, Layout::Left, B, Layout::Left, beta, C0, Layout::Left, options);
+}
+
+std::int64_t rows_of_op(const HostMatrix& X, char t) { return t == 'N' ? X.rows : X.cols; }
+std::int64_t cols_of_op(const HostMatrix& X, char t) { return t == 'N' ? X.cols : X.rows; }
+
+HostMatrix random_operand(std::int64_t op_rows, std::int64_t op_cols, char trans, double phi,
+                          Random& rng) {
+  return trans == 'N' ? random_host(op_rows, op_cols, phi, rng)
+                      : random_host(op_cols, op_rows, phi, rng);
+}
+
+/// Asserts, for every element: |C - ref| <= documented bound (ref in double-double), and
+/// C equals the serial oracle's scheme-I result to within its recombination rounding.
+void expect_scheme_accuracy(char ta, char tb, double alpha, const HostMatrix& A,
+                            const HostMatrix& B, double beta, const HostMatrix& C0,
+                            const GemmRun& run, const Options& options) {
+  const int S = run.report.slices;
+  ASSERT_EQ(run.report.algorithm, ozaki::Algorithm::Int8Slices) << run.report.reason;
+  ASSERT_GE(S, 1);
+  HostMatrix ref = C0, oracle = C0;
+  ozaki::serial::dd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
+  ozaki::serial::gemm(ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), S, options.pairs,
+                      options.pair_count);
+  const std::vector<double> bound =
+      ozaki::serial::error_bound(ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), S,
+                                 options.pairs, options.pair_count, run.report.int8_gemms);
+  const std::vector<double> abs_ab = abs_product(ta, tb, A, B);
+  const double rounding = 4 * (run.report.int8_gemms + 2) * u;
+  for (std::int64_t j = 0; j < run.C.cols; ++j) {
+    for (std::int64_t i = 0; i < run.C.rows; ++i) {
+      const std::size_t idx = i + j * run.C.rows;
+      const double got = run.C.values[idx];
+      ASSERT_TRUE(std::isfinite(got)) << "C(" << i << "," << j << ") = " << got;
+      ASSERT_LE(std::fabs(got - ref.values[idx]), bound[idx] + u * std::fabs(ref.values[idx]))
+          << "C(" << i << "," << j << "): got " << got << ", reference " << ref.values[idx]
+          << ", S = " << S << ", pairs " << ozaki::to_string(options.pairs);
+      const double scale = std::fabs(alpha) * abs_ab[idx] + std::fabs(beta * C0.values[idx]);
+      ASSERT_LE(std::fabs(got - oracle.values[idx]),
+                rounding * scale + 4 * std::numeric_limits<double>::denorm_min())
+          << "C(" << i << "," << j << ") differs from the serial oracle: " << got << " vs "
+          << oracle.values[idx];
+    }
+  }
+}
+
+// ---- slice counts and pair policies -------------------------------------------------------
+
+class GemmSlicesAndPairs : public ::testing::TestWithParam<std::tuple<int, PairPolicy>> {};
+
+TEST_P(GemmSlicesAndPairs, WithinBoundOfReference) {
+  const auto [S, policy] = GetParam();
+  Random rng(100 + S);
+  const std::int64_t M = 17, N = 13, K = 29;
+  const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  Options o;
+  o.slices = S;
+  o.pairs = policy;
+  o.pair_count = policy == PairPolicy::Count ? std::min(S * S, 2 * S - 1) : 0;
+  const GemmRun run = run_gemm('N', 'N', 1.5, A, B, -0.5, C0, o);
+  EXPECT_EQ(run.report.slices, S);
+  EXPECT_EQ(run.report.slice_pairs, policy == PairPolicy::Full         ? S * S
+                                    : policy == PairPolicy::Triangular ? S * (S + 1) / 2
+                                                                       : o.pair_count);
+  // One INT8 GEMM per diagonal (K is far below the INT32 limit).
+  const int diagonals = policy == PairPolicy::Full ? 2 * S - 1
+                        : policy == PairPolicy::Triangular
+                            ? S
+                            : int(ozaki::serial::selected_pairs(S, policy, o.pair_count).back().first +
+                                  ozaki::serial::selected_pairs(S, policy, o.pair_count).back().second + 1);
+  EXPECT_EQ(run.report.int8_gemms, diagonals);
+  expect_scheme_accuracy('N', 'N', 1.5, A, B, -0.5, C0, run, o);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPolicies, GemmSlicesAndPairs,
+                         ::testing::Combine(::testing::Range(1, 9),
+                                            ::testing::Values(PairPolicy::Triangular,
+                                                              PairPolicy::Full, PairPolicy::Count)));
+
+TEST(Gemm, MoreSlicesMeanSmallerError) {
+  // The error bound shrinks by 2^-8 per slice; the measured error must follow until it
+  // reaches FP64 rounding.
+  Random rng(4);
+  const HostMatrix A = random_host(24, 40, 0.5, rng), B = random_host(40, 24, 0.5, rng);
+  const HostMatrix C0 = random_host(24, 24, 0.5, rng);
+  HostMatrix ref = C0;
+  ozaki::serial::dd_gemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
+  const auto abs_ab = abs_product('N', 'N', A, B);
+  double previous = 1;
+  for (int S = 1; S <= 7; ++S) {
+    Options o;
+    o.slices = S;
+    o.pairs = PairPolicy::Full;
+    const double err = normwise_error(run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o).C, ref, abs_ab);
+    EXPECT_LT(err, std::ldexp(4.0, -8 * S + 6)) << "S = " << S;  // 2^(8-8S): bound with rho ~ 2^6
+    if (err > 4 * u) EXPECT_LT(err, previous / 16) << "S = " << S;
+    previous = err;
+  }
+}
+
+// ---- transposes and layouts ----------------------------------------------------------------
+
+class GemmLayouts
+    : public ::testing::TestWithParam<std::tuple<char, char, Layout, Layout, Layout>> {};
+
+TEST_P(GemmLayouts, WithinBoundOfReference) {
+  const auto [ta, tb, la, lb, lc] = GetParam();
+  Random rng(7);
+  const std::int64_t M = 7, N = 5, K = 9;
+  const HostMatrix A = random_operand(M, K, ta, 2.0, rng);
+  const HostMatrix B = random_operand(K, N, tb, 2.0, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  Options o;
+  o.slices = 3;
+  o.pairs = PairPolicy::Full;
+  const GemmRun run = run_gemm(ta, tb, -2.0, A, la, B, lb, 0.25, C0, lc, o);
+  expect_scheme_accuracy(ta, tb, -2.0, A, B, 0.25, C0, run, o);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, GemmLayouts,
+    ::testing::Combine(::testing::Values('N', 'T'), ::testing::Values('N', 'T'),
+                       ::testing::Values(Layout::Left, Layout::Right, Layout::Stride),
+                       ::testing::Values(Layout::Left, Layout::Right, Layout::Stride),
+                       ::testing::Values(Layout::Left, Layout::Right, Layout::Stride)));
+
+TEST(Gemm, LowerCaseAndConjugateTransposeAreAccepted) {
+  Random rng(8);
+  const HostMatrix A = random_host(6, 4, 0.5, rng), B = random_host(5, 6, 0.5, rng);
+  const HostMatrix C0 = random_host(4, 5, 0.5, rng);
+  Options o;
+  o.slices = 7;
+  const GemmRun upper = run_gemm('T', 'T', 1.0, A, B, 0.0, C0, o);
+  DeviceMatrix dA = make_matrix(6, 4, Layout::Left), dB = make_matrix(5, 6, Layout::Left),
+               dC = make_matrix(4, 5, Layout::Left);
+  from_host(A, dA.view);
+  from_host(B, dB.view);
+  ozaki::gemm(TestSpace(), "c", "t", 1.0, dA.left, dB.left, 0.0, dC.left, o);
+  EXPECT_EQ(to_host(dC.view).values, upper.C.values);
+}
+
+// ---- odd sizes and exponent spread ------------------------------------------------------------
+
+class GemmOddSizes : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(GemmOddSizes, WithinBoundOfReference) {
+  const auto [M, N, K] = GetParam();
+  Random rng(M * 10000 + N * 100 + K);
+  const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  Options o;
+  o.slices = 7;
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, o);
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 1.0, C0, run, o);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, GemmOddSizes,
+                         ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(1, 129, 3),
+                                           std::make_tuple(129, 1, 17), std::make_tuple(3, 17, 129),
+                                           std::make_tuple(17, 129, 1), std::make_tuple(129, 129, 129)));
+
+class GemmExponentSpread : public ::testing::TestWithParam<double> {};
+
+TEST_P(GemmExponentSpread, RowsOfDifferentMagnitudeStayWithinBound) {
+  const double phi = GetParam();
+  Random rng(31);
+  const std::int64_t M = 33, N = 21, K = 65;
+  // Rows of A and columns of B differ by up to 2^+-60 from each other.
+  const HostMatrix A = random_host(M, K, phi, rng, [](std::int64_t i) { return int((29 * i) % 121) - 60; });
+  HostMatrix B = random_host(N, K, phi, rng, [](std::int64_t i) { return int((13 * i) % 121) - 60; });
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  for (int S : {4, 7, 9}) {
+    Options o;
+    o.slices = S;
+    const GemmRun run = run_gemm('N', 'T', 1.0, A, B, 0.0, C0, o);
+    expect_scheme_accuracy('N', 'T', 1.0, A, B, 0.0, C0, run, o);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Phi, GemmExponentSpread, ::testing::Values(0.5, 2.0, 4.0));
+
+// ---- FP64-equivalent accuracy with the automatic slice count ---------------------------------
+
+class GemmAutoSlices : public ::testing::TestWithParam<double> {};
+
+TEST_P(GemmAutoSlices, NoWorseThanNativeFp64) {
+  const double phi = GetParam();
+  Random rng(1234);
+  const std::int64_t M = 48, N = 40, K = 1024;
+  const HostMatrix A = random_host(M, K, phi, rng), B = random_host(K, N, phi, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, Options{});
+  HostMatrix ref = C0, native = C0;
+  ozaki::serial::dd_gemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
+  ozaki::serial::dgemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, native.ref());
+  const auto abs_ab = abs_product('N', 'N', A, B);
+  const double err = normwise_error(run.C, ref, abs_ab);
+  const double err_native = normwise_error(native, ref, abs_ab);
+  RecordProperty("slices", run.report.slices);
+  EXPECT_LE(err, err_native) << "phi = " << phi << ", S = " << run.report.slices
+                             << ", ozaki " << err << " vs native " << err_native;
+  EXPECT_GT(err_native, 0.0);
+  Options o;
+  o.slices = run.report.slices;
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
+}
+
+INSTANTIATE_TEST_SUITE_P(Phi, GemmAutoSlices, ::testing::Values(0.5, 2.0, 4.0));
+
+// ---- K blocking for INT32 safety ---------------------------------------------------------------
+
+TEST(Gemm, KBeyond2To17IsChunked) {
+  Random rng(17);
+  const std::int64_t M = 3, N = 2, K = (1 << 17) + 8869;  // 139941
+  const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  Options o;
+  o.slices = 3;
+  o.pairs = PairPolicy::Full;
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
+  // Diagonals 0..4 with 1,2,3,2,1 pairs stacked; each is cut into chunks of <= 131071.
+  int expected_chunks = 0;
+  const std::int64_t kpad = (K + 15) / 16 * 16;
+  for (int pairs : {1, 2, 3, 2, 1}) {
+    const std::int64_t length = (pairs - 1) * kpad + K;
+    expected_chunks += int((length + ozaki::max_k_block - 1) / ozaki::max_k_block);
+  }
+  EXPECT_EQ(run.report.int8_gemms, expected_chunks);
+  EXPECT_LE(run.report.k_chunk, ozaki::max_k_block);
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
+}
+
+TEST(Gemm, SmallKBlockGivesTheSameAccuracy) {
+  Random rng(18);
+  const HostMatrix A = random_host(9, 1000, 2.0, rng), B = random_host(1000, 7, 2.0, rng);
+  const HostMatrix C0 = random_host(9, 7, 0.5, rng);
+  Options o;
+  o.slices = 5;
+  o.k_block = 100;  // not a multiple of 16: chunk boundaries fall inside slices
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 2.0, C0, o);
+  EXPECT_EQ(run.report.k_chunk, 100);
+  EXPECT_GT(run.report.int8_gemms, 5 * 10);
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 2.0, C0, run, o);
+}
+
+// ---- hard numerics -------------------------------------------------------------------------------
+
+TEST(Gemm, NaNAndInfGiveTheIeeeResultAndAReportedFallback) {
+  Random rng(21);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int which = 0; which < 3; ++which) {
+    HostMatrix A = random_host(6, 8, 0.5, rng), B = random_host(8, 5, 0.5, rng);
+    const HostMatrix C0 = random_host(6, 5, 0.5, rng);
+    if (which == 0) A.values[2 + 6 * 3] = nan;
+    if (which == 1) B.values[4 + 8 * 1] = inf;
+    if (which == 2) {
+      A.values[1] = inf;
+      B.values[8 * 2] = 0.0;  // Inf * 0 = NaN in column 2 of row 1
+    }
+    const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, Options{});
+    EXPECT_TRUE(run.report.fallback);
+    EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native);
+    EXPECT_FALSE(run.report.reason.empty());
+    HostMatrix want = C0;
+    ozaki::serial::dgemm('N', 'N', 1.0, A.cref(), B.cref(), 1.0, want.ref());
+    for (std::size_t i = 0; i < want.values.size(); ++i) {
+      const double w = want.values[i], g = run.C.values[i];
+      if (std::isnan(w)) {
+        EXPECT_TRUE(std::isnan(g)) << "element " << i;
+      } else if (std::isinf(w)) {
+        EXPECT_EQ(g, w) << "element " << i;
+      } else {
+        EXPECT_NEAR(g, w, 1e-14 * (1 + std::fabs(w))) << "element " << i;
+      }
+    }
+  }
+}
+
+TEST(Gemm, ZeroRowsAndColumns) {
+  Random rng(22);
+  HostMatrix A = random_host(5, 11, 0.5, rng), B = random_host(11, 4, 0.5, rng);
+  for (std::int64_t k = 0; k < 11; ++k) A.values[2 + 5 * k] = 0;   // row 2 of A
+  for (std::int64_t k = 0; k < 11; ++k) B.values[k + 11 * 3] = 0;  // column 3 of B
+  const HostMatrix C0 = random_host(5, 4, 0.5, rng);
+  Options o;
+  o.slices = 6;
+  const GemmRun run = run_gemm('N', 'N', 2.0, A, B, -1.0, C0, o);
+  for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(run.C(2, j), -C0(2, j));
+  for (std::int64_t i = 0; i < 5; ++i) EXPECT_EQ(run.C(i, 3), -C0(i, 3));
+  expect_scheme_accuracy('N', 'N', 2.0, A, B, -1.0, C0, run, o);
+  // All of A zero: C = beta C exactly.
+  HostMatrix Z = A;
+  for (double& z : Z.values) z = 0;
+  const GemmRun zero = run_gemm('N', 'N', 2.0, Z, B, 3.0, C0, o);
+  for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(zero.C.values[i], 3.0 * C0.values[i]);
+}
+
+TEST(Gemm, ExtremeMagnitudesNeitherOverflowNorUnderflowSpuriously) {
+  Random rng(23);
+  const std::int64_t M = 4, N = 3, K = 20;
+  // Rows of A near 2^960, 2^-990 and subnormal, columns of B near 2^-990, 1 and 2^40: products
+  // from 2^1000 down to underflow, none overflowing.
+  const HostMatrix A = random_host(M, K, 1.0, rng, [](std::int64_t i) {
+    return i == 0 ? 960 : i == 1 ? -990 : i == 2 ? -1060 : 0;
+  });
+  const HostMatrix B = random_host(N, K, 1.0, rng, [](std::int64_t j) { return j == 0 ? -990 : j == 1 ? 0 : 40; });
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  Options o;
+  o.slices = 7;
+  const GemmRun run = run_gemm('N', 'T', 1.0, A, B, 0.5, C0, o);
+  for (double c : run.C.values) EXPECT_FALSE(std::isnan(c));
+  expect_scheme_accuracy('N', 'T', 1.0, A, B, 0.5, C0, run, o);
+  // A true overflow is an overflow, as in FP64 GEMM: 2^996 * 2^996 -> +Inf (positive
+  // entries, so that no Inf - Inf turns it into NaN).
+  HostMatrix Big = random_host(2, 3, 0.5, rng), big_b = random_host(3, 2, 0.5, rng);
+  for (double& x : Big.values) x = std::ldexp(0.5 + rng.uniform(), 996);
+  for (double& x : big_b.values) x = std::ldexp(0.5 + rng.uniform(), 996);
+  const HostMatrix C2 = random_host(2, 2, 0.5, rng);
+  const GemmRun over = run_gemm('N', 'N', 1.0, Big, big_b, 0.0, C2, o);
+  HostMatrix want = C2;
+  ozaki::serial::dgemm('N', 'N', 1.0, Big.cref(), big_b.cref(), 0.0, want.ref());
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    ASSERT_TRUE(std::isinf(want.values[i]));
+    EXPECT_EQ(over.C.values[i], want.values[i]);
+  }
+}
+
+// ---- BLAS conventions -----------------------------------------------------------------------------
+
+TEST(Gemm, BetaZeroIgnoresNaNInC) {
+  Random rng(24);
+  const HostMatrix A = random_host(7, 9, 0.5, rng), B = random_host(9, 6, 0.5, rng);
+  HostMatrix C0 = random_host(7, 6, 0.5, rng);
+  for (double& c : C0.values) c = std::numeric_limits<double>::quiet_NaN();
+  Options o;
+  o.slices = 7;
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
+  HostMatrix zero = C0;
+  for (double& c : zero.values) c = 0;
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, zero, run, o);
+}
+
+TEST(Gemm, AlphaZeroDoesNotReadAOrB) {
+  Random rng(25);
+  HostMatrix A = random_host(4, 5, 0.5, rng), B = random_host(5, 3, 0.5, rng);
+  A.values[3] = std::numeric_limits<double>::quiet_NaN();  // would poison C if read
+  B.values[2] = std::numeric_limits<double>::infinity();
+  const HostMatrix C0 = random_host(4, 3, 0.5, rng);
+  const GemmRun run = run_gemm('N', 'N', 0.0, A, B, -3.0, C0, Options{});
+  EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::None);
+  for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(run.C.values[i], -3.0 * C0.values[i]);
+  const GemmRun zero = run_gemm('N', 'N', 0.0, A, B, 0.0, C0, Options{});
+  for (double c : zero.C.values) EXPECT_EQ(c, 0.0);
+}
+
+TEST(Gemm, EmptyShapes) {
+  Random rng(26);
+  const HostMatrix C0 = random_host(3, 4, 0.5, rng);
+  // K = 0: C = beta C.
+  HostMatrix A0;
+  A0.rows = 3;
+  HostMatrix B0;
+  B0.cols = 4;
+  const GemmRun k0 = run_gemm('N', 'N', 1.0, A0, B0, 2.0, C0, Options{});
+  for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(k0.C.values[i], 2.0 * C0.values[i]);
+  EXPECT_EQ(k0.report.algorithm, ozaki::Algorithm::None);
+  // M = 0 and N = 0: nothing to do, nothing thrown.
+  const HostMatrix A = random_host(0, 5, 0.5, rng), B = random_host(5, 4, 0.5, rng);
+  HostMatrix C_empty;
+  C_empty.cols = 4;
+  EXPECT_EQ(run_gemm('N', 'N', 1.0, A, B, 1.0, C_empty, Options{}).C.values.size(), 0u);
+  const HostMatrix A2 = random_host(3, 5, 0.5, rng), B2 = random_host(5, 0, 0.5, rng);
+  HostMatrix C_empty2;
+  C_empty2.rows = 3;
+  EXPECT_EQ(run_gemm('N', 'N', 1.0, A2, B2, 1.0, C_empty2, Options{}).report.algorithm,
+            ozaki::Algorithm::None);
+}
+
+TEST(Gemm, NativeAlgorithmMatchesFp64) {
+  Random rng(27);
+  for (const auto& [ta, tb, lc] : {std::make_tuple('N', 'N', Layout::Left),
+                                   std::make_tuple('T', 'N', Layout::Right),
+                                   std::make_tuple('N', 'T', Layout::Stride)}) {
+    const HostMatrix A = random_operand(13, 31, ta, 2.0, rng);
+    const HostMatrix B = random_operand(31, 11, tb, 2.0, rng);
+    const HostMatrix C0 = random_host(13, 11, 0.5, rng);
+    Options o;
+    o.algorithm = ozaki::Algorithm::Native;
+    const GemmRun run = run_gemm(ta, tb, 1.25, A, Layout::Right, B, Layout::Left, 0.5, C0, lc, o);
+    EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native);
+    HostMatrix ref = C0;
+    ozaki::serial::dd_gemm(ta, tb, 1.25, A.cref(), B.cref(), 0.5, ref.ref());
+    const auto abs_ab = abs_product(ta, tb, A, B);
+    for (std::size_t i = 0; i < ref.values.size(); ++i) {
+      // FP64 GEMM: |error| <= gamma_(K+2) (|alpha| |A||B| + |beta C0|).
+      const double gamma = 33 * u / (1 - 33 * u);
+      EXPECT_LE(std::fabs(run.C.values[i] - ref.values[i]),
+                gamma * (1.25 * abs_ab[i] + 0.5 * std::fabs(C0.values[i])) + u * std::fabs(ref.values[i]));
+    }
+  }
+}
+
+TEST(Gemm, OverloadWithoutSpaceUsesTheViewsSpace) {
+  Random rng(28);
+  const HostMatrix A = random_host(5, 6, 0.5, rng), B = random_host(6, 4, 0.5, rng);
+  const HostMatrix C0 = random_host(5, 4, 0.5, rng);
+  Options o;
+  o.slices = 7;
+  const GemmRun with_space = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
+  DeviceMatrix dA = make_matrix(5, 6, Layout::Left), dB = make_matrix(6, 4, Layout::Left),
+               dC = make_matrix(5, 4, Layout::Left);
+  from_host(A, dA.view);
+  from_host(B, dB.view);
+  const Report r = ozaki::gemm("N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, o);
+  EXPECT_EQ(r.slices, 7);
+  EXPECT_EQ(to_host(dC.view).values, with_space.C.values);
+}
+
+// ---- bad input: a clear exception, C untouched --------------------------------------------------
+
+class GemmRejects : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Random rng(29);
+    A = make_matrix(6, 5, Layout::Left);
+    B = make_matrix(5, 4, Layout::Left);
+    C = make_matrix(6, 4, Layout::Left);
+    from_host(random_host(6, 5, 0.5, rng), A.view);
+    from_host(random_host(5, 4, 0.5, rng), B.view);
+    C0 = random_host(6, 4, 0.5, rng);
+    from_host(C0, C.view);
+  }
+  void expect_c_untouched() { EXPECT_EQ(to_host(C.view).values, C0.values); }
+
+  DeviceMatrix A, B, C;
+  HostMatrix C0;
+};
+
+TEST_F(GemmRejects, MismatchedShapes) {
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "T", "N", 1.0, A.left, B.left, 0.0, C.left), ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "T", 1.0, A.left, B.left, 0.0, C.left), ozaki::InvalidArgument);
+  DeviceMatrix wrong_c = make_matrix(4, 6, Layout::Left);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", 1.0, A.left, B.left, 0.0, wrong_c.left),
+               ozaki::InvalidArgument);
+  expect_c_untouched();
+}
+
+TEST_F(GemmRejects, CAliasingAOrB) {
+  DeviceMatrix square = make_matrix(5, 5, Layout::Left);
+  DeviceMatrix other = make_matrix(5, 5, Layout::Left);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", 1.0, square.left, other.left, 0.0, square.left),
+               ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", 1.0, other.left, square.left, 1.0, square.left),
+               ozaki::InvalidArgument);
+  // A C that is a subview overlapping B's storage.
+  auto c_in_b = Kokkos::subview(square.left, Kokkos::make_pair(0, 5), Kokkos::make_pair(1, 3));
+  auto b_part = Kokkos::subview(square.left, Kokkos::make_pair(0, 2), Kokkos::make_pair(2, 4));
+  DeviceMatrix a52 = make_matrix(5, 2, Layout::Left);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", 1.0, a52.left, b_part, 0.0, c_in_b),
+               ozaki::InvalidArgument);
+}
+
+TEST_F(GemmRejects, InvalidOptions) {
+  auto call = [&](const Options& o) {
+    return ozaki::gemm(TestSpace(), "N", "N", 1.0, A.left, B.left, 1.0, C.left, o);
+  };
+  Options o;
+  o.slices = 17;
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o.slices = -1;
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o = Options{};
+  o.k_block = ozaki::max_k_block + 1;
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o = Options{};
+  o.slices = 3;
+  o.pairs = PairPolicy::Count;
+  o.pair_count = 10;  // > S^2
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o.pair_count = 0;
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o = Options{};
+  o.algorithm = static_cast<ozaki::Algorithm>(99);
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o = Options{};
+  o.pairs = static_cast<PairPolicy>(42);
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  expect_c_untouched();
+}
+
+TEST_F(GemmRejects, UnknownTranspose) {
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "X", "N", 1.0, A.left, B.left, 1.0, C.left), ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "", 1.0, A.left, B.left, 1.0, C.left), ozaki::InvalidArgument);
+  expect_c_untouched();
+}
+
+}  // namespace
