@@ -462,6 +462,94 @@ TEST(Gemm, OverloadWithoutSpaceUsesTheViewsSpace) {
   EXPECT_EQ(to_host(dC.view).values, with_space.C.values);
 }
 
+// ---- workspace ----------------------------------------------------------------------------------
+
+TEST(Workspace, RepeatedCallsAllocateNothingAndSeeNewContents) {
+  Random rng(40);
+  const std::int64_t M = 33, N = 17, K = 70;
+  HostMatrix A = random_host(M, K, 0.5, rng);
+  const HostMatrix B = random_host(K, N, 0.5, rng), C0 = random_host(M, N, 0.5, rng);
+  DeviceMatrix dA = make_matrix(M, K, Layout::Left), dB = make_matrix(K, N, Layout::Left),
+               dC = make_matrix(M, N, Layout::Left);
+  from_host(A, dA.view);
+  from_host(B, dB.view);
+  Options o;
+  o.slices = 6;
+  ozaki::Workspace<TestSpace> ws(TestSpace(), M, N, K, o);
+  const std::int64_t allocations = ws.allocations();
+  EXPECT_EQ(allocations, 1);
+  EXPECT_EQ(ws.bytes(), ozaki::Workspace<TestSpace>::required_bytes(M, N, K, o));
+  for (int call = 0; call < 3; ++call) {
+    // Same pointer, new contents: the result must follow the contents (no cache).
+    for (double& a : A.values) a = rng.spread(0.5);
+    from_host(A, dA.view);
+    from_host(C0, dC.view);
+    GemmRun run;
+    run.report = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, o, ws);
+    run.C = to_host(dC.view);
+    EXPECT_EQ(ws.allocations(), allocations) << "call " << call << " allocated";
+    EXPECT_EQ(run.report.workspace_bytes, ws.bytes());
+    expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
+  }
+}
+
+TEST(Workspace, AutomaticSliceCountGrowsItOnce) {
+  Random rng(41);
+  const HostMatrix A = random_host(20, 300, 4.0, rng), B = random_host(300, 10, 4.0, rng);
+  const HostMatrix C0 = random_host(20, 10, 0.5, rng);
+  DeviceMatrix dA = make_matrix(20, 300, Layout::Left), dB = make_matrix(300, 10, Layout::Left),
+               dC = make_matrix(20, 10, Layout::Left);
+  from_host(A, dA.view);
+  from_host(B, dB.view);
+  ozaki::Workspace<TestSpace> ws{TestSpace()};
+  const Report first = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, Options{}, ws);
+  EXPECT_GT(first.slices, ozaki::Impl::assumed_auto_slices);  // wide range: more than reserved
+  const std::int64_t after_first = ws.allocations();
+  EXPECT_LE(after_first, 2);
+  const Report second = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, Options{}, ws);
+  EXPECT_EQ(ws.allocations(), after_first);
+  EXPECT_EQ(second.slices, first.slices);
+  GemmRun run{to_host(dC.view), second};
+  Options o;
+  o.slices = second.slices;
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
+}
+
+TEST(Workspace, LimitBatchesTheProductsIntoSeveralPasses) {
+  Random rng(42);
+  const std::int64_t M = 40, N = 30, K = 50;
+  const HostMatrix A = random_host(M, K, 2.0, rng), B = random_host(K, N, 2.0, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  Options o;
+  o.slices = 5;
+  o.pairs = PairPolicy::Full;  // 9 diagonals
+  const GemmRun one = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
+  EXPECT_EQ(one.report.recombine_passes, 1);
+  o.workspace_limit = 1;  // room for the slices and one product only
+  const GemmRun many = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
+  EXPECT_EQ(many.report.recombine_passes, 9);
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.5, C0, many, o);
+  // The minimum footprint: exponents, slices, weights and one INT32 product.
+  const std::size_t minimum = 4 * (M + N) + (M + N) * 5 * 64 + 8 * 9 + 4 * M * N;
+  EXPECT_GE(many.report.workspace_bytes, minimum);
+  EXPECT_LE(many.report.workspace_bytes, minimum + 7 * ozaki::Impl::Carver::alignment);
+}
+
+TEST(Workspace, FormulaAt8192CubedFitsTenGiB) {
+  // Issue requirement: 8192^3 with S = 8 fits a 10 GiB budget (computed, not allocated).
+  for (PairPolicy policy : {PairPolicy::Triangular, PairPolicy::Full}) {
+    Options o;
+    o.slices = 8;
+    o.pairs = policy;
+    const std::size_t bytes = ozaki::Workspace<TestSpace>::required_bytes(8192, 8192, 8192, o);
+    EXPECT_LE(bytes, std::size_t(10) << 30) << ozaki::to_string(policy);
+    // Slices alone: 2 * 8192 * 8 * 8192 bytes.
+    EXPECT_GE(bytes, std::size_t(2) * 8192 * 8 * 8192);
+  }
+  Options automatic;  // S assumed 8, plus the estimate's scratch, which overlaps
+  EXPECT_LE(ozaki::Workspace<TestSpace>::required_bytes(8192, 8192, 8192, automatic), std::size_t(10) << 30);
+}
+
 // ---- bad input: a clear exception, C untouched --------------------------------------------------
 
 class GemmRejects : public ::testing::Test {

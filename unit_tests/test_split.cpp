@@ -26,8 +26,10 @@ SpaceSplit split_on_space(const DeviceMatrix& X, int S, bool reversed) {
   SpaceSplit out;
   out.nonfinite = ozaki::Impl::row_scale_exponents(space, x, exponents);
   if (out.nonfinite) return out;
-  const auto storage =
-      ozaki::Impl::make_slice_storage<TestSpace>(exponents, x.extent(1), S, reversed, "test");
+  const std::int64_t kpad = ozaki::Impl::padded_k(x.extent(1));
+  const ozaki::Impl::SliceStorage<TestSpace> storage{V::Digits("digits", x.extent(0), S * kpad),
+                                                      exponents, S, std::int64_t(x.extent(1)),
+                                                      kpad, reversed};
   ozaki::Impl::split_rows(space, x, storage);
   auto digits = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage.digits);
   auto exps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), exponents);
@@ -146,9 +148,15 @@ TEST(Split, SliceCountEstimateMatchesOracleAndBoundsTheTrueRatio) {
     ozaki::Impl::row_scale_exponents(space, opA, ea);
     ozaki::Impl::row_scale_exponents(space, opBt, eb);
     for (std::int64_t k_block : {std::int64_t(0), std::int64_t(100)}) {
-      V::Products P("P", ozaki::Impl::magnitude_chunks(K, k_block), N, M);
       SCOPED_TRACE("k_block " + std::to_string(k_block));
-      const auto choice = ozaki::Impl::choose_slice_count(space, opA, opBt, ea, eb, k_block, P);
+      const ozaki::Impl::Shape3 shape{M, N, K};
+      const std::int64_t chunks = ozaki::Impl::magnitude_chunks(K, k_block);
+      ozaki::Impl::Carver count(nullptr);
+      ozaki::Impl::EstimateRegion<TestSpace>::carve(count, shape, chunks);
+      Kokkos::View<unsigned char*, MemSpace> buffer("scratch", count.used());
+      ozaki::Impl::Carver carver(buffer.data());
+      const auto region = ozaki::Impl::EstimateRegion<TestSpace>::carve(carver, shape, chunks);
+      const auto choice = ozaki::Impl::choose_slice_count(space, opA, opBt, ea, eb, k_block, region);
       const auto want = ozaki::serial::error_ratios_estimate(A.cref(), B.cref());
       const auto exact = ozaki::serial::error_ratios(A.cref(), B.cref());
       // Same integers, norms summed in another order: equal to a few roundings.

@@ -9,6 +9,7 @@
       const SPACE&, const char[], const char[], double,                                    \
       const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                                     \
       const ::ozaki::Impl::Views<SPACE>::ConstMatrix&, double,                             \
-      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&);                 \
+      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&,                  \
+      ::ozaki::Workspace<SPACE>&);                                                          \
   }                                                                                        \
   }

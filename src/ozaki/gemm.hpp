@@ -18,6 +18,7 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/gemm_driver.hpp>
 #include <ozaki/options.hpp>
+#include <ozaki/workspace.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -60,17 +61,27 @@ constexpr void check_view_types() {
 
 }  // namespace Impl
 
-/// C = alpha op(A) op(B) + beta C on the execution space instance `space`.
+/// C = alpha op(A) op(B) + beta C on the execution space instance `space`, with scratch from
+/// `workspace` (reused across calls: nothing is allocated once it is large enough).
+template <class ExecSpace, class AViewType, class BViewType, class CViewType>
+Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
+            const AViewType& A, const BViewType& B, double beta, const CViewType& C,
+            const Options& options, Workspace<ExecSpace>& workspace) {
+  Impl::check_view_types<ExecSpace, AViewType, BViewType, CViewType>();
+  return Impl::gemm_strided<ExecSpace>(space, transA, transB, alpha,
+                                       Impl::as_const_strided<ExecSpace>(A),
+                                       Impl::as_const_strided<ExecSpace>(B), beta,
+                                       Impl::as_strided<ExecSpace>(C), options, workspace);
+}
+
+/// The same with a workspace that lives for this call only.
 template <class ExecSpace, class AViewType, class BViewType, class CViewType,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
 Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
             const AViewType& A, const BViewType& B, double beta, const CViewType& C,
             const Options& options = Options{}) {
-  Impl::check_view_types<ExecSpace, AViewType, BViewType, CViewType>();
-  return Impl::gemm_strided<ExecSpace>(space, transA, transB, alpha,
-                                       Impl::as_const_strided<ExecSpace>(A),
-                                       Impl::as_const_strided<ExecSpace>(B), beta,
-                                       Impl::as_strided<ExecSpace>(C), options);
+  Workspace<ExecSpace> workspace(space);
+  return gemm(space, transA, transB, alpha, A, B, beta, C, options, workspace);
 }
 
 /// The same on a default-constructed instance of C's execution space.
@@ -94,7 +105,8 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
       const SPACE&, const char[], const char[], double,                                    \
       const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                                     \
       const ::ozaki::Impl::Views<SPACE>::ConstMatrix&, double,                             \
-      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&);                 \
+      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&,                  \
+      ::ozaki::Workspace<SPACE>&);                                                          \
   }                                                                                        \
   }
 #if defined(KOKKOS_ENABLE_SERIAL)

@@ -2,6 +2,7 @@
 /// \file options.hpp
 /// What the caller can ask of ozaki::gemm, and what it reports back.
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -51,6 +52,12 @@ struct Options {
   /// Most terms one INT8 GEMM sums into INT32 (its inner length, slices stacked along K
   /// counted), in [1, max_k_block], or auto_k_block.  Multiples of 16 run fastest.
   std::int64_t k_block = auto_k_block;
+  /// Bytes of workspace a call may use (0: 8 GiB).  It bounds how many INT32 products are
+  /// held at once; a call needs at least its slices and one product, whatever the limit.
+  std::int64_t workspace_limit = 0;
+  /// Fence between phases and report their times (Report::seconds_*).  For profiling: the
+  /// fences cost a little.
+  bool time_phases = false;
 };
 
 /// What one ozaki::gemm call did.
@@ -66,6 +73,9 @@ struct Report {
   /// INT8 GEMM calls: pairs of equal weight are stacked along K into one call, and a call
   /// is cut into K chunks of at most k_block.
   int int8_gemms = 0;
+  /// FP64 passes over C: more than 1 when the INT32 products do not all fit the workspace
+  /// limit at once.
+  int recombine_passes = 0;
   /// Inner length of the longest INT8 GEMM call.
   std::int64_t k_chunk = 0;
   /// With an automatic slice count: the modelled typical error relative to |A||B| at the
@@ -78,6 +88,13 @@ struct Report {
   bool fallback = false;
   /// Why the fallback happened, or why no product was needed; empty otherwise.
   std::string reason;
+  /// INT8 multiply-adds x 2 of all INT8 GEMM calls (the estimate's included).
+  double int8_operations = 0;
+  /// Workspace bytes the call used.
+  std::size_t workspace_bytes = 0;
+  /// With Options::time_phases: seconds in each phase (estimate = choosing S automatically;
+  /// split = scale exponents and slices; int8 = INT8 GEMMs; recombine = FP64 passes over C).
+  double seconds_estimate = 0, seconds_split = 0, seconds_int8 = 0, seconds_recombine = 0;
 };
 
 inline const char* to_string(Algorithm a) {

@@ -3,9 +3,13 @@
 /// ozaki::gemm after the public entry has turned the caller's Views into strided ones:
 /// checks, early returns, algorithm choice, then Ozaki scheme I:
 ///
-///   split op(A) by rows and op(B) by columns (split.hpp)
-///   -> one INT8 GEMM per diagonal i+j (and K chunk) of the selected slice pairs (schedule.hpp)
+///   scale exponents of op(A) rows and op(B) columns; NaN/Inf -> native FP64 (split.hpp)
+///   -> automatic S from an INT8 estimate of the error (slice_count.hpp), if asked for
+///   -> all S slices of both operands in one pass each (split.hpp)
+///   -> one INT8 GEMM per diagonal i+j (and K chunk) of the selected pairs (schedule.hpp)
 ///   -> FP64 recombination into C, a batch of INT32 products per pass (recombine.hpp).
+///
+/// All scratch comes from the caller's Workspace (workspace_layout.hpp).
 
 #include <ozaki/impl/arguments.hpp>
 #include <ozaki/impl/backends.hpp>
@@ -14,18 +18,18 @@
 #include <ozaki/impl/schedule.hpp>
 #include <ozaki/impl/slice_count.hpp>
 #include <ozaki/impl/split.hpp>
+#include <ozaki/impl/workspace_layout.hpp>
 #include <ozaki/options.hpp>
+#include <ozaki/workspace.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace ozaki {
 namespace Impl {
-
-/// Most bytes of INT32 products held at once; more products are recombined in several passes.
-constexpr std::int64_t default_product_bytes = std::int64_t(1) << 30;
 
 /// RAII profiling region named after the path taken, e.g. "ozaki::gemm[Int8Slices,cuBLAS]".
 class ProfilingRegion {
@@ -36,30 +40,54 @@ class ProfilingRegion {
   ProfilingRegion& operator=(const ProfilingRegion&) = delete;
 };
 
+/// Phase times for Options::time_phases: fences the space at each lap.
+template <class ExecSpace>
+class PhaseClock {
+ public:
+  PhaseClock(const ExecSpace& space, bool enabled) : space_(space), enabled_(enabled) {
+    if (enabled_) {
+      space_.fence();
+      last_ = std::chrono::steady_clock::now();
+    }
+  }
+  /// Adds the time since the previous lap to `seconds`.
+  void lap(double& seconds) {
+    if (!enabled_) return;
+    space_.fence();
+    const auto now = std::chrono::steady_clock::now();
+    seconds += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  ExecSpace space_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_;
+};
+
 template <class ExecSpace>
 struct Int8SlicesGemm {
   using V = Views<ExecSpace>;
   using Backend = Int8Gemm<ExecSpace>;
 
-  /// Runs the INT8 products of `schedule` and recombines them into C, P.extent(0) products
-  /// per pass.
+  /// Runs the INT8 products of `schedule` and recombines them into C, region.products.extent(0)
+  /// products per pass.
   static void multiply_and_recombine(const ExecSpace& space, const SliceStorage<ExecSpace>& sa,
                                      const SliceStorage<ExecSpace>& sb,
                                      const ProductSchedule& schedule, double alpha, double beta,
-                                     const typename V::Matrix& C,
-                                     const typename V::Products& P) {
+                                     const typename V::Matrix& C, const ProductRegion<ExecSpace>& region,
+                                     PhaseClock<ExecSpace>& clock, Report& report) {
     const std::int64_t M = C.extent(0);
     const std::int64_t N = C.extent(1);
     const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
-    const std::int64_t batch = P.extent(0);
-
-    typename V::Weights weights(Kokkos::view_alloc("ozaki::weights", Kokkos::WithoutInitializing), G);
+    const std::int64_t batch = region.products.extent(0);
     {
-      auto host = Kokkos::create_mirror_view(weights);
-      for (std::int64_t g = 0; g < G; ++g) {
-        host(g) = compat::ldexp(1.0, -bits_per_slice * schedule.products[g].diagonal);
-      }
-      Kokkos::deep_copy(weights, host);
+      std::vector<double> host(static_cast<std::size_t>(G));
+      for (std::int64_t g = 0; g < G; ++g)
+        host[g] = compat::ldexp(1.0, -bits_per_slice * schedule.products[g].diagonal);
+      Kokkos::deep_copy(space, region.weights,
+                        Kokkos::View<const double*, Kokkos::HostSpace>(host.data(), host.size()));
+      space.fence();  // `host` dies here; the reductions before this already synchronised
     }
     for (std::int64_t first = 0; first < G; first += batch) {
       const std::int64_t count = std::min(batch, G - first);
@@ -73,17 +101,98 @@ struct Int8SlicesGemm {
         problem.lda = static_cast<std::int64_t>(sa.digits.stride(0));
         problem.b = sb.digits.data() + prod.b_column;
         problem.ldb = static_cast<std::int64_t>(sb.digits.stride(0));
-        problem.c = P.data() + g * N * M;
+        problem.c = region.products.data() + g * N * M;
         problem.ldc = M;
         Backend::run(space, problem);
+        report.int8_operations += 2.0 * M * N * prod.length;
       }
-      const auto batch_weights = Kokkos::subview(weights, Kokkos::make_pair(first, first + count));
-      typename V::Weights w(batch_weights.data(), count);  // unmanaged alias of the batch
+      clock.lap(report.seconds_int8);
+      const typename V::Weights w(region.weights.data() + first, count);
       const CUpdate update = first > 0 ? CUpdate::Accumulate
                              : beta == 0 ? CUpdate::Overwrite
                                          : CUpdate::Scale;
-      recombine(space, P, count, w, sa.exponents, sb.exponents, alpha, beta, update, C);
+      recombine(space, region.products, count, w, sa.exponents, sb.exponents, alpha, beta, update, C);
+      ++report.recombine_passes;
+      clock.lap(report.seconds_recombine);
     }
+  }
+
+  /// Ozaki scheme I on op(A) (M x K) and op(B)^T (N x K).  Returns false, having written
+  /// nothing, when an operand holds NaN or Inf.
+  static bool run(const ExecSpace& space, const typename V::ConstMatrix& opA,
+                  const typename V::ConstMatrix& opBt, double alpha, double beta,
+                  const typename V::Matrix& C, const Options& options, Workspace<ExecSpace>& ws,
+                  Report& report) {
+    const Shape3 s{static_cast<std::int64_t>(opA.extent(0)), static_cast<std::int64_t>(opBt.extent(0)),
+                   static_cast<std::int64_t>(opA.extent(1))};
+    const bool automatic = options.slices == auto_slices;
+    PhaseClock<ExecSpace> clock(space, options.time_phases);
+    // Reserve what the expected S needs; an automatic S that comes out larger grows it below.
+    const int expected_s = automatic ? assumed_auto_slices : options.slices;
+    unsigned char* base = WorkspaceAccess<ExecSpace>::reserve(
+        ws, int8_slices_bytes<ExecSpace>(s, expected_s, options, automatic));
+    Carver carver(base);
+    ExponentRegion<ExecSpace> exponents = ExponentRegion<ExecSpace>::carve(carver, s);
+    const std::size_t phase_offset = carver.used();
+
+    auto scale_exponents = [&]() {
+      const bool a_bad = row_scale_exponents(space, opA, exponents.a);
+      const bool b_bad = row_scale_exponents(space, opBt, exponents.b);
+      return !(a_bad || b_bad);
+    };
+    if (!scale_exponents()) return false;
+    clock.lap(report.seconds_split);
+
+    int S = options.slices;
+    if (automatic) {
+      Carver phase1(base, phase_offset);
+      const EstimateRegion<ExecSpace> estimate =
+          EstimateRegion<ExecSpace>::carve(phase1, s, magnitude_chunks(s.k, options.k_block));
+      const SliceCountChoice choice = choose_slice_count(space, opA, opBt, exponents.a, exponents.b,
+                                                         options.k_block, estimate);
+      S = fp64_equivalent_slices(choice.ratios, s.k, options.pairs, options.pair_count);
+      report.estimate_int8_gemms = choice.int8_gemms;
+      report.int8_operations += 2.0 * s.m * s.n * s.k * choice.int8_gemms /
+                                static_cast<double>(magnitude_chunks(s.k, options.k_block));
+      report.modeled_error = modeled_error(choice.ratios, s.k, S, options.pairs, options.pair_count);
+      if (!(choice.ratios.inverse < HUGE_VAL)) {
+        report.reason = "auto slices: some (|A||B|)_mn lies below the resolution of the int8 "
+                        "estimate, so S = " + std::to_string(S) + " was taken to be safe";
+      }
+      clock.lap(report.seconds_estimate);
+    }
+    check_resolved_options(options, S);
+
+    const ProductSchedule schedule =
+        make_schedule(S, options.pairs, options.pair_count, s.k, options.k_block);
+    const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
+    const std::size_t needed = int8_slices_bytes<ExecSpace>(s, S, options, false);
+    if (needed > ws.bytes()) {
+      // Growing loses the buffer's contents: carve again and recompute the exponents.
+      base = WorkspaceAccess<ExecSpace>::reserve(ws, needed);
+      Carver again(base);
+      exponents = ExponentRegion<ExecSpace>::carve(again, s);
+      scale_exponents();
+    }
+    Carver phase2(base, phase_offset);
+    const ProductRegion<ExecSpace> region = ProductRegion<ExecSpace>::carve(
+        phase2, s, S, G, product_batch<ExecSpace>(s, S, G, options));
+    const SliceStorage<ExecSpace> sa{region.digits_a, exponents.a, S, s.k, padded_k(s.k), false};
+    const SliceStorage<ExecSpace> sb{region.digits_b, exponents.b, S, s.k, padded_k(s.k), true};
+    split_rows(space, opA, sa);
+    split_rows(space, opBt, sb);
+    clock.lap(report.seconds_split);
+
+    multiply_and_recombine(space, sa, sb, schedule, alpha, beta, C, region, clock, report);
+
+    report.algorithm = Algorithm::Int8Slices;
+    report.backend = Backend::name();
+    report.slices = S;
+    report.slice_pairs = schedule.slice_pairs;
+    report.int8_gemms = static_cast<int>(G);
+    report.k_chunk = schedule.longest;
+    report.workspace_bytes = ws.bytes();
+    return true;
   }
 };
 
@@ -92,7 +201,8 @@ template <class ExecSpace>
 Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[],
                     double alpha, const typename Views<ExecSpace>::ConstMatrix& A,
                     const typename Views<ExecSpace>::ConstMatrix& B, double beta,
-                    const typename Views<ExecSpace>::Matrix& C, const Options& options) {
+                    const typename Views<ExecSpace>::Matrix& C, const Options& options,
+                    Workspace<ExecSpace>& workspace) {
   using V = Views<ExecSpace>;
   const bool trans_a = parse_trans(transA, "transA");
   const bool trans_b = parse_trans(transB, "transB");
@@ -113,75 +223,24 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
     report.reason = shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
     return report;
   }
-  if (options.algorithm == Algorithm::Native) {
+  auto native = [&](const std::string& why) {
     ProfilingRegion region("ozaki::gemm[Native]");
     NativeGemm<ExecSpace>::run(space, trans_a, trans_b, alpha, A, B, beta, C);
     report.algorithm = Algorithm::Native;
     report.backend = "KokkosBlas";
+    report.fallback = !why.empty();
+    report.reason = why;
     return report;
-  }
+  };
+  if (options.algorithm == Algorithm::Native) return native("");
 
-  using Backend = Int8Gemm<ExecSpace>;
-  ProfilingRegion region(std::string("ozaki::gemm[Int8Slices,") + Backend::name() + "]");
+  ProfilingRegion region(std::string("ozaki::gemm[Int8Slices,") + Int8Gemm<ExecSpace>::name() + "]");
   // op(B)^T: both operands become rows along K, split by the same kernels.
   const typename V::ConstMatrix opBt = transposed_if(opB, true);
-  typename V::Exponents exponents_a(Kokkos::view_alloc("ozaki::A.exponents", Kokkos::WithoutInitializing), shape.m);
-  typename V::Exponents exponents_b(Kokkos::view_alloc("ozaki::B.exponents", Kokkos::WithoutInitializing), shape.n);
-  const bool a_nonfinite = row_scale_exponents(space, opA, exponents_a);
-  const bool b_nonfinite = row_scale_exponents(space, opBt, exponents_b);
-  if (a_nonfinite || b_nonfinite) {
+  if (!Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options, workspace, report)) {
     // Slices cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
-    NativeGemm<ExecSpace>::run(space, trans_a, trans_b, alpha, A, B, beta, C);
-    report.algorithm = Algorithm::Native;
-    report.backend = "KokkosBlas";
-    report.fallback = true;
-    report.reason = std::string(a_nonfinite ? "A" : "B") +
-                    " contains NaN or Inf: native FP64 GEMM gives the IEEE result";
-    return report;
+    return native("A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result");
   }
-  // INT32 products held at once: all of them if they fit the budget, else several passes.
-  typename V::Products P;
-  auto ensure_products = [&](std::int64_t count) {
-    if (P.extent(0) >= static_cast<std::size_t>(count)) return;
-    P = typename V::Products(Kokkos::view_alloc("ozaki::products", Kokkos::WithoutInitializing),
-                             count, shape.n, shape.m);
-  };
-  int S = options.slices;
-  if (S == auto_slices) {
-    ensure_products(magnitude_chunks(shape.k, options.k_block));
-    const SliceCountChoice choice = choose_slice_count(space, opA, opBt, exponents_a, exponents_b,
-                                                       options.k_block, P);
-    S = fp64_equivalent_slices(choice.ratios, shape.k, options.pairs, options.pair_count);
-    report.estimate_int8_gemms = choice.int8_gemms;
-    report.modeled_error =
-        modeled_error(choice.ratios, shape.k, S, options.pairs, options.pair_count);
-    if (!(choice.ratios.inverse < HUGE_VAL)) {
-      report.reason = "auto slices: some (|A||B|)_mn lies below the resolution of the int8 "
-                      "estimate, so S = " + std::to_string(S) + " was taken to be safe";
-    }
-  }
-  check_resolved_options(options, S);
-
-  const SliceStorage<ExecSpace> sa =
-      make_slice_storage<ExecSpace>(exponents_a, shape.k, S, false, "ozaki::A");
-  const SliceStorage<ExecSpace> sb =
-      make_slice_storage<ExecSpace>(exponents_b, shape.k, S, true, "ozaki::B");
-  split_rows(space, opA, sa);
-  split_rows(space, opBt, sb);
-
-  const ProductSchedule schedule =
-      make_schedule(S, options.pairs, options.pair_count, shape.k, options.k_block);
-  const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
-  const std::int64_t per_product = std::max<std::int64_t>(4 * shape.m * shape.n, 1);
-  ensure_products(std::max<std::int64_t>(1, std::min(G, default_product_bytes / per_product)));
-  Int8SlicesGemm<ExecSpace>::multiply_and_recombine(space, sa, sb, schedule, alpha, beta, C, P);
-
-  report.algorithm = Algorithm::Int8Slices;
-  report.backend = Backend::name();
-  report.slices = S;
-  report.slice_pairs = schedule.slice_pairs;
-  report.int8_gemms = static_cast<int>(schedule.products.size());
-  report.k_chunk = schedule.longest;
   return report;
 }
 

@@ -18,6 +18,7 @@
 #include <ozaki/impl/accuracy.hpp>
 #include <ozaki/impl/backends.hpp>
 #include <ozaki/impl/split.hpp>
+#include <ozaki/impl/workspace_layout.hpp>
 
 #include <cstdint>
 #include <utility>
@@ -27,7 +28,7 @@ namespace ozaki {
 namespace Impl {
 
 /// Deepest magnitude level of the estimate (levels 0..max_magnitude_level).
-constexpr int max_magnitude_level = 2;
+constexpr int max_magnitude_level = magnitude_levels - 1;
 
 /// The level pairs of ring r: every (la, lb) with max(la, lb) == r.
 inline std::vector<std::pair<int, int>> magnitude_ring(int r) {
@@ -47,7 +48,7 @@ inline std::int64_t magnitude_chunks(std::int64_t K, std::int64_t k_block) {
 }
 
 template <class ExecSpace>
-using LowerBounds = Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>;
+using LowerBounds = decltype(EstimateRegion<ExecSpace>::lower);
 
 /// lower(n, m) = max(lower(n, m), scale * sum_c P(c, n, m)).
 template <class ExecSpace>
@@ -107,40 +108,32 @@ struct SliceCountChoice {
 };
 
 /// The error ratios of accuracy.hpp for op(A) (rows along K) and op(B)^T, whose scale
-/// exponents are known.  P must hold at least magnitude_chunks(K, k_block) products; it is
-/// overwritten.
+/// exponents are known, computed in the scratch `region` (workspace_layout.hpp).
 template <class ExecSpace>
 SliceCountChoice choose_slice_count(const ExecSpace& space,
                                     const typename Views<ExecSpace>::ConstMatrix& opA,
                                     const typename Views<ExecSpace>::ConstMatrix& opBt,
                                     const typename Views<ExecSpace>::Exponents& exponents_a,
                                     const typename Views<ExecSpace>::Exponents& exponents_b,
-                                    std::int64_t k_block,
-                                    const typename Views<ExecSpace>::Products& P) {
-  using V = Views<ExecSpace>;
+                                    std::int64_t k_block, const EstimateRegion<ExecSpace>& region) {
   const std::int64_t M = opA.extent(0), N = opBt.extent(0), K = opA.extent(1);
   const std::int64_t kpad = padded_k(K);
   const std::int64_t block = resolved_k_block(k_block);
   const std::int64_t chunks = magnitude_chunks(K, k_block);
-  typename V::Norms l1a(Kokkos::view_alloc("ozaki::A.l1", Kokkos::WithoutInitializing), M);
-  typename V::Norms l1b(Kokkos::view_alloc("ozaki::B.l1", Kokkos::WithoutInitializing), N);
-  std::vector<typename V::Digits> qa, qb;  // magnitudes per level, made when first needed
-  auto level = [&](std::vector<typename V::Digits>& q, const typename V::ConstMatrix& X,
-                   const typename V::Exponents& e, const typename V::Norms& l1, int l) {
-    while (static_cast<int>(q.size()) <= l) {
-      const int next = static_cast<int>(q.size());
-      q.emplace_back(Kokkos::view_alloc("ozaki::magnitudes", Kokkos::WithoutInitializing),
-                     X.extent(0), kpad);
-      row_magnitudes(space, X, e, next, q.back(), l1);
+  int levels_made = 0;  // magnitudes of levels [0, levels_made) exist for both operands
+  auto ensure_level = [&](int l) {
+    for (; levels_made <= l; ++levels_made) {
+      row_magnitudes(space, opA, exponents_a, levels_made, region.magnitudes_a[levels_made], region.l1a);
+      row_magnitudes(space, opBt, exponents_b, levels_made, region.magnitudes_b[levels_made], region.l1b);
     }
-    return q[l];
   };
-  LowerBounds<ExecSpace> lower("ozaki::abs_product_lower_bound", N, M);
+  Kokkos::deep_copy(space, region.lower, 0.0);
   SliceCountChoice choice;
   for (int ring = 0; ring <= max_magnitude_level; ++ring) {
     for (const auto& levels : magnitude_ring(ring)) {
-      const auto a = level(qa, opA, exponents_a, l1a, levels.first);
-      const auto b = level(qb, opBt, exponents_b, l1b, levels.second);
+      ensure_level(std::max(levels.first, levels.second));
+      const auto& a = region.magnitudes_a[levels.first];
+      const auto& b = region.magnitudes_b[levels.second];
       for (std::int64_t c = 0; c < chunks; ++c) {
         Int8GemmProblem problem;
         problem.rows_a = M;
@@ -150,15 +143,15 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
         problem.lda = kpad;
         problem.b = b.data() + c * block;
         problem.ldb = kpad;
-        problem.c = P.data() + c * N * M;
+        problem.c = region.products.data() + c * N * M;
         problem.ldc = M;
         Int8Gemm<ExecSpace>::run(space, problem);
         ++choice.int8_gemms;
       }
       const double scale = compat::ldexp(1.0, -14 - 7 * (levels.first + levels.second));
-      raise_lower_bound(space, P, chunks, scale, lower);
+      raise_lower_bound(space, region.products, chunks, scale, region.lower);
     }
-    choice.ratios = error_ratios(space, lower, l1a, l1b);
+    choice.ratios = error_ratios(space, region.lower, region.l1a, region.l1b);
     if (choice.ratios.inverse < HUGE_VAL) break;
   }
   return choice;

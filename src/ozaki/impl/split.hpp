@@ -144,22 +144,5 @@ void split_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstMa
       });
 }
 
-/// Allocates the digits for S slices of the rows whose scale exponents are given.
-template <class ExecSpace>
-SliceStorage<ExecSpace> make_slice_storage(const typename Views<ExecSpace>::Exponents& exponents,
-                                           std::int64_t K, int S, bool reversed,
-                                           const char* label) {
-  SliceStorage<ExecSpace> s;
-  s.slices = S;
-  s.k = K;
-  s.kpad = padded_k(K);
-  s.reversed = reversed;
-  s.exponents = exponents;
-  s.digits = typename Views<ExecSpace>::Digits(
-      Kokkos::view_alloc(std::string(label) + ".digits", Kokkos::WithoutInitializing),
-      exponents.extent(0), S * s.kpad);
-  return s;
-}
-
 }  // namespace Impl
 }  // namespace ozaki

@@ -1,0 +1,140 @@
+#pragma once
+/// \file workspace_layout.hpp
+/// How one call carves its scratch out of an ozaki::Workspace (memory formulas in
+/// workspace.hpp and docs/design.md).  The same code sizes and carves, so the two cannot
+/// disagree: carving from a null base only counts bytes.
+///
+/// Layout: [exponents of A | exponents of B | phase scratch].  The phase scratch holds first
+/// the automatic-S estimate (magnitudes, norms, lower bounds, its INT8 products), then, reusing
+/// the same bytes, the slices, the weights and the INT32 products.  Reuse is safe because all
+/// kernels of a call run in order on one execution space instance.
+
+#include <ozaki/impl/schedule.hpp>
+#include <ozaki/impl/views.hpp>
+#include <ozaki/options.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// Workspace limit used when Options::workspace_limit is 0.
+constexpr std::int64_t default_workspace_limit = std::int64_t(8) << 30;
+/// Slice count assumed when sizing a workspace for an automatic S.
+constexpr int assumed_auto_slices = 8;
+/// Magnitude levels of the automatic-S estimate (slice_count.hpp: levels 0..2).
+constexpr int magnitude_levels = 3;
+
+/// Hands out aligned, typed pieces of a byte buffer, or only counts them (null base).
+class Carver {
+ public:
+  static constexpr std::size_t alignment = 256;
+  explicit Carver(unsigned char* base, std::size_t offset = 0) : base_(base), offset_(offset) {}
+  template <class T>
+  T* take(std::size_t count) {
+    offset_ = (offset_ + alignment - 1) / alignment * alignment;
+    T* p = base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + offset_);
+    offset_ += count * sizeof(T);
+    return p;
+  }
+  std::size_t used() const { return offset_; }
+
+ private:
+  unsigned char* base_;
+  std::size_t offset_;
+};
+
+struct Shape3 {
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+/// Scale exponents: they live through the whole call.
+template <class ExecSpace>
+struct ExponentRegion {
+  typename Views<ExecSpace>::Exponents a, b;
+  static ExponentRegion carve(Carver& c, const Shape3& s) {
+    ExponentRegion r;
+    r.a = typename Views<ExecSpace>::Exponents(c.take<int>(s.m), s.m);
+    r.b = typename Views<ExecSpace>::Exponents(c.take<int>(s.n), s.n);
+    return r;
+  }
+};
+
+/// Phase 1: the automatic-S estimate.
+template <class ExecSpace>
+struct EstimateRegion {
+  using V = Views<ExecSpace>;
+  typename V::Norms l1a, l1b;
+  Kokkos::View<double**, Kokkos::LayoutRight, typename V::device_type> lower;
+  typename V::Digits magnitudes_a[magnitude_levels], magnitudes_b[magnitude_levels];
+  typename V::Products products;
+  static EstimateRegion carve(Carver& c, const Shape3& s, std::int64_t chunks) {
+    EstimateRegion r;
+    const std::int64_t kpad = padded_k(s.k);
+    r.l1a = typename V::Norms(c.take<double>(s.m), s.m);
+    r.l1b = typename V::Norms(c.take<double>(s.n), s.n);
+    r.lower = decltype(r.lower)(c.take<double>(s.m * s.n), s.n, s.m);
+    for (int l = 0; l < magnitude_levels; ++l) {
+      r.magnitudes_a[l] = typename V::Digits(c.take<std::int8_t>(s.m * kpad), s.m, kpad);
+      r.magnitudes_b[l] = typename V::Digits(c.take<std::int8_t>(s.n * kpad), s.n, kpad);
+    }
+    r.products = typename V::Products(c.take<std::int32_t>(chunks * s.m * s.n), chunks, s.n, s.m);
+    return r;
+  }
+};
+
+/// Phase 2: slices, weights and a batch of INT32 products.
+template <class ExecSpace>
+struct ProductRegion {
+  using V = Views<ExecSpace>;
+  typename V::Digits digits_a, digits_b;
+  typename V::Weights weights;
+  typename V::Products products;
+  static ProductRegion carve(Carver& c, const Shape3& s, int S, std::int64_t G, std::int64_t batch) {
+    ProductRegion r;
+    const std::int64_t kpad = padded_k(s.k);
+    r.digits_a = typename V::Digits(c.take<std::int8_t>(s.m * S * kpad), s.m, S * kpad);
+    r.digits_b = typename V::Digits(c.take<std::int8_t>(s.n * S * kpad), s.n, S * kpad);
+    r.weights = typename V::Weights(c.take<double>(G), G);
+    r.products = typename V::Products(c.take<std::int32_t>(batch * s.m * s.n), batch, s.n, s.m);
+    return r;
+  }
+};
+
+inline std::int64_t resolved_workspace_limit(const Options& o) {
+  return o.workspace_limit == 0 ? default_workspace_limit : o.workspace_limit;
+}
+
+/// INT32 products held at once: all G if they fit the limit, else as many as do, at least 1.
+template <class ExecSpace>
+std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options& o) {
+  Carver without_products(nullptr);
+  ExponentRegion<ExecSpace>::carve(without_products, s);
+  ProductRegion<ExecSpace>::carve(without_products, s, S, G, 0);
+  const std::int64_t room = resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
+  const std::int64_t per_product = std::max<std::int64_t>(4 * s.m * s.n, 1);
+  return std::max<std::int64_t>(1, std::min(G, room / per_product));
+}
+
+/// Bytes of the phase-2 layout for S slices, and of the phase-1 layout when S is automatic.
+template <class ExecSpace>
+std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool automatic_s) {
+  const ProductSchedule schedule = make_schedule(S, o.pairs, std::min(o.pair_count, S * S), s.k, o.k_block);
+  const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
+  Carver phase2(nullptr);
+  ExponentRegion<ExecSpace>::carve(phase2, s);
+  const std::size_t after_exponents = phase2.used();
+  ProductRegion<ExecSpace>::carve(phase2, s, S, G, product_batch<ExecSpace>(s, S, G, o));
+  std::size_t bytes = phase2.used();
+  if (automatic_s) {
+    Carver phase1(nullptr, after_exponents);
+    EstimateRegion<ExecSpace>::carve(phase1, s, (s.k + resolved_k_block(o.k_block) - 1) / resolved_k_block(o.k_block));
+    bytes = std::max(bytes, phase1.used());
+  }
+  return bytes;
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,117 @@
+#pragma once
+/// \file workspace.hpp
+/// ozaki::Workspace: the device memory one gemm call needs, owned by the caller so that
+/// repeated calls allocate nothing.
+///
+///   ozaki::Workspace<Kokkos::Cuda> ws(space, M, N, K, options);   // reserve once
+///   for (...) ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, options, ws);
+///
+/// The workspace is a plain buffer: it holds no results between calls and is keyed on
+/// nothing, so changing A or B in place and calling again always gives the new product.
+/// A call grows the buffer when it needs more (bytes() and allocations() tell), never shrinks
+/// it.  One workspace serves one call at a time: give each concurrent stream its own.
+///
+/// What a call needs (docs/design.md, "Memory"), with kpad = K rounded up to 16 and
+/// G = number of INT8 GEMMs of the schedule:
+///   scale exponents      4 (M + N)
+///   slices               (M + N) S kpad
+///   INT32 products       batch * 4 M N, batch = min(G, what fits options.workspace_limit)
+///   weights              8 G
+///   automatic S only     3 (M + N) kpad + 8 (M + N) + 8 M N + chunks * 4 M N, overlapping the
+///                        slices and products (it is used before them)
+
+#include <ozaki/errors.hpp>
+#include <ozaki/impl/workspace_layout.hpp>
+#include <ozaki/options.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+
+namespace Impl {
+template <class ExecSpace>
+struct WorkspaceAccess;
+}  // namespace Impl
+
+template <class ExecSpace = Kokkos::DefaultExecutionSpace>
+class Workspace {
+ public:
+  using execution_space = ExecSpace;
+  using memory_space = typename ExecSpace::memory_space;
+
+  Workspace() = default;
+  explicit Workspace(const ExecSpace& space) : space_(space) {}
+  /// Reserves what a call of this shape and these options needs (an automatic S is assumed to
+  /// come out at `assumed_auto_slices`; a call that needs more grows the buffer once).
+  Workspace(const ExecSpace& space, std::int64_t m, std::int64_t n, std::int64_t k,
+            const Options& options = Options{})
+      : space_(space) {
+    reserve(m, n, k, options);
+  }
+
+  /// Bytes one call of this shape and these options needs (docs/design.md, "Memory").
+  static std::size_t required_bytes(std::int64_t m, std::int64_t n, std::int64_t k,
+                                    const Options& options = Options{});
+
+  void reserve(std::int64_t m, std::int64_t n, std::int64_t k, const Options& options = Options{}) {
+    grow(required_bytes(m, n, k, options));
+  }
+
+  /// Bytes held now.
+  std::size_t bytes() const { return buffer_.extent(0); }
+  /// How many times the buffer was (re)allocated: equal before and after a call that reused it.
+  std::int64_t allocations() const { return allocations_; }
+  /// Frees the buffer.
+  void release() { buffer_ = Buffer(); }
+
+ private:
+  friend struct Impl::WorkspaceAccess<ExecSpace>;
+  using Buffer = Kokkos::View<unsigned char*, memory_space>;
+
+  /// Makes the buffer at least `needed` bytes; the old contents are not kept.
+  void grow(std::size_t needed) {
+    if (bytes() >= needed) return;
+    buffer_ = Buffer();  // free first: old and new need not both fit
+    try {
+      buffer_ = Buffer(Kokkos::view_alloc("ozaki::Workspace", Kokkos::WithoutInitializing), needed);
+    } catch (const std::exception& e) {
+      throw BackendError("could not allocate a workspace of " + std::to_string(needed) +
+                         " bytes: " + e.what());
+    }
+    ++allocations_;
+  }
+
+  ExecSpace space_{};
+  Buffer buffer_;
+  std::int64_t allocations_ = 0;
+};
+
+namespace Impl {
+
+/// The driver's access to a Workspace's buffer.
+template <class ExecSpace>
+struct WorkspaceAccess {
+  /// The buffer, grown to at least `bytes` (its contents are lost when it grows).
+  static unsigned char* reserve(Workspace<ExecSpace>& w, std::size_t bytes) {
+    w.grow(bytes);
+    return w.buffer_.data();
+  }
+};
+
+}  // namespace Impl
+
+template <class ExecSpace>
+std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n, std::int64_t k,
+                                                 const Options& options) {
+  if (m == 0 || n == 0 || k == 0) return 0;
+  const bool automatic = options.slices == auto_slices;
+  const int S = automatic ? Impl::assumed_auto_slices : options.slices;
+  return Impl::int8_slices_bytes<ExecSpace>(Impl::Shape3{m, n, k}, S, options, automatic);
+}
+
+}  // namespace ozaki
