@@ -111,14 +111,19 @@ TEST(Schedule, CoversExactlyTheSelectedPairs) {
     for (PairPolicy policy : {PairPolicy::Triangular, PairPolicy::Full, PairPolicy::Count}) {
       for (std::int64_t K : {1, 16, 37, 1000}) {
         for (std::int64_t block : {std::int64_t(0), std::int64_t(50), std::int64_t(999)}) {
+          // Every chunk starts on a 16-byte boundary of both operands.
+          const std::int64_t resolved = ozaki::Impl::resolved_k_block(block);
+          EXPECT_EQ(resolved % 16, 0);
           const int count = policy == PairPolicy::Count ? std::max(1, S * S / 2) : 0;
           const auto schedule = ozaki::Impl::make_schedule(S, policy, count, K, block);
           const std::int64_t kpad = ozaki::Impl::padded_k(K);
           std::multiset<std::pair<int, int>> got;
           std::map<std::pair<int, int>, std::int64_t> columns_seen;
           for (const auto& p : schedule.products) {
-            EXPECT_LE(p.length, ozaki::Impl::resolved_k_block(block));
+            EXPECT_LE(p.length, resolved);
             EXPECT_GE(p.length, 1);
+            EXPECT_EQ(p.a_column % 16, 0);
+            EXPECT_EQ(p.b_column % 16, 0);
             for (std::int64_t l = 0; l < p.length; ++l) {
               const std::int64_t ca = p.a_column + l, cb = p.b_column + l;
               EXPECT_EQ(ca % kpad, cb % kpad);

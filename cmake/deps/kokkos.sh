@@ -172,6 +172,9 @@ build_variant() {
   echo "$prefix"
 }
 
+# Sourced by cmake/dev.sh for its helpers only.
+if [ -n "${OZAKI_DEPS_ONLY_FUNCTIONS:-}" ]; then return 0; fi
+
 case ${1:-} in
 sources) fetch_sources && echo "$src_dir" ;;
 host | cuda) build_variant "$1" ;;

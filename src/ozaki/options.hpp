@@ -17,6 +17,11 @@ enum class Algorithm {
   Int8Slices,
   /// Plain FP64 GEMM through KokkosBlas::gemm.
   Native,
+  /// cuBLAS's own FP64 emulation (cublasDgemm in CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH, eager
+  /// strategy): min(8S, 55) mantissa bits for a given S, cuBLAS's dynamic choice for an
+  /// automatic S.  CUDA only; elsewhere, or when its workspace cannot be had, Int8Slices runs
+  /// and the Report says why.
+  CublasEmulation,
   /// Only ever reported: no product was needed (M, N or K is 0, or alpha is 0).
   None,
 };
@@ -50,7 +55,7 @@ struct Options {
   /// Number of pairs for PairPolicy::Count, in [1, S^2].
   int pair_count = 0;
   /// Most terms one INT8 GEMM sums into INT32 (its inner length, slices stacked along K
-  /// counted), in [1, max_k_block], or auto_k_block.  Multiples of 16 run fastest.
+  /// counted), in [16, max_k_block], or auto_k_block; rounded down to a multiple of 16.
   std::int64_t k_block = auto_k_block;
   /// Bytes of workspace a call may use (0: 8 GiB).  It bounds how many INT32 products are
   /// held at once; a call needs at least its slices and one product, whatever the limit.
@@ -102,6 +107,7 @@ inline const char* to_string(Algorithm a) {
     case Algorithm::Auto: return "Auto";
     case Algorithm::Int8Slices: return "Int8Slices";
     case Algorithm::Native: return "Native";
+    case Algorithm::CublasEmulation: return "CublasEmulation";
     case Algorithm::None: return "None";
   }
   return "?";

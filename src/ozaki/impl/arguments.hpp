@@ -79,8 +79,9 @@ Shape check_operands(const ConstMatrix& opA, const ConstMatrix& opB, const Matri
 /// Checks the options that do not depend on the data (the slice count may still be auto).
 inline void check_options(const Options& o) {
   switch (o.algorithm) {
-    case Algorithm::Auto: case Algorithm::Int8Slices: case Algorithm::Native: break;
-    default: throw InvalidArgument("options.algorithm must be Auto, Int8Slices or Native");
+    case Algorithm::Auto: case Algorithm::Int8Slices: case Algorithm::Native:
+    case Algorithm::CublasEmulation: break;
+    default: throw InvalidArgument("options.algorithm must be Auto, Int8Slices, Native or CublasEmulation");
   }
   if (o.slices != auto_slices && (o.slices < 1 || o.slices > max_slices)) {
     throw InvalidArgument("options.slices = " + std::to_string(o.slices) + ": expected 1.." +
@@ -97,9 +98,10 @@ inline void check_options(const Options& o) {
       break;
     default: throw InvalidArgument("options.pairs is not a PairPolicy");
   }
-  if (o.k_block != auto_k_block && (o.k_block < 1 || o.k_block > max_k_block)) {
+  if (o.workspace_limit < 0) throw InvalidArgument("options.workspace_limit must be >= 0");
+  if (o.k_block != auto_k_block && (o.k_block < 16 || o.k_block > max_k_block)) {
     throw InvalidArgument("options.k_block = " + std::to_string(o.k_block) +
-                          ": expected 1.." + std::to_string(max_k_block) +
+                          ": expected 16.." + std::to_string(max_k_block) +
                           " (INT32 safety) or ozaki::auto_k_block");
   }
 }

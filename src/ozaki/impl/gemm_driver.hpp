@@ -11,7 +11,9 @@
 ///
 /// All scratch comes from the caller's Workspace (workspace_layout.hpp).
 
+#include <ozaki/impl/accuracy.hpp>
 #include <ozaki/impl/arguments.hpp>
+#include <ozaki/impl/backend_traits.hpp>
 #include <ozaki/impl/backends.hpp>
 #include <ozaki/impl/native.hpp>
 #include <ozaki/impl/recombine.hpp>
@@ -101,8 +103,8 @@ struct Int8SlicesGemm {
         problem.lda = static_cast<std::int64_t>(sa.digits.stride(0));
         problem.b = sb.digits.data() + prod.b_column;
         problem.ldb = static_cast<std::int64_t>(sb.digits.stride(0));
-        problem.c = region.products.data() + g * N * M;
-        problem.ldc = M;
+        problem.ldc = static_cast<std::int64_t>(region.products.extent(2));
+        problem.c = region.products.data() + g * N * problem.ldc;
         Backend::run(space, problem);
         report.int8_operations += 2.0 * M * N * prod.length;
       }
@@ -196,6 +198,70 @@ struct Int8SlicesGemm {
   }
 };
 
+/// Algorithm::CublasEmulation where the backend has it; false with `why_not` otherwise.
+template <class ExecSpace>
+bool run_emulation(const ExecSpace& space, bool trans_a, bool trans_b, double alpha,
+                   const typename Views<ExecSpace>::ConstMatrix& A,
+                   const typename Views<ExecSpace>::ConstMatrix& B, double beta,
+                   const typename Views<ExecSpace>::Matrix& C, const Options& options,
+                   Workspace<ExecSpace>& workspace, Report& report, std::string& why_not) {
+  using Emulation = EmulationBackend<ExecSpace>;
+  ColumnMajorGemm g;
+  if (!Emulation::available) {
+    return Emulation::run(space, false, false, 0, 0, 0, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0,
+                          0, nullptr, 0, why_not);
+  }
+  if (!as_column_major(trans_a, trans_b, A, B, C, g)) {
+    why_not = "an operand has no unit stride, and cuBLAS needs column- or row-major matrices";
+    return false;
+  }
+  // 8 bits per slice as for Int8Slices, at most the 55 bits cuBLAS documents for FP64.
+  const int bits = options.slices == auto_slices ? 0 : std::min(bits_per_slice * options.slices, 55);
+  const std::size_t bytes = Emulation::workspace_bytes(g.m, g.n, g.k, bits);
+  if (static_cast<std::int64_t>(bytes) > resolved_workspace_limit(options)) {
+    why_not = "its workspace of " + std::to_string(bytes) + " bytes exceeds the workspace limit of " +
+              std::to_string(resolved_workspace_limit(options)) + " bytes";
+    return false;
+  }
+  unsigned char* memory = nullptr;
+  try {
+    memory = WorkspaceAccess<ExecSpace>::reserve(workspace, bytes);
+  } catch (const BackendError& e) {
+    why_not = e.what();
+    return false;
+  }
+  if (!Emulation::run(space, g.trans_x, g.trans_y, g.m, g.n, g.k, alpha, g.x, g.ldx, g.y, g.ldy,
+                      beta, g.c, g.ldc, bits, memory, bytes, why_not)) {
+    return false;
+  }
+  report.algorithm = Algorithm::CublasEmulation;
+  report.backend = "cuBLAS";
+  report.slices = options.slices;
+  report.workspace_bytes = workspace.bytes();
+  return true;
+}
+
+/// For Algorithm::Auto: true when native FP64 GEMM beats even the cheapest Int8Slices that
+/// could meet the requested accuracy on this device (`why` says by how much).
+template <class ExecSpace>
+bool native_is_faster(const ExecSpace& space, std::int64_t K, const Options& o, std::string& why) {
+  const double ratio = Int8Gemm<ExecSpace>::int8_over_fp64_throughput(space);
+  if (!(ratio > 0)) return false;  // unknown device: Int8Slices
+  int S = o.slices;
+  int estimate = 0;
+  if (S == auto_slices) {
+    // The best case of accuracy.hpp's model: split ratio 2 (flat data), 1/D_mn = 1/K.
+    S = fp64_equivalent_slices(ErrorRatios{2.0, 1.0 / static_cast<double>(K)}, K, o.pairs, o.pair_count);
+    estimate = 1;
+  }
+  const int products = selected_pair_count(S, o.pairs, std::min(o.pair_count, S * S)) + estimate;
+  // Split and recombination add about 10% to the INT8 products (docs/benchmarks.md).
+  if (1.1 * products < ratio) return false;
+  why = "Auto: native FP64 GEMM is faster here (" + std::to_string(products) +
+        " INT8 products against an INT8/FP64 throughput ratio of " + std::to_string(ratio) + ")";
+  return true;
+}
+
 /// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
 template <class ExecSpace>
 Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[],
@@ -223,23 +289,38 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
     report.reason = shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
     return report;
   }
-  auto native = [&](const std::string& why) {
+  auto native = [&](const std::string& why, bool fallback) {
     ProfilingRegion region("ozaki::gemm[Native]");
     NativeGemm<ExecSpace>::run(space, trans_a, trans_b, alpha, A, B, beta, C);
     report.algorithm = Algorithm::Native;
     report.backend = "KokkosBlas";
-    report.fallback = !why.empty();
+    report.fallback = fallback;
     report.reason = why;
     return report;
   };
-  if (options.algorithm == Algorithm::Native) return native("");
+  if (options.algorithm == Algorithm::Native) return native("", false);
+  std::string why;
+  if (options.algorithm == Algorithm::Auto && native_is_faster(space, shape.k, options, why)) {
+    return native(why, false);
+  }
+  if (options.algorithm == Algorithm::CublasEmulation) {
+    ProfilingRegion region("ozaki::gemm[CublasEmulation]");
+    if (run_emulation(space, trans_a, trans_b, alpha, A, B, beta, C, options, workspace, report, why)) {
+      return report;
+    }
+    report.fallback = true;
+    report.reason = "CublasEmulation unavailable: " + why + "; Int8Slices used instead";
+  }
+  if (!Int8Gemm<ExecSpace>::supported(space, why)) {
+    return native(why + ": native FP64 GEMM used instead", true);
+  }
 
   ProfilingRegion region(std::string("ozaki::gemm[Int8Slices,") + Int8Gemm<ExecSpace>::name() + "]");
   // op(B)^T: both operands become rows along K, split by the same kernels.
   const typename V::ConstMatrix opBt = transposed_if(opB, true);
   if (!Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options, workspace, report)) {
     // Slices cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
-    return native("A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result");
+    return native("A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
   }
   return report;
 }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace ozaki {
@@ -39,6 +40,11 @@ template <class ExecSpace, bool backend_avail = Int8GemmBackendAvail<ExecSpace>:
 struct Int8Gemm {
   static const char* name() { return "portable"; }
   static void run(const ExecSpace& space, const Int8GemmProblem& p);
+  /// Every space runs the portable kernel.
+  static bool supported(const ExecSpace&, std::string&) { return true; }
+  /// INT8 over FP64 GEMM throughput, 0 when unknown: Algorithm::Auto then takes Int8Slices,
+  /// so that host results follow the same algorithm as the GPU's.
+  static double int8_over_fp64_throughput(const ExecSpace&) { return 0; }
 };
 
 namespace detail {

@@ -1,12 +1,13 @@
 #pragma once
 /// \file native.hpp
 /// FP64 GEMM through KokkosBlas::gemm, used for Algorithm::Native and for the reported
-/// fallbacks (NaN/Inf inputs).
+/// fallbacks (NaN/Inf inputs), and the column-major form that vendor BLAS calls need.
 ///
-/// Operands reach ozaki as strided views.  Kokkos Kernels only hands LayoutLeft/LayoutRight
+/// Operands reach ozaki as strided views.  Kokkos Kernels hands only LayoutLeft/LayoutRight
 /// views to vendor BLAS (cuBLAS), so every operand with a unit stride is re-expressed as a
-/// LayoutLeft view, transposed where its rows are contiguous, and a row-major C is handled as
-/// C^T = op(B)^T op(A)^T.  Only truly strided operands take Kokkos Kernels' generic kernel.
+/// column-major matrix, transposed where its rows are contiguous, and a row-major C is
+/// handled as C^T = op(B)^T op(A)^T.  Only truly strided operands take Kokkos Kernels'
+/// generic kernel.
 
 #include <ozaki/impl/kokkos_compat.hpp>
 #include <ozaki/impl/views.hpp>
@@ -17,6 +18,57 @@
 namespace ozaki {
 namespace Impl {
 
+/// C (m x n, column-major, ldc) = alpha op(X) op(Y) + beta C, X and Y column-major.
+struct ColumnMajorGemm {
+  bool trans_x = false, trans_y = false;
+  std::int64_t m = 0, n = 0, k = 0;
+  const double* x = nullptr;
+  std::int64_t ldx = 0;
+  const double* y = nullptr;
+  std::int64_t ldy = 0;
+  double* c = nullptr;
+  std::int64_t ldc = 0;
+};
+
+inline bool has_unit_stride(std::size_t extent, std::size_t stride) {
+  return stride == 1 || extent <= 1;
+}
+
+template <class View>
+bool column_or_row_major(const View& X) {
+  return has_unit_stride(X.extent(0), X.stride(0)) || has_unit_stride(X.extent(1), X.stride(1));
+}
+
+/// C = alpha op(A) op(B) + beta C (A, B as stored) in column-major form; false when an
+/// operand has no unit stride.
+template <class ConstMatrix, class Matrix>
+bool as_column_major(bool trans_a, bool trans_b, const ConstMatrix& A, const ConstMatrix& B,
+                     const Matrix& C, ColumnMajorGemm& out) {
+  if (!column_or_row_major(A) || !column_or_row_major(B) || !column_or_row_major(C)) return false;
+  // A row-major C is computed as C^T = op(B)^T op(A)^T.
+  const bool c_row_major = !has_unit_stride(C.extent(0), C.stride(0));
+  const ConstMatrix& X = c_row_major ? B : A;
+  const ConstMatrix& Y = c_row_major ? A : B;
+  const bool op_x = c_row_major ? !trans_b : trans_a;
+  const bool op_y = c_row_major ? !trans_a : trans_b;
+  out.m = c_row_major ? C.extent(1) : C.extent(0);
+  out.n = c_row_major ? C.extent(0) : C.extent(1);
+  out.k = trans_a ? A.extent(0) : A.extent(1);
+  out.c = C.data();
+  out.ldc = std::max<std::int64_t>({static_cast<std::int64_t>(c_row_major ? C.stride(0) : C.stride(1)), out.m, 1});
+  // An operand stored row-major is its transpose stored column-major.
+  auto place = [](const ConstMatrix& V, bool op, bool& trans, const double*& ptr, std::int64_t& ld) {
+    const bool row_major = !has_unit_stride(V.extent(0), V.stride(0));
+    trans = row_major ? !op : op;
+    ptr = V.data();
+    const std::int64_t rows = row_major ? V.extent(1) : V.extent(0);
+    ld = std::max<std::int64_t>({static_cast<std::int64_t>(row_major ? V.stride(0) : V.stride(1)), rows, 1});
+  };
+  place(X, op_x, out.trans_x, out.x, out.ldx);
+  place(Y, op_y, out.trans_y, out.y, out.ldy);
+  return true;
+}
+
 template <class ExecSpace>
 struct NativeGemm {
   using V = Views<ExecSpace>;
@@ -25,51 +77,26 @@ struct NativeGemm {
   using Left = Kokkos::View<double**, Kokkos::LayoutLeft, typename V::device_type,
                             typename V::unmanaged>;
 
-  static bool has_unit_stride(std::size_t extent, std::size_t stride) {
-    return stride == 1 || extent <= 1;
-  }
-
-  /// X (rows x cols, strided) as a column-major view, or its transpose when X is row-major.
-  /// `transposed` tells which.  Requires a unit stride in one dimension.
-  template <class View, class LeftView>
-  static LeftView as_left(const View& X, bool& transposed) {
-    transposed = !has_unit_stride(X.extent(0), X.stride(0));
-    const std::size_t rows = transposed ? X.extent(1) : X.extent(0);
-    const std::size_t cols = transposed ? X.extent(0) : X.extent(1);
-    const std::size_t ld_stride = transposed ? X.stride(0) : X.stride(1);
-    const std::size_t ld = std::max<std::size_t>({ld_stride, rows, 1});
-    // A column-major view with leading dimension ld: the first `rows` rows of rows=ld.
-    return Kokkos::subview(LeftView(X.data(), ld, cols), Kokkos::make_pair<std::size_t>(0, rows),
+  /// rows x cols column-major matrix with leading dimension ld.
+  template <class LeftView, class Pointer>
+  static auto left(Pointer p, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
+    return Kokkos::subview(LeftView(p, ld, cols), Kokkos::make_pair<std::int64_t>(0, rows),
                            Kokkos::ALL());
-  }
-
-  static bool blas_compatible(const typename V::ConstMatrix& X) {
-    return has_unit_stride(X.extent(0), X.stride(0)) || has_unit_stride(X.extent(1), X.stride(1));
   }
 
   /// C = alpha op(A) op(B) + beta C, A and B as stored, op given by the flags.
   static void run(const ExecSpace& space, bool trans_a, bool trans_b, double alpha,
                   const typename V::ConstMatrix& A, const typename V::ConstMatrix& B, double beta,
                   const typename V::Matrix& C) {
-    const bool all_unit = blas_compatible(A) && blas_compatible(B) &&
-                          (has_unit_stride(C.extent(0), C.stride(0)) ||
-                           has_unit_stride(C.extent(1), C.stride(1)));
-    if (!all_unit) {
+    ColumnMajorGemm g;
+    if (!as_column_major(trans_a, trans_b, A, B, C, g)) {
       compat::native_gemm(space, trans_a ? "T" : "N", trans_b ? "T" : "N", alpha, A, B, beta, C);
       return;
     }
-    bool c_transposed = false;
-    const Left Cl = as_left<typename V::Matrix, Left>(C, c_transposed);
-    // Row-major C: compute C^T = op(B)^T op(A)^T, i.e. swap the operands and flip both ops.
-    const typename V::ConstMatrix& X = c_transposed ? B : A;
-    const typename V::ConstMatrix& Y = c_transposed ? A : B;
-    const bool op_x = c_transposed ? !trans_b : trans_a;
-    const bool op_y = c_transposed ? !trans_a : trans_b;
-    bool x_transposed = false, y_transposed = false;
-    const ConstLeft Xl = as_left<typename V::ConstMatrix, ConstLeft>(X, x_transposed);
-    const ConstLeft Yl = as_left<typename V::ConstMatrix, ConstLeft>(Y, y_transposed);
-    compat::native_gemm(space, (op_x != x_transposed) ? "T" : "N",
-                        (op_y != y_transposed) ? "T" : "N", alpha, Xl, Yl, beta, Cl);
+    const auto X = left<ConstLeft>(g.x, g.trans_x ? g.k : g.m, g.trans_x ? g.m : g.k, g.ldx);
+    const auto Y = left<ConstLeft>(g.y, g.trans_y ? g.n : g.k, g.trans_y ? g.k : g.n, g.ldy);
+    const auto Cl = left<Left>(g.c, g.m, g.n, g.ldc);
+    compat::native_gemm(space, g.trans_x ? "T" : "N", g.trans_y ? "T" : "N", alpha, X, Y, beta, Cl);
   }
 };
 

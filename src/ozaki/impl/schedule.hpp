@@ -55,8 +55,11 @@ inline int selected_pair_count(int S, PairPolicy policy, int pair_count) {
 /// K rounded up to the slice padding (16 bytes: the alignment INT8 tensor-core GEMMs want).
 inline std::int64_t padded_k(std::int64_t K) { return (K + 15) / 16 * 16; }
 
+/// The K block in force: the option (or max_k_block) rounded down to a multiple of 16, so that
+/// every chunk of an INT8 GEMM starts 16-byte aligned (cuBLAS's INT8 kernels require 4 and
+/// run fastest at 16).
 inline std::int64_t resolved_k_block(std::int64_t k_block) {
-  return k_block == auto_k_block ? max_k_block : k_block;
+  return (k_block == auto_k_block ? max_k_block : k_block) / 16 * 16;
 }
 
 inline ProductSchedule make_schedule(int S, PairPolicy policy, int pair_count, std::int64_t K,

@@ -143,8 +143,8 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
         problem.lda = kpad;
         problem.b = b.data() + c * block;
         problem.ldb = kpad;
-        problem.c = region.products.data() + c * N * M;
-        problem.ldc = M;
+        problem.ldc = static_cast<std::int64_t>(region.products.extent(2));
+        problem.c = region.products.data() + c * N * problem.ldc;
         Int8Gemm<ExecSpace>::run(space, problem);
         ++choice.int8_gemms;
       }

@@ -46,6 +46,10 @@ class Carver {
   std::size_t offset_;
 };
 
+/// Rows of an INT32 product as stored: M rounded up to 16, because cuBLAS's INT8 kernels slow
+/// down by 4x when the output's leading dimension is not a multiple of 4 (docs/design.md).
+inline std::int64_t padded_rows(std::int64_t m) { return (m + 15) / 16 * 16; }
+
 struct Shape3 {
   std::int64_t m = 0, n = 0, k = 0;
 };
@@ -80,7 +84,8 @@ struct EstimateRegion {
       r.magnitudes_a[l] = typename V::Digits(c.take<std::int8_t>(s.m * kpad), s.m, kpad);
       r.magnitudes_b[l] = typename V::Digits(c.take<std::int8_t>(s.n * kpad), s.n, kpad);
     }
-    r.products = typename V::Products(c.take<std::int32_t>(chunks * s.m * s.n), chunks, s.n, s.m);
+    r.products = typename V::Products(c.take<std::int32_t>(chunks * s.n * padded_rows(s.m)), chunks,
+                                      s.n, padded_rows(s.m));
     return r;
   }
 };
@@ -98,7 +103,8 @@ struct ProductRegion {
     r.digits_a = typename V::Digits(c.take<std::int8_t>(s.m * S * kpad), s.m, S * kpad);
     r.digits_b = typename V::Digits(c.take<std::int8_t>(s.n * S * kpad), s.n, S * kpad);
     r.weights = typename V::Weights(c.take<double>(G), G);
-    r.products = typename V::Products(c.take<std::int32_t>(batch * s.m * s.n), batch, s.n, s.m);
+    r.products = typename V::Products(c.take<std::int32_t>(batch * s.n * padded_rows(s.m)), batch,
+                                      s.n, padded_rows(s.m));
     return r;
   }
 };
@@ -114,7 +120,7 @@ std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options
   ExponentRegion<ExecSpace>::carve(without_products, s);
   ProductRegion<ExecSpace>::carve(without_products, s, S, G, 0);
   const std::int64_t room = resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
-  const std::int64_t per_product = std::max<std::int64_t>(4 * s.m * s.n, 1);
+  const std::int64_t per_product = std::max<std::int64_t>(4 * s.n * padded_rows(s.m), 1);
   return std::max<std::int64_t>(1, std::min(G, room / per_product));
 }
 

@@ -1,0 +1,76 @@
+#include "cublas_handles.hpp"
+
+#include <ozaki/errors.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+namespace ozaki {
+namespace Impl {
+namespace cuda {
+
+namespace {
+
+struct Entry {
+  cublasHandle_t handle = nullptr;
+  std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
+};
+
+using Key = std::tuple<int, cudaStream_t, HandleUse>;
+
+std::mutex registry_mutex;
+std::map<Key, Entry>& registry() {
+  static std::map<Key, Entry> handles;
+  return handles;
+}
+
+void destroy_all() {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (auto& kv : registry()) cublasDestroy(kv.second.handle);  // at finalize: nothing to report to
+  registry().clear();
+}
+
+}  // namespace
+
+void check(cublasStatus_t status, const char* call) {
+  if (status == CUBLAS_STATUS_SUCCESS) return;
+  throw BackendError(std::string(call) + " failed: " + cublasGetStatusName(status) + " (" +
+                     cublasGetStatusString(status) + ")");
+}
+
+void check(cudaError_t status, const char* call) {
+  if (status == cudaSuccess) return;
+  throw BackendError(std::string(call) + " failed: " + cudaGetErrorName(status) + " (" +
+                     cudaGetErrorString(status) + ")");
+}
+
+BoundHandle handle_for(cudaStream_t stream, HandleUse use) {
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  static const bool hook = [] {
+    Kokkos::push_finalize_hook(destroy_all);
+    return true;
+  }();
+  (void)hook;
+  Entry& entry = registry()[Key{device, stream, use}];
+  if (entry.handle == nullptr) {
+    cublasHandle_t h = nullptr;
+    check(cublasCreate(&h), "cublasCreate");
+    const cublasStatus_t bound = cublasSetStream(h, stream);
+    if (bound != CUBLAS_STATUS_SUCCESS) {
+      cublasDestroy(h);
+      check(bound, "cublasSetStream");
+    }
+    entry.handle = h;
+  }
+  return {entry.handle, entry.mutex.get()};
+}
+
+}  // namespace cuda
+}  // namespace Impl
+}  // namespace ozaki

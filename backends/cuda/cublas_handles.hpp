@@ -1,0 +1,36 @@
+#pragma once
+// cuBLAS handles bound to streams, and status checks that throw.  Internal to the backend.
+//
+// A handle is created for one (device, stream, use), bound to that stream once with
+// cublasSetStream and never re-bound, so two execution space instances on two streams never
+// share a handle and cannot race on its stream or its settings.  Emulation settings (math
+// mode, mantissa control) live on a handle, so the emulation path has handles of its own.
+// All handles are destroyed when Kokkos finalizes.
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <mutex>
+
+namespace ozaki {
+namespace Impl {
+namespace cuda {
+
+enum class HandleUse { Int8, Emulation };
+
+/// A handle and the mutex that serialises host threads enqueueing work through it.
+struct BoundHandle {
+  cublasHandle_t handle = nullptr;
+  std::mutex* mutex = nullptr;
+};
+
+/// The handle for (current device, stream, use): created and bound on first use.
+BoundHandle handle_for(cudaStream_t stream, HandleUse use);
+
+/// Throw ozaki::BackendError naming the call and cuBLAS's / CUDA's reason.
+void check(cublasStatus_t status, const char* call);
+void check(cudaError_t status, const char* call);
+
+}  // namespace cuda
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,56 @@
+// INT8 products through cuBLAS (see ozaki/cuda/int8_gemm_cublas.hpp).
+#include <ozaki/cuda/int8_gemm_cublas.hpp>
+
+#include "cublas_handles.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8GemmProblem& p) {
+  if (p.rows_a == 0 || p.rows_b == 0) return;
+  const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Int8);
+  std::lock_guard<std::mutex> lock(*h.mutex);
+  const std::int32_t one = 1, zero = 0;
+  // cuBLAS's INT8 rate drops for very wide outputs (1281 vs 1461 TOP/s at 16384^3 on the
+  // H200, docs/benchmarks.md); calls of at most 8192 output columns recover part of it.
+  constexpr std::int64_t column_block = 8192;
+  for (std::int64_t n0 = 0; n0 < p.rows_b; n0 += column_block) {
+    const std::int64_t columns = std::min(column_block, p.rows_b - n0);
+    // Column-major view of the TN form: P (rows_a x columns) = A^T B with A stored
+    // length x rows_a (lda) and B stored length x columns (ldb), both K-contiguous.
+    cuda::check(cublasGemmEx_64(h.handle, CUBLAS_OP_T, CUBLAS_OP_N, p.rows_a, columns, p.length,
+                                &one, p.a, CUDA_R_8I, p.lda, p.b + n0 * p.ldb, CUDA_R_8I, p.ldb,
+                                &zero, p.c + n0 * p.ldc, CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I,
+                                CUBLAS_GEMM_DEFAULT),
+                "cublasGemmEx_64(INT8 x INT8 -> INT32, TN)");
+  }
+}
+
+bool Int8Gemm<Kokkos::Cuda, true>::supported(const Kokkos::Cuda& space, std::string& why_not) {
+  cudaDeviceProp prop;
+  cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
+  if (prop.major * 10 + prop.minor >= 75) return true;
+  why_not = std::string("device ") + prop.name + " (compute capability " + std::to_string(prop.major) +
+            "." + std::to_string(prop.minor) + ") has no INT8 tensor-core GEMM";
+  return false;
+}
+
+double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cuda& space) {
+  cudaDeviceProp prop;
+  cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
+  // Measured rates where we have them, datasheet dense rates otherwise (docs/design.md):
+  //   sm_90 (H100/H200): cublasGemmEx INT8 TN 1461 TOP/s over cublasDgemm 56.6 TFLOP/s
+  //   sm_80 (A100): 624 / 19.5; sm_86/89/75 (FP64 at 1/64 of FP32): INT8 far ahead.
+  switch (prop.major * 10 + prop.minor) {
+    case 90: return 1461.0 / 56.6;
+    case 80: return 624.0 / 19.5;
+    case 75: case 86: case 87: case 89: return 100.0;
+    default: return 0;  // unknown: no preference (Int8Slices)
+  }
+}
+
+}  // namespace Impl
+}  // namespace ozaki

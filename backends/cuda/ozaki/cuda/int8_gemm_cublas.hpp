@@ -1,0 +1,47 @@
+#pragma once
+/// \file int8_gemm_cublas.hpp
+/// The CUDA backend's declarations (definitions in backends/cuda/*.cpp, compiled into the
+/// library): INT8 products through cublasGemmEx, and cuBLAS's FP64 emulation.
+
+#include <ozaki/impl/backend_traits.hpp>
+#include <ozaki/impl/int8_gemm.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+
+namespace ozaki {
+namespace Impl {
+
+template <>
+struct Int8GemmBackendAvail<Kokkos::Cuda> : std::true_type {};
+
+/// INT8 x INT8 -> INT32 in TN form through cublasGemmEx (CUDA_R_8I, CUBLAS_COMPUTE_32I) on
+/// the stream of `space`, with the cuBLAS handle bound to that stream.
+template <>
+struct Int8Gemm<Kokkos::Cuda, true> {
+  static const char* name() { return "cuBLAS"; }
+  static void run(const Kokkos::Cuda& space, const Int8GemmProblem& p);
+  /// Whether this device runs INT8 tensor-core GEMMs (compute capability >= 7.5), and why not.
+  static bool supported(const Kokkos::Cuda& space, std::string& why_not);
+  /// Measured INT8 (TN) over FP64 GEMM throughput of this device's architecture, 0 if unknown.
+  static double int8_over_fp64_throughput(const Kokkos::Cuda& space);
+};
+
+template <>
+struct EmulationBackend<Kokkos::Cuda> {
+  static constexpr bool available = true;
+  /// Workspace bytes cuBLAS's FP64 emulation needs for this call (see emulation_cublas.cpp).
+  static std::size_t workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t k, int mantissa_bits);
+  /// C = alpha op(A) op(B) + beta C with cublasDgemm in CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH,
+  /// eager strategy; mantissa_bits > 0 fixes the mantissa, 0 lets cuBLAS choose (dynamic).
+  /// A, B, C column-major.  Returns false (with `why_not`) where emulation is unavailable.
+  static bool run(const Kokkos::Cuda& space, bool trans_a, bool trans_b, std::int64_t m,
+                  std::int64_t n, std::int64_t k, double alpha, const double* A, std::int64_t lda,
+                  const double* B, std::int64_t ldb, double beta, double* C, std::int64_t ldc,
+                  int mantissa_bits, void* workspace, std::size_t workspace_bytes,
+                  std::string& why_not);
+};
+
+}  // namespace Impl
+}  // namespace ozaki

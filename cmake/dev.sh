@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The project's own commands; the README's two commands are the first two.
+#
+#   cmake/dev.sh demo [ozaki_bench options]   set up, build, run the main job (ozaki_bench)
+#   cmake/dev.sh test                         set up, build, run every test
+#   cmake/dev.sh device                       on the GPU machine: CUDA build, CUDA tests and the
+#                                             benchmark suite, logs under $OUT (docs/building.md)
+#
+# Everything the commands need is installed here: Debian packages through apt-get (when
+# missing), Kokkos + Kokkos Kernels 3.4.01 through cmake/deps/kokkos.sh (cached under .deps/).
+# Set Kokkos_ROOT and KokkosKernels_ROOT to use your own Kokkos instead.
+#
+# The CUDA build: where nvcc exists, `test` also compiles the CUDA backend and its tests
+# (build-cuda/), and runs them when a GPU answers.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+jobs=${OZAKI_JOBS:-$(nproc 2>/dev/null || echo 2)}
+deps=$here/deps/kokkos.sh
+
+log() { echo "[ozaki] $*" >&2; }
+
+have_nvcc() { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; }
+have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
+
+# The Debian packages the build and the tests need (libgtest-dev: GoogleTest).
+system_packages() {
+  # shellcheck source=deps/kokkos.sh
+  OZAKI_DEPS_ONLY_FUNCTIONS=1 source "$deps"
+  if command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 &&
+     { [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; }; then
+    return 0
+  fi
+  ensure_debian_packages cmake make g++ libgtest-dev
+}
+
+# Prints the prefix of a Kokkos install of the given variant (host|cuda): the user's own
+# (Kokkos_ROOT) or ours, built on first use.
+kokkos_prefix() {
+  if [ -n "${Kokkos_ROOT:-}" ]; then echo "$Kokkos_ROOT"; else "$deps" "$1" | tail -n 1; fi
+}
+
+# configure_and_build <variant> <build dir> [extra cmake args...]
+configure_and_build() {
+  local variant=$1 build=$2
+  shift 2
+  local prefix
+  prefix=$(kokkos_prefix "$variant")
+  local args=(-S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release
+    -DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="${KokkosKernels_ROOT:-$prefix}")
+  if [ "$variant" = cuda ]; then
+    export PATH=$PATH:/usr/local/cuda/bin
+    local wrapper=$prefix/bin/nvcc_wrapper
+    [ -x "$wrapper" ] || wrapper=$repo/.deps/src/kokkos/bin/nvcc_wrapper
+    args+=(-DCMAKE_CXX_COMPILER="$wrapper")
+  fi
+  log "configuring $build ($variant)"
+  cmake "${args[@]}" "$@" >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; return 1; }
+  log "building $build with $jobs jobs"
+  if ! cmake --build "$build" -j "$jobs" >"$build.build.log" 2>&1; then
+    grep -E -A5 "error" "$build.build.log" | head -n 80 >&2
+    log "build failed: $build.build.log"
+    return 1
+  fi
+}
+
+cmd_test() {
+  system_packages
+  configure_and_build host "$repo/build-host"
+  log "running the host tests"
+  (cd "$repo/build-host" && ctest --output-on-failure -j "$jobs")
+  if have_nvcc; then
+    configure_and_build cuda "$repo/build-cuda" -DOZAKI_TEST_SPACES=cuda
+    if have_gpu; then
+      log "running the CUDA tests"
+      (cd "$repo/build-cuda" && ctest --output-on-failure)
+    else
+      log "no GPU here: the CUDA backend and its tests were compiled, not run"
+    fi
+  fi
+  log "all tests passed"
+}
+
+cmd_demo() {
+  system_packages
+  local variant=host build=$repo/build-host
+  if have_gpu && have_nvcc; then variant=cuda build=$repo/build-cuda; fi
+  configure_and_build "$variant" "$build" -DOZAKI_ENABLE_TESTS=OFF
+  export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+  "$build/perf_tests/ozaki_bench" "$@"
+}
+
+# On the GPU machine, in one call: CUDA build, CUDA tests, benchmark suite; logs to $OUT.
+cmd_device() {
+  local out=${OUT:-$repo/build-cuda/out}
+  mkdir -p "$out"
+  {
+    date -u
+    nvidia-smi || true
+    nvcc --version || true
+    cmake --version | head -n 1
+    git -C "$repo" rev-parse HEAD 2>/dev/null || echo "commit: (no git)"
+  } >"$out/environment.txt" 2>&1
+  local t0=$SECONDS
+  configure_and_build cuda "$repo/build-cuda" -DOZAKI_TEST_SPACES=cuda 2>&1 | tee "$out/build.log"
+  echo "build: $((SECONDS - t0)) s" | tee -a "$out/build.log"
+  (cd "$repo/build-cuda" && ctest --output-on-failure 2>&1) | tee "$out/tests.log" || true
+  "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" \
+    --json "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
+}
+
+case ${1:-} in
+demo) shift; cmd_demo "$@" ;;
+test) shift; cmd_test "$@" ;;
+device) shift; cmd_device "$@" ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,38 @@
+// Using ozaki from a Kokkos application: C = A B with ozaki::gemm, checked against
+// KokkosBlas::gemm.  Exits with 1 if the two disagree beyond FP64 rounding.
+#include <ozaki/ozaki.hpp>
+
+#include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Random.hpp>
+
+#include <cstdio>
+
+int main(int argc, char* argv[]) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  const int m = 300, n = 200, k = 500;
+  Kokkos::View<double**> A("A", m, k), B("B", k, n), C("C", m, n), C_native("C_native", m, n);
+  Kokkos::Random_XorShift64_Pool<> pool(42);
+  Kokkos::fill_random(A, pool, -1.0, 1.0);
+  Kokkos::fill_random(B, pool, -1.0, 1.0);
+
+  // Same arguments as KokkosBlas::gemm, plus options; the report says what was done.
+  const ozaki::Report report = ozaki::gemm("N", "N", 1.0, A, B, 0.0, C);
+  KokkosBlas::gemm("N", "N", 1.0, A, B, 0.0, C_native);
+
+  // Both are FP64-accurate: |C - C_native| <= 2 gamma_k |A||B| <= 2 k u * k, so compare
+  // against k^2 * 2^-52 (entries of A and B are at most 1).
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "compare", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {m, n}),
+      KOKKOS_LAMBDA(const int i, const int j, double& w) {
+        const double d = C(i, j) - C_native(i, j);
+        w = w > (d < 0 ? -d : d) ? w : (d < 0 ? -d : d);
+      },
+      Kokkos::Max<double>(worst));
+  const double bound = double(k) * k * 0x1p-52;
+  std::printf("ozaki::gemm: %s on %s, S = %d, %d INT8 GEMMs; max |C - C_native| = %.3e (bound %.3e)\n",
+              ozaki::to_string(report.algorithm), report.backend.c_str(), report.slices,
+              report.int8_gemms, worst, bound);
+  return worst <= bound && report.algorithm == ozaki::Algorithm::Int8Slices ? 0 : 1;
+}

@@ -1,0 +1,437 @@
+// ozaki_bench: the main job and the benchmark driver.
+//
+// Multiplies random FP64 matrices (entries (U - 1/2) exp(phi N), the Ozaki papers' inputs)
+// with each requested configuration and with native FP64 GEMM, on the same inputs in the
+// same run, and reports for each: median time, TFLOP/s, speed relative to native, INT8 TOP/s
+// of the INT8 phase, the shares of split / estimate / recombination, workspace bytes, and the
+// error against a double-double reference on sampled entries.
+//
+//   ozaki_bench                                  demo: one shape, native vs ozaki defaults
+//   ozaki_bench --suite device --csv r.csv       the H200 suite of docs/benchmarks.md
+//   ozaki_bench --shapes 4096,16384x16384x1024 --configs native,int8:7:tri,int8:3:tri
+//
+// Run with --help for every option.
+
+#include <ozaki/ozaki.hpp>
+#include <ozaki/serial/reference.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Random.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Space = Kokkos::DefaultExecutionSpace;
+using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, Space::memory_space>;
+constexpr bool on_host =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space::memory_space>::accessible;
+
+struct ShapeArg {
+  std::int64_t m, n, k;
+};
+
+struct Config {
+  std::string name;
+  ozaki::Options options;
+};
+
+struct Settings {
+  std::vector<ShapeArg> shapes;
+  std::vector<Config> configs;
+  double phi = 0.5;
+  int reps = 5;
+  int samples = 128;
+  std::uint64_t seed = 2026;
+  std::string csv, json;
+  bool phases = true;
+  std::int64_t workspace_limit = 0;
+};
+
+[[noreturn]] void usage(int code) {
+  std::cout <<
+      R"(ozaki_bench: ozaki::gemm against native FP64 GEMM on random matrices.
+
+  --shapes LIST     comma-separated; N (cube) or MxNxK            (default: demo shape)
+  --configs LIST    comma-separated, each one of
+                      native             KokkosBlas::gemm (cuBLAS DGEMM on CUDA)
+                      auto               ozaki defaults: Algorithm::Auto, automatic S
+                      int8:S[:POLICY]    Int8Slices with S slices (or auto); POLICY tri (default),
+                                         full, or a pair count
+  --suite NAME      demo (default) or device (the suite of docs/benchmarks.md)
+  --phi X           exponent spread of the inputs                 (default 0.5)
+  --reps N          timed repetitions; the median is reported     (default 5)
+  --samples N       entries checked against double-double         (default 128)
+  --workspace-gib X workspace limit per call                       (default 8)
+  --no-phases       skip the extra run that times the phases
+  --csv FILE        write the results as CSV
+  --json FILE       write the results as JSON
+  --seed N          random seed
+)";
+  std::exit(code);
+}
+
+std::vector<std::string> split_list(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+ShapeArg parse_shape(const std::string& s) {
+  const auto parts = split_list(s, 'x');
+  if (parts.size() == 1) {
+    const std::int64_t n = std::stoll(parts[0]);
+    return {n, n, n};
+  }
+  if (parts.size() == 3) return {std::stoll(parts[0]), std::stoll(parts[1]), std::stoll(parts[2])};
+  throw std::invalid_argument("bad shape '" + s + "' (N or MxNxK)");
+}
+
+Config parse_config(const std::string& s) {
+  Config c;
+  c.name = s;
+  const auto parts = split_list(s, ':');
+  if (parts.empty()) throw std::invalid_argument("empty config");
+  if (parts[0] == "native") {
+    c.options.algorithm = ozaki::Algorithm::Native;
+  } else if (parts[0] == "auto") {
+    c.options.algorithm = ozaki::Algorithm::Auto;
+  } else if (parts[0] == "int8") {
+    c.options.algorithm = ozaki::Algorithm::Int8Slices;
+    if (parts.size() > 1 && parts[1] != "auto") c.options.slices = std::stoi(parts[1]);
+    if (parts.size() > 2) {
+      if (parts[2] == "tri") {
+        c.options.pairs = ozaki::PairPolicy::Triangular;
+      } else if (parts[2] == "full") {
+        c.options.pairs = ozaki::PairPolicy::Full;
+      } else {
+        c.options.pairs = ozaki::PairPolicy::Count;
+        c.options.pair_count = std::stoi(parts[2]);
+      }
+    }
+  } else {
+    throw std::invalid_argument("unknown config '" + s + "'");
+  }
+  return c;
+}
+
+Settings parse(int argc, char* argv[]) {
+  Settings st;
+  std::string suite = "demo", shapes, configs;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") usage(0);
+    else if (a == "--shapes") shapes = value();
+    else if (a == "--configs") configs = value();
+    else if (a == "--suite") suite = value();
+    else if (a == "--phi") st.phi = std::stod(value());
+    else if (a == "--reps") st.reps = std::stoi(value());
+    else if (a == "--samples") st.samples = std::stoi(value());
+    else if (a == "--workspace-gib") st.workspace_limit = static_cast<std::int64_t>(std::stod(value()) * (1ll << 30));
+    else if (a == "--no-phases") st.phases = false;
+    else if (a == "--csv") st.csv = value();
+    else if (a == "--json") st.json = value();
+    else if (a == "--seed") st.seed = std::stoull(value());
+    else if (a.rfind("--kokkos", 0) == 0) continue;  // Kokkos' own options
+    else throw std::invalid_argument("unknown option " + a + " (see --help)");
+  }
+  if (suite == "demo") {
+    if (shapes.empty()) shapes = on_host ? "1024" : "8192";
+    if (configs.empty()) configs = "native,auto";
+  } else if (suite == "device") {
+    if (shapes.empty()) shapes = "1024,2048,4096,8192,16384,16384x16384x1024,1024x1024x65536";
+    if (configs.empty()) {
+      configs = "native,auto,int8:auto:tri";
+      for (int S = 2; S <= 8; ++S) configs += ",int8:" + std::to_string(S) + ":tri,int8:" + std::to_string(S) + ":full";
+    }
+  } else {
+    throw std::invalid_argument("unknown suite '" + suite + "'");
+  }
+  for (const auto& s : split_list(shapes, ',')) st.shapes.push_back(parse_shape(s));
+  for (const auto& c : split_list(configs, ',')) st.configs.push_back(parse_config(c));
+  for (auto& c : st.configs) c.options.workspace_limit = st.workspace_limit;
+  if (st.reps < 1 || st.samples < 1) throw std::invalid_argument("--reps and --samples must be >= 1");
+  return st;
+}
+
+/// Fills X with (U - 1/2) exp(phi N) on the device.
+void fill(const Matrix& X, double phi, std::uint64_t seed) {
+  Kokkos::Random_XorShift64_Pool<Space> pool(seed);
+  const std::int64_t rows = X.extent(0);
+  Kokkos::parallel_for(
+      "ozaki_bench::fill",
+      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, X.size()),
+      KOKKOS_LAMBDA(const std::int64_t idx) {
+        auto g = pool.get_state();
+        const double u = g.drand(-0.5, 0.5);
+        const double z = g.normal();
+        pool.free_state(g);
+        X(idx % rows, idx / rows) = u * exp(phi * z);
+      });
+}
+
+struct Inputs {
+  std::vector<Matrix> A, B;  // rotated sets, so that timed runs do not reuse L2
+  Matrix C;
+  std::vector<double> hostA, hostB;  // set 0, column-major, for the reference
+};
+
+Inputs make_inputs(const ShapeArg& s, double phi, std::uint64_t seed) {
+  Inputs in;
+  const double bytes = 8.0 * (s.m * s.k + s.k * s.n);
+  const int sets = std::max(1, std::min(8, static_cast<int>(std::ceil(4 * 64e6 / bytes))));
+  for (int i = 0; i < sets; ++i) {
+    in.A.emplace_back(Kokkos::view_alloc("A", Kokkos::WithoutInitializing), s.m, s.k);
+    in.B.emplace_back(Kokkos::view_alloc("B", Kokkos::WithoutInitializing), s.k, s.n);
+    fill(in.A.back(), phi, seed + 2 * i);
+    fill(in.B.back(), phi, seed + 2 * i + 1);
+  }
+  in.C = Matrix(Kokkos::view_alloc("C", Kokkos::WithoutInitializing), s.m, s.n);
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in.A[0]);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in.B[0]);
+  in.hostA.assign(ha.data(), ha.data() + ha.size());
+  in.hostB.assign(hb.data(), hb.data() + hb.size());
+  return in;
+}
+
+struct Sample {
+  std::int64_t m, n;
+  double reference;    // (A B)_mn in double-double, rounded
+  double abs_product;  // (|A||B|)_mn
+};
+
+std::vector<Sample> reference_samples(const Inputs& in, const ShapeArg& s, int count, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const ozaki::serial::ConstMatrixRef A{in.hostA.data(), s.m, s.k, 1, s.m};
+  const ozaki::serial::ConstMatrixRef B{in.hostB.data(), s.k, s.n, 1, s.k};
+  std::vector<Sample> out(count);
+  for (auto& smp : out) {
+    smp.m = static_cast<std::int64_t>(rng() % s.m);
+    smp.n = static_cast<std::int64_t>(rng() % s.n);
+  }
+  Kokkos::parallel_for(
+      "ozaki_bench::reference",
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, count), [&](const int i) {
+        const auto dd = ozaki::serial::dd_dot(A, B, out[i].m, out[i].n);
+        out[i].reference = dd.hi + dd.lo;
+        double abs = 0;
+        for (std::int64_t k = 0; k < s.k; ++k) abs += std::fabs(A(out[i].m, k) * B(k, out[i].n));
+        out[i].abs_product = abs;
+      });
+  return out;
+}
+
+struct Errors {
+  double normwise = 0;  // max |c - ref| / (|A||B|)_mn
+  double relative = 0;  // sqrt(sum (c - ref)^2 / sum ref^2) over the samples
+};
+
+Errors measure_errors(const Matrix& C, const std::vector<Sample>& samples) {
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  Errors e;
+  double num = 0, den = 0;
+  for (const auto& s : samples) {
+    const double d = host(s.m, s.n) - s.reference;
+    if (std::isnan(d)) return {NAN, NAN};
+    e.normwise = std::max(e.normwise, s.abs_product > 0 ? std::fabs(d) / s.abs_product : std::fabs(d));
+    num += d * d;
+    den += s.reference * s.reference;
+  }
+  e.relative = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return e;
+}
+
+struct Result {
+  ShapeArg shape;
+  std::string config;
+  ozaki::Report report;
+  ozaki::Report phases;  // from the run with time_phases
+  double seconds = 0;    // median
+  double native_seconds = 0;
+  Errors errors;
+  std::string error_message;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Config& cfg,
+                  const std::vector<Sample>& samples, const Settings& st) {
+  Result r;
+  r.shape = s;
+  r.config = cfg.name;
+  try {
+    ozaki::Workspace<Space> ws(space);
+    // Warm-up (also sizes the workspace), then timed runs on rotating input sets.
+    ozaki::gemm(space, "N", "N", 1.0, in.A[0], in.B[0], 0.0, in.C, cfg.options, ws);
+    space.fence();
+    std::vector<double> times;
+    for (int rep = 0; rep < st.reps; ++rep) {
+      const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
+      space.fence();
+      const auto t0 = std::chrono::steady_clock::now();
+      r.report = ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, cfg.options, ws);
+      space.fence();
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    r.seconds = median(times);
+    ozaki::Options timed = cfg.options;
+    timed.time_phases = st.phases;
+    r.phases = ozaki::gemm(space, "N", "N", 1.0, in.A[0], in.B[0], 0.0, in.C, timed, ws);
+    space.fence();
+    r.errors = measure_errors(in.C, samples);
+  } catch (const std::exception& e) {
+    r.error_message = e.what();
+  }
+  return r;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string shape_name(const ShapeArg& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+/// Derived figures of one result.
+struct Figures {
+  double tflops, speedup, int8_tops, split_share, estimate_share, recombine_share;
+};
+
+Figures figures(const Result& r) {
+  const double flops = 2.0 * r.shape.m * r.shape.n * r.shape.k;
+  const auto& p = r.phases;
+  const double phase_total = p.seconds_split + p.seconds_estimate + p.seconds_int8 + p.seconds_recombine;
+  Figures f;
+  f.tflops = flops / r.seconds / 1e12;
+  f.speedup = r.native_seconds > 0 ? r.native_seconds / r.seconds : 0;
+  f.int8_tops = p.seconds_int8 > 0 ? p.int8_operations / p.seconds_int8 / 1e12 : 0;
+  f.split_share = phase_total > 0 ? p.seconds_split / phase_total : 0;
+  f.estimate_share = phase_total > 0 ? p.seconds_estimate / phase_total : 0;
+  f.recombine_share = phase_total > 0 ? p.seconds_recombine / phase_total : 0;
+  return f;
+}
+
+void print_table(const std::vector<Result>& results) {
+  std::printf("%-20s %-14s %3s %5s %5s %10s %8s %7s %8s %6s %6s %6s %9s %9s %9s\n", "shape",
+              "config", "S", "pairs", "gemms", "time[ms]", "TFLOP/s", "xnative", "INT8TOP/s",
+              "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
+  for (const auto& r : results) {
+    if (!r.error_message.empty()) {
+      std::printf("%-20s %-14s  failed: %s\n", shape_name(r.shape).c_str(), r.config.c_str(),
+                  r.error_message.c_str());
+      continue;
+    }
+    const Figures f = figures(r);
+    std::printf("%-20s %-14s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e %9.2e\n",
+                shape_name(r.shape).c_str(), r.config.c_str(), r.report.slices,
+                r.report.slice_pairs, r.report.int8_gemms, r.seconds * 1e3, f.tflops, f.speedup,
+                f.int8_tops, 100 * f.split_share, 100 * f.estimate_share, 100 * f.recombine_share,
+                r.report.workspace_bytes / 1048576.0, r.errors.normwise, r.errors.relative);
+  }
+}
+
+void write_csv(const std::string& path, const std::vector<Result>& results, const Settings& st) {
+  std::ofstream out(path);
+  out << "m,n,k,phi,config,algorithm,backend,slices,pairs,int8_gemms,seconds,tflops,speedup_vs_native,"
+         "int8_tops,split_share,estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,"
+         "fallback,reason\n";
+  for (const auto& r : results) {
+    const Figures f = figures(r);
+    out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << st.phi << ',' << r.config << ','
+        << ozaki::to_string(r.report.algorithm) << ',' << r.report.backend << ',' << r.report.slices << ','
+        << r.report.slice_pairs << ',' << r.report.int8_gemms << ',' << r.seconds << ',' << f.tflops << ','
+        << f.speedup << ',' << f.int8_tops << ',' << f.split_share << ',' << f.estimate_share << ','
+        << f.recombine_share << ',' << r.report.workspace_bytes << ',' << r.errors.normwise << ','
+        << r.errors.relative << ',' << r.report.fallback << ",\"" << r.error_message << r.report.reason
+        << "\"\n";
+  }
+}
+
+void write_json(const std::string& path, const std::vector<Result>& results, const Settings& st) {
+  std::ofstream out(path);
+  out << "{\n  \"space\": \"" << Space::name() << "\",\n  \"phi\": " << st.phi
+      << ",\n  \"reps\": " << st.reps << ",\n  \"results\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    const Figures f = figures(r);
+    out << "    {\"m\": " << r.shape.m << ", \"n\": " << r.shape.n << ", \"k\": " << r.shape.k
+        << ", \"config\": \"" << r.config << "\", \"algorithm\": \"" << ozaki::to_string(r.report.algorithm)
+        << "\", \"slices\": " << r.report.slices << ", \"pairs\": " << r.report.slice_pairs
+        << ", \"int8_gemms\": " << r.report.int8_gemms << ", \"seconds\": " << r.seconds
+        << ", \"tflops\": " << f.tflops << ", \"speedup_vs_native\": " << f.speedup
+        << ", \"int8_tops\": " << f.int8_tops << ", \"split_share\": " << f.split_share
+        << ", \"estimate_share\": " << f.estimate_share << ", \"recombine_share\": " << f.recombine_share
+        << ", \"workspace_bytes\": " << r.report.workspace_bytes
+        << ", \"err_normwise\": " << (std::isnan(r.errors.normwise) ? "null" : fmt("%.6e", r.errors.normwise))
+        << ", \"err_relative\": " << (std::isnan(r.errors.relative) ? "null" : fmt("%.6e", r.errors.relative))
+        << ", \"error\": \"" << r.error_message << "\"}" << (i + 1 < results.size() ? "," : "") << "\n";
+  }
+  out << "  ]\n}\n";
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  Settings st;
+  try {
+    st = parse(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "ozaki_bench: " << e.what() << "\n";
+    return 2;
+  }
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  const Space space;
+  std::printf("ozaki_bench: C = A B on %s, inputs (U-1/2) exp(%.2g N), median of %d runs,\n"
+              "errors against double-double on %d sampled entries\n\n",
+              Space::name(), st.phi, st.reps, st.samples);
+  std::vector<Result> results;
+  bool any_failed = false;
+  for (const auto& shape : st.shapes) {
+    Inputs in = make_inputs(shape, st.phi, st.seed);
+    const auto samples = reference_samples(in, shape, st.samples, st.seed + 99);
+    // Native first: every other row of this shape is measured against it.
+    Config native{"native", {}};
+    native.options.algorithm = ozaki::Algorithm::Native;
+    const Result reference = run_config(space, shape, in, native, samples, st);
+    for (const auto& cfg : st.configs) {
+      Result r = cfg.options.algorithm == ozaki::Algorithm::Native
+                     ? reference
+                     : run_config(space, shape, in, cfg, samples, st);
+      r.native_seconds = reference.seconds;
+      any_failed = any_failed || !r.error_message.empty();
+      results.push_back(r);
+    }
+    print_table({results.end() - st.configs.size(), results.end()});
+    std::fflush(stdout);
+  }
+  std::printf("\nxnative: native time / this time.  err|A||B|: max |c - ref| / (|A||B|)_mn.\n");
+  if (!st.csv.empty()) write_csv(st.csv, results, st);
+  if (!st.json.empty()) write_json(st.json, results, st);
+  return any_failed ? 1 : 0;
+}
