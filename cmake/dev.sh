@@ -19,7 +19,7 @@ repo=$(cd "$here/.." && pwd)
 jobs=${OZAKI_JOBS:-$(nproc 2>/dev/null || echo 2)}
 deps=$here/deps/kokkos.sh
 
-log() { echo "[ozaki] $*" >&2; }
+say() { echo "[ozaki] $*" >&2; }
 
 have_nvcc() { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; }
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
@@ -28,11 +28,10 @@ have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2
 system_packages() {
   # shellcheck source=deps/kokkos.sh
   OZAKI_DEPS_ONLY_FUNCTIONS=1 source "$deps"
-  if command -v cmake >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 &&
-     { [ -f /usr/include/gtest/gtest.h ] || [ -f /usr/local/include/gtest/gtest.h ]; }; then
-    return 0
+  ensure_build_tools
+  if [ ! -f /usr/include/gtest/gtest.h ] && [ ! -f /usr/local/include/gtest/gtest.h ]; then
+    ensure_debian_packages libgtest-dev
   fi
-  ensure_debian_packages cmake make g++ libgtest-dev
 }
 
 # Prints the prefix of a Kokkos install of the given variant (host|cuda): the user's own
@@ -55,12 +54,16 @@ configure_and_build() {
     [ -x "$wrapper" ] || wrapper=$repo/.deps/src/kokkos/bin/nvcc_wrapper
     args+=(-DCMAKE_CXX_COMPILER="$wrapper")
   fi
-  log "configuring $build ($variant)"
-  cmake "${args[@]}" "$@" >"$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; return 1; }
-  log "building $build with $jobs jobs"
+  say "configuring $build ($variant)"
+  # An existing build keeps the generator it was made with.
+  local generator=${CMAKE_GENERATOR:-}
+  [ -f "$build/CMakeCache.txt" ] && generator=
+  CMAKE_GENERATOR=$generator cmake "${args[@]}" "$@" >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log" >&2; return 1; }
+  say "building $build with $jobs jobs"
   if ! cmake --build "$build" -j "$jobs" >"$build.build.log" 2>&1; then
     grep -E -A5 "error" "$build.build.log" | head -n 80 >&2
-    log "build failed: $build.build.log"
+    say "build failed: $build.build.log"
     return 1
   fi
 }
@@ -68,18 +71,18 @@ configure_and_build() {
 cmd_test() {
   system_packages
   configure_and_build host "$repo/build-host"
-  log "running the host tests"
+  say "running the host tests"
   (cd "$repo/build-host" && ctest --output-on-failure -j "$jobs")
   if have_nvcc; then
     configure_and_build cuda "$repo/build-cuda" -DOZAKI_TEST_SPACES=cuda
     if have_gpu; then
-      log "running the CUDA tests"
+      say "running the CUDA tests"
       (cd "$repo/build-cuda" && ctest --output-on-failure)
     else
-      log "no GPU here: the CUDA backend and its tests were compiled, not run"
+      say "no GPU here: the CUDA backend and its tests were compiled, not run"
     fi
   fi
-  log "all tests passed"
+  say "all tests passed"
 }
 
 cmd_demo() {
@@ -105,7 +108,9 @@ cmd_device() {
   local t0=$SECONDS
   configure_and_build cuda "$repo/build-cuda" -DOZAKI_TEST_SPACES=cuda 2>&1 | tee "$out/build.log"
   echo "build: $((SECONDS - t0)) s" | tee -a "$out/build.log"
-  (cd "$repo/build-cuda" && ctest --output-on-failure 2>&1) | tee "$out/tests.log" || true
+  t0=$SECONDS
+  (cd "$repo/build-cuda" && ctest --output-on-failure --timeout 300 2>&1) | tee "$out/tests.log" || true
+  echo "tests: $((SECONDS - t0)) s" | tee -a "$out/tests.log"
   "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" \
     --json "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
 }

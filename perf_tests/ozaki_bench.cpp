@@ -70,6 +70,8 @@ struct Settings {
                       auto               ozaki defaults: Algorithm::Auto, automatic S
                       int8:S[:POLICY]    Int8Slices with S slices (or auto); POLICY tri (default),
                                          full, or a pair count
+                      emu:S              cuBLAS FP64 emulation, min(8S, 55) bits (or auto:
+                                         cuBLAS's dynamic choice)
   --suite NAME      demo (default) or device (the suite of docs/benchmarks.md)
   --phi X           exponent spread of the inputs                 (default 0.5)
   --reps N          timed repetitions; the median is reported     (default 5)
@@ -124,6 +126,9 @@ Config parse_config(const std::string& s) {
         c.options.pair_count = std::stoi(parts[2]);
       }
     }
+  } else if (parts[0] == "emu") {
+    c.options.algorithm = ozaki::Algorithm::CublasEmulation;
+    if (parts.size() > 1 && parts[1] != "auto") c.options.slices = std::stoi(parts[1]);
   } else {
     throw std::invalid_argument("unknown config '" + s + "'");
   }
@@ -160,9 +165,11 @@ Settings parse(int argc, char* argv[]) {
   } else if (suite == "device") {
     if (shapes.empty()) shapes = "1024,2048,4096,8192,16384,16384x16384x1024,1024x1024x65536";
     if (configs.empty()) {
-      configs = "native,auto,int8:auto:tri";
+      configs = "native,auto,int8:auto:tri,emu:auto,emu:7";
       for (int S = 2; S <= 8; ++S) configs += ",int8:" + std::to_string(S) + ":tri,int8:" + std::to_string(S) + ":full";
     }
+    // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB.
+    if (st.workspace_limit == 0) st.workspace_limit = std::int64_t(40) << 30;
   } else {
     throw std::invalid_argument("unknown suite '" + suite + "'");
   }
@@ -338,8 +345,8 @@ Figures figures(const Result& r) {
 }
 
 void print_table(const std::vector<Result>& results) {
-  std::printf("%-20s %-14s %3s %5s %5s %10s %8s %7s %8s %6s %6s %6s %9s %9s %9s\n", "shape",
-              "config", "S", "pairs", "gemms", "time[ms]", "TFLOP/s", "xnative", "INT8TOP/s",
+  std::printf("%-20s %-14s %-6s %3s %5s %5s %10s %8s %7s %8s %6s %6s %6s %9s %9s %9s\n", "shape",
+              "config", "algo", "S", "pairs", "gemms", "time[ms]", "TFLOP/s", "xnative", "INT8TOP/s",
               "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
   for (const auto& r : results) {
     if (!r.error_message.empty()) {
@@ -348,8 +355,11 @@ void print_table(const std::vector<Result>& results) {
       continue;
     }
     const Figures f = figures(r);
-    std::printf("%-20s %-14s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e %9.2e\n",
-                shape_name(r.shape).c_str(), r.config.c_str(), r.report.slices,
+    const char* algo = r.report.algorithm == ozaki::Algorithm::Native           ? "native"
+                       : r.report.algorithm == ozaki::Algorithm::CublasEmulation ? "emu"
+                                                                                  : "int8";
+    std::printf("%-20s %-14s %-6s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e %9.2e\n",
+                shape_name(r.shape).c_str(), r.config.c_str(), algo, r.report.slices,
                 r.report.slice_pairs, r.report.int8_gemms, r.seconds * 1e3, f.tflops, f.speedup,
                 f.int8_tops, 100 * f.split_share, 100 * f.estimate_share, 100 * f.recombine_share,
                 r.report.workspace_bytes / 1048576.0, r.errors.normwise, r.errors.relative);

@@ -45,9 +45,6 @@ GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, const Host
   return run_gemm(ta, tb, alpha, A, Layout::Left, B, Layout::Left, beta, C0, Layout::Left, options);
 }
 
-std::int64_t rows_of_op(const HostMatrix& X, char t) { return t == 'N' ? X.rows : X.cols; }
-std::int64_t cols_of_op(const HostMatrix& X, char t) { return t == 'N' ? X.cols : X.rows; }
-
 HostMatrix random_operand(std::int64_t op_rows, std::int64_t op_cols, char trans, double phi,
                           Random& rng) {
   return trans == 'N' ? random_host(op_rows, op_cols, phi, rng)
@@ -460,6 +457,25 @@ TEST(Gemm, OverloadWithoutSpaceUsesTheViewsSpace) {
   const Report r = ozaki::gemm("N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, o);
   EXPECT_EQ(r.slices, 7);
   EXPECT_EQ(to_host(dC.view).values, with_space.C.values);
+}
+
+TEST(Gemm, CublasEmulationRunsWhereAvailableElseFallsBackWithAReason) {
+  Random rng(30);
+  const HostMatrix A = random_host(24, 40, 0.5, rng), B = random_host(40, 16, 0.5, rng);
+  const HostMatrix C0 = random_host(24, 16, 0.5, rng);
+  Options o;
+  o.algorithm = ozaki::Algorithm::CublasEmulation;
+  o.slices = 7;
+  o.workspace_limit = std::int64_t(4) << 30;
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
+  if (ozaki::Impl::EmulationBackend<TestSpace>::available) {
+    EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::CublasEmulation) << run.report.reason;
+  } else {
+    EXPECT_TRUE(run.report.fallback);
+    EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Int8Slices);
+    EXPECT_NE(run.report.reason.find("CUDA"), std::string::npos) << run.report.reason;
+    expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
+  }
 }
 
 // ---- workspace ----------------------------------------------------------------------------------

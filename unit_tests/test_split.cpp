@@ -95,6 +95,21 @@ TEST(Split, ExtremeMagnitudesMatchOracle) {
   for (int S : {1, 4, 7, 16}) expect_split_matches_oracle(h, Layout::Left, S, false);
 }
 
+TEST(Split, KContiguousCopyIsExact) {
+  // The GPU path reads strided rows through this copy; it must be an exact transposition.
+  Random rng(9);
+  for (const auto& shape : {std::make_pair(1, 1), std::make_pair(33, 70), std::make_pair(100, 31)}) {
+    const HostMatrix h = random_host(shape.first, shape.second, 2.0, rng);
+    DeviceMatrix X = make_matrix(h.rows, h.cols, Layout::Left);  // rows strided, K not contiguous
+    from_host(h, X.view);
+    Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> Y("Y", h.rows, h.cols);
+    ozaki::Impl::copy_to_k_contiguous(TestSpace(), as_const(X), Y);
+    auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);
+    for (std::int64_t i = 0; i < h.rows; ++i)
+      for (std::int64_t k = 0; k < h.cols; ++k) ASSERT_EQ(y(i, k), h(i, k)) << i << "," << k;
+  }
+}
+
 TEST(Split, ZeroRowsGiveZeroDigitsAndExponent) {
   HostMatrix h;
   h.rows = 3;

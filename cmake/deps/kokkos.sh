@@ -46,6 +46,17 @@ ensure_debian_packages() {
     "${missing[@]}" >&2
 }
 
+# CMake, a C++ compiler and a build tool, from Debian where the machine lacks them.  Ninja is
+# used where present (the GPU machine has it and no make).
+ensure_build_tools() {
+  local missing=()
+  command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  command -v ninja >/dev/null 2>&1 || command -v make >/dev/null 2>&1 || missing+=(make)
+  [ ${#missing[@]} -eq 0 ] || ensure_debian_packages "${missing[@]}"
+  if [ -z "${CMAKE_GENERATOR:-}" ] && command -v ninja >/dev/null 2>&1; then export CMAKE_GENERATOR=Ninja; fi
+}
+
 # Writes an apt configuration under $1 whose entries are this machine's own `deb` entries
 # turned into `deb-src`.  Nothing in the system's apt configuration is changed.
 write_deb_src_config() {
@@ -121,7 +132,7 @@ build_variant() {
     echo "$prefix"
     return 0
   fi
-  ensure_debian_packages cmake make g++
+  ensure_build_tools
   fetch_sources
   local build=$deps_dir/build/$variant
   rm -rf "$build" "$prefix"

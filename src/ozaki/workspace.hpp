@@ -14,10 +14,13 @@
 /// What a call needs (docs/design.md, "Memory"), with kpad = K rounded up to 16 and
 /// G = number of INT8 GEMMs of the schedule:
 ///   scale exponents      4 (M + N)
+///   K-contiguous copies  8 M K and/or 8 N K, GPU spaces only, for operands whose rows are
+///                        strided (op(A) of a column-major A, for one)
 ///   slices               (M + N) S kpad
-///   INT32 products       batch * 4 M N, batch = min(G, what fits options.workspace_limit)
+///   INT32 products       batch * 4 N mpad, mpad = M rounded up to 16,
+///                        batch = min(G, what fits options.workspace_limit)
 ///   weights              8 G
-///   automatic S only     3 (M + N) kpad + 8 (M + N) + 8 M N + chunks * 4 M N, overlapping the
+///   automatic S only     3 (M + N) kpad + 8 (M + N) + 8 M N + chunks * 4 N mpad, overlapping the
 ///                        slices and products (it is used before them)
 
 #include <ozaki/errors.hpp>
@@ -111,7 +114,10 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
   if (m == 0 || n == 0 || k == 0) return 0;
   const bool automatic = options.slices == auto_slices;
   const int S = automatic ? Impl::assumed_auto_slices : options.slices;
-  return Impl::int8_slices_bytes<ExecSpace>(Impl::Shape3{m, n, k}, S, options, automatic);
+  // Upper bound over layouts: on GPU spaces, both operands may need a K-contiguous copy.
+  constexpr bool copies = Impl::copies_strided_rows<ExecSpace>();
+  return Impl::int8_slices_bytes<ExecSpace>(Impl::Shape3{m, n, k}, S, options, automatic, copies,
+                                            copies);
 }
 
 }  // namespace ozaki

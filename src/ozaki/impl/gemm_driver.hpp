@@ -129,17 +129,34 @@ struct Int8SlicesGemm {
                    static_cast<std::int64_t>(opA.extent(1))};
     const bool automatic = options.slices == auto_slices;
     PhaseClock<ExecSpace> clock(space, options.time_phases);
+    constexpr bool copies = copies_strided_rows<ExecSpace>();
+    const bool copy_a = copies && s.k > 1 && opA.stride(1) != 1;
+    const bool copy_b = copies && s.k > 1 && opBt.stride(1) != 1;
     // Reserve what the expected S needs; an automatic S that comes out larger grows it below.
     const int expected_s = automatic ? assumed_auto_slices : options.slices;
     unsigned char* base = WorkspaceAccess<ExecSpace>::reserve(
-        ws, int8_slices_bytes<ExecSpace>(s, expected_s, options, automatic));
+        ws, int8_slices_bytes<ExecSpace>(s, expected_s, options, automatic, copy_a, copy_b));
     Carver carver(base);
     ExponentRegion<ExecSpace> exponents = ExponentRegion<ExecSpace>::carve(carver, s);
+    RowCopyRegion<ExecSpace> copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, copy_a, copy_b);
     const std::size_t phase_offset = carver.used();
+    // The operands as the row kernels read them: K-contiguous copies where made.
+    typename V::ConstMatrix rows_a = opA, rows_b = opBt;
+    auto prepare_rows = [&]() {
+      if (copy_a) {
+        copy_to_k_contiguous(space, opA, copies_of.a);
+        rows_a = typename V::ConstMatrix(copies_of.a.data(), Kokkos::LayoutStride(s.m, s.k, s.k, 1));
+      }
+      if (copy_b) {
+        copy_to_k_contiguous(space, opBt, copies_of.b);
+        rows_b = typename V::ConstMatrix(copies_of.b.data(), Kokkos::LayoutStride(s.n, s.k, s.k, 1));
+      }
+    };
+    prepare_rows();
 
     auto scale_exponents = [&]() {
-      const bool a_bad = row_scale_exponents(space, opA, exponents.a);
-      const bool b_bad = row_scale_exponents(space, opBt, exponents.b);
+      const bool a_bad = row_scale_exponents(space, rows_a, exponents.a);
+      const bool b_bad = row_scale_exponents(space, rows_b, exponents.b);
       return !(a_bad || b_bad);
     };
     if (!scale_exponents()) return false;
@@ -150,8 +167,8 @@ struct Int8SlicesGemm {
       Carver phase1(base, phase_offset);
       const EstimateRegion<ExecSpace> estimate =
           EstimateRegion<ExecSpace>::carve(phase1, s, magnitude_chunks(s.k, options.k_block));
-      const SliceCountChoice choice = choose_slice_count(space, opA, opBt, exponents.a, exponents.b,
-                                                         options.k_block, estimate);
+      const SliceCountChoice choice = choose_slice_count(space, rows_a, rows_b, exponents.a,
+                                                         exponents.b, options.k_block, estimate);
       S = fp64_equivalent_slices(choice.ratios, s.k, options.pairs, options.pair_count);
       report.estimate_int8_gemms = choice.int8_gemms;
       report.int8_operations += 2.0 * s.m * s.n * s.k * choice.int8_gemms /
@@ -168,21 +185,23 @@ struct Int8SlicesGemm {
     const ProductSchedule schedule =
         make_schedule(S, options.pairs, options.pair_count, s.k, options.k_block);
     const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
-    const std::size_t needed = int8_slices_bytes<ExecSpace>(s, S, options, false);
+    const std::size_t needed = int8_slices_bytes<ExecSpace>(s, S, options, false, copy_a, copy_b);
     if (needed > ws.bytes()) {
-      // Growing loses the buffer's contents: carve again and recompute the exponents.
+      // Growing loses the buffer's contents: carve again, copy again, recompute the exponents.
       base = WorkspaceAccess<ExecSpace>::reserve(ws, needed);
       Carver again(base);
       exponents = ExponentRegion<ExecSpace>::carve(again, s);
+      copies_of = RowCopyRegion<ExecSpace>::carve(again, s, copy_a, copy_b);
+      prepare_rows();
       scale_exponents();
     }
     Carver phase2(base, phase_offset);
     const ProductRegion<ExecSpace> region = ProductRegion<ExecSpace>::carve(
-        phase2, s, S, G, product_batch<ExecSpace>(s, S, G, options));
+        phase2, s, S, G, product_batch<ExecSpace>(s, S, G, options, copy_a, copy_b));
     const SliceStorage<ExecSpace> sa{region.digits_a, exponents.a, S, s.k, padded_k(s.k), false};
     const SliceStorage<ExecSpace> sb{region.digits_b, exponents.b, S, s.k, padded_k(s.k), true};
-    split_rows(space, opA, sa);
-    split_rows(space, opBt, sb);
+    split_rows(space, rows_a, sa);
+    split_rows(space, rows_b, sb);
     clock.lap(report.seconds_split);
 
     multiply_and_recombine(space, sa, sb, schedule, alpha, beta, C, region, clock, report);
@@ -316,9 +335,16 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   }
 
   ProfilingRegion region(std::string("ozaki::gemm[Int8Slices,") + Int8Gemm<ExecSpace>::name() + "]");
-  // op(B)^T: both operands become rows along K, split by the same kernels.
+  // op(B)^T: both operands become rows along K, split by the same kernels.  A row-major C is
+  // computed as C^T = op(B)^T op(A)^T, so that the INT32 products (column-major) and the
+  // recombination's writes run along C's contiguous index.
   const typename V::ConstMatrix opBt = transposed_if(opB, true);
-  if (!Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options, workspace, report)) {
+  const bool c_row_major = C.stride(1) == 1 && C.stride(0) != 1 && shape.m > 1 && shape.n > 1;
+  const typename V::Matrix Ct(C.data(), Kokkos::LayoutStride(C.extent(1), C.stride(1), C.extent(0), C.stride(0)));
+  const bool ran = c_row_major
+                       ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, alpha, beta, Ct, options, workspace, report)
+                       : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options, workspace, report);
+  if (!ran) {
     // Slices cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
     return native("A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
   }

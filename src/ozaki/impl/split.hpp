@@ -41,6 +41,44 @@ struct SliceStorage {
   bool reversed = false;  // slice s at column block S-1-s (the op(B) side)
 };
 
+/// Y = X for an X whose rows are not K-contiguous (op(A) of a column-major A, say), with Y
+/// row-major (K-contiguous): the row kernels below read rows with consecutive threads along K,
+/// which is coalesced on a GPU only when K is the contiguous index.  32 x 32 tiles go through
+/// team scratch, read along X's contiguous index and written along K; the pitch of 33 keeps
+/// the transposed reads free of bank conflicts.
+template <class ExecSpace>
+void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                          const Kokkos::View<double**, Kokkos::LayoutRight,
+                                             typename Views<ExecSpace>::device_type>& Y) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  using Tile = Kokkos::View<double[32][33], typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  const std::int64_t tiles_r = (rows + 31) / 32, tiles_k = (K + 31) / 32;
+  policy_type policy(space, static_cast<int>(tiles_r * tiles_k), Kokkos::AUTO, 32);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
+  Kokkos::parallel_for(
+      "ozaki::split::copy_to_k_contiguous", policy, KOKKOS_LAMBDA(const member_type& team) {
+        const std::int64_t r0 = (team.league_rank() % tiles_r) * 32;
+        const std::int64_t k0 = (team.league_rank() / tiles_r) * 32;
+        Tile tile(team.team_scratch(0));
+        // Read: vector lanes along the rows index (X's contiguous one).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 32), [&](const int kk) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, 32), [&](const int rr) {
+            if (r0 + rr < rows && k0 + kk < K) tile(kk, rr) = X(r0 + rr, k0 + kk);
+          });
+        });
+        team.team_barrier();
+        // Write: vector lanes along K (Y's contiguous index).
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 32), [&](const int rr) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, 32), [&](const int kk) {
+            if (r0 + rr < rows && k0 + kk < K) Y(r0 + rr, k0 + kk) = tile(kk, rr);
+          });
+        });
+      });
+}
+
 /// Pass 1.  exponents(r) = scale_exponent(max_k |X(r,k)|), or nonfinite_row.
 /// Returns true when some element of X is NaN or Inf.
 template <class ExecSpace>

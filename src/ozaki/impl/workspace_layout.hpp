@@ -66,6 +66,26 @@ struct ExponentRegion {
   }
 };
 
+/// K-contiguous copies of the operands whose rows are strided (GPU spaces only: see
+/// copy_to_k_contiguous).  They live through the whole call.
+template <class ExecSpace>
+struct RowCopyRegion {
+  using Rows = Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>;
+  Rows a, b;
+  static RowCopyRegion carve(Carver& c, const Shape3& s, bool copy_a, bool copy_b) {
+    RowCopyRegion r;
+    if (copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
+    if (copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
+    return r;
+  }
+};
+
+/// Whether this space reads strided rows through a K-contiguous copy (GPU spaces: coalescing).
+template <class ExecSpace>
+constexpr bool copies_strided_rows() {
+  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+}
+
 /// Phase 1: the automatic-S estimate.
 template <class ExecSpace>
 struct EstimateRegion {
@@ -115,9 +135,11 @@ inline std::int64_t resolved_workspace_limit(const Options& o) {
 
 /// INT32 products held at once: all G if they fit the limit, else as many as do, at least 1.
 template <class ExecSpace>
-std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options& o) {
+std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options& o, bool copy_a,
+                           bool copy_b) {
   Carver without_products(nullptr);
   ExponentRegion<ExecSpace>::carve(without_products, s);
+  RowCopyRegion<ExecSpace>::carve(without_products, s, copy_a, copy_b);
   ProductRegion<ExecSpace>::carve(without_products, s, S, G, 0);
   const std::int64_t room = resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
   const std::int64_t per_product = std::max<std::int64_t>(4 * s.n * padded_rows(s.m), 1);
@@ -125,14 +147,17 @@ std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options
 }
 
 /// Bytes of the phase-2 layout for S slices, and of the phase-1 layout when S is automatic.
+/// `copy_a` / `copy_b`: whether the operand goes through a K-contiguous copy.
 template <class ExecSpace>
-std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool automatic_s) {
+std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool automatic_s,
+                              bool copy_a, bool copy_b) {
   const ProductSchedule schedule = make_schedule(S, o.pairs, std::min(o.pair_count, S * S), s.k, o.k_block);
   const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
   Carver phase2(nullptr);
   ExponentRegion<ExecSpace>::carve(phase2, s);
+  RowCopyRegion<ExecSpace>::carve(phase2, s, copy_a, copy_b);
   const std::size_t after_exponents = phase2.used();
-  ProductRegion<ExecSpace>::carve(phase2, s, S, G, product_batch<ExecSpace>(s, S, G, o));
+  ProductRegion<ExecSpace>::carve(phase2, s, S, G, product_batch<ExecSpace>(s, S, G, o, copy_a, copy_b));
   std::size_t bytes = phase2.used();
   if (automatic_s) {
     Carver phase1(nullptr, after_exponents);

@@ -1,0 +1,135 @@
+// What only the CUDA backend has: streams, cuBLAS handles, cuBLAS's FP64 emulation.
+// Compiled for Kokkos::Cuda only; every result is compared with the serial oracle.
+#include "common.hpp"
+
+#include <cuda_runtime.h>
+
+#include <limits>
+
+namespace {
+
+using namespace ozaki_test;
+using ozaki::Options;
+using ozaki::Report;
+
+static_assert(std::is_same<TestSpace, Kokkos::Cuda>::value, "test_cuda.cpp is for Kokkos::Cuda");
+
+struct Operands {
+  HostMatrix A, B, C0;
+  DeviceMatrix dA, dB, dC;
+};
+
+Operands make_operands(std::int64_t M, std::int64_t N, std::int64_t K, double phi, std::uint64_t seed) {
+  Random rng(seed);
+  Operands o;
+  o.A = random_host(M, K, phi, rng);
+  o.B = random_host(K, N, phi, rng);
+  o.C0 = random_host(M, N, 0.5, rng);
+  o.dA = make_matrix(M, K, Layout::Left);
+  o.dB = make_matrix(K, N, Layout::Left);
+  o.dC = make_matrix(M, N, Layout::Left);
+  from_host(o.A, o.dA.view);
+  from_host(o.B, o.dB.view);
+  from_host(o.C0, o.dC.view);
+  return o;
+}
+
+/// max |C - oracle(S)| relative to |A||B|, and the oracle's own error bound as a ratio.
+void expect_matches_oracle(const Operands& o, const Report& r, int S) {
+  HostMatrix oracle = o.C0;
+  ozaki::serial::gemm('N', 'N', 1.0, o.A.cref(), o.B.cref(), 0.0, oracle.ref(), S,
+                      ozaki::PairPolicy::Triangular);
+  const auto abs_ab = abs_product('N', 'N', o.A, o.B);
+  const HostMatrix C = to_host(o.dC.view);
+  const double rounding = 4 * (r.int8_gemms + 2) * 0x1p-53;
+  for (std::size_t i = 0; i < C.values.size(); ++i) {
+    ASSERT_LE(std::fabs(C.values[i] - oracle.values[i]), rounding * abs_ab[i]) << "element " << i;
+  }
+}
+
+TEST(Cuda, TwoStreamsAtOnceDoNotRace) {
+  cudaStream_t streams[2];
+  ASSERT_EQ(cudaStreamCreate(&streams[0]), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&streams[1]), cudaSuccess);
+  {
+    Kokkos::Cuda spaces[2] = {Kokkos::Cuda(streams[0]), Kokkos::Cuda(streams[1])};
+    Operands ops[2] = {make_operands(300, 200, 700, 0.5, 1), make_operands(250, 310, 500, 2.0, 2)};
+    Options o;
+    o.slices = 6;
+    ozaki::Workspace<Kokkos::Cuda> ws[2] = {ozaki::Workspace<Kokkos::Cuda>(spaces[0]),
+                                            ozaki::Workspace<Kokkos::Cuda>(spaces[1])};
+    Report reports[2];
+    for (int round = 0; round < 3; ++round) {
+      // Both calls are enqueued before either is waited for.
+      for (int i = 0; i < 2; ++i) {
+        reports[i] = ozaki::gemm(spaces[i], "N", "N", 1.0, ops[i].dA.left, ops[i].dB.left, 0.0,
+                                 ops[i].dC.left, o, ws[i]);
+      }
+      spaces[0].fence();
+      spaces[1].fence();
+      for (int i = 0; i < 2; ++i) {
+        EXPECT_EQ(reports[i].backend, "cuBLAS");
+        expect_matches_oracle(ops[i], reports[i], 6);
+      }
+    }
+  }
+  cudaStreamDestroy(streams[0]);
+  cudaStreamDestroy(streams[1]);
+}
+
+TEST(Cuda, EmulationWorkspaceBeyondTheLimitFallsBackToInt8Slices) {
+  const Operands ops = make_operands(64, 48, 256, 0.5, 3);
+  Options o;
+  o.algorithm = ozaki::Algorithm::CublasEmulation;
+  o.slices = 7;
+  o.workspace_limit = 1 << 20;  // cuBLAS's documented bound is at least 128 MiB
+  const Report r = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, o);
+  EXPECT_TRUE(r.fallback);
+  EXPECT_EQ(r.algorithm, ozaki::Algorithm::Int8Slices);
+  EXPECT_NE(r.reason.find("workspace"), std::string::npos) << r.reason;
+  expect_matches_oracle(ops, r, 7);
+}
+
+TEST(Cuda, EmulationIsAccurateWhereItRuns) {
+  const Operands ops = make_operands(128, 96, 512, 0.5, 4);
+  Options o;
+  o.algorithm = ozaki::Algorithm::CublasEmulation;
+  o.workspace_limit = std::int64_t(4) << 30;
+  for (int S : {ozaki::auto_slices, 7}) {
+    o.slices = S;
+    from_host(ops.C0, ops.dC.view);
+    const Report r = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, o);
+    ASSERT_EQ(r.algorithm, ozaki::Algorithm::CublasEmulation) << r.reason;
+    EXPECT_FALSE(r.fallback);
+    HostMatrix ref = ops.C0;
+    ozaki::serial::dd_gemm('N', 'N', 1.0, ops.A.cref(), ops.B.cref(), 0.0, ref.ref());
+    const double err = normwise_error(to_host(ops.dC.view), ref, abs_product('N', 'N', ops.A, ops.B));
+    // 55 bits (or cuBLAS's FP64-equivalent choice): the error is at FP64 level, far below the
+    // 2^-40 that a missing or wrong emulation setting would leave (native DGEMM is ~1e-16).
+    EXPECT_LT(err, 0x1p-48) << "S = " << S;
+  }
+}
+
+TEST(Cuda, AutoFollowsTheDeviceThroughput) {
+  const Operands ops = make_operands(256, 256, 4096, 0.5, 5);
+  int device = 0;
+  cudaDeviceProp prop;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
+  const double ratio = ozaki::Impl::Int8Gemm<Kokkos::Cuda>::int8_over_fp64_throughput(TestSpace());
+  Options fp64;  // Auto, automatic S: FP64-equivalent accuracy
+  const Report full = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, fp64);
+  Options fewer_bits;
+  fewer_bits.slices = 3;  // 6 triangular products
+  const Report cheap = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, fewer_bits);
+  if (prop.major == 9 && prop.minor == 0) {
+    // H100/H200: ~28 INT8 products at FP64 accuracy cost more than DGEMM; 6 do not.
+    EXPECT_EQ(full.algorithm, ozaki::Algorithm::Native) << full.reason;
+    EXPECT_NE(full.reason.find("Auto"), std::string::npos);
+    EXPECT_FALSE(full.fallback);
+  }
+  EXPECT_EQ(cheap.algorithm, ozaki::Algorithm::Int8Slices) << "throughput ratio " << ratio;
+  EXPECT_EQ(cheap.backend, "cuBLAS");
+}
+
+}  // namespace
