@@ -113,6 +113,12 @@ cmd_device() {
   echo "tests: $((SECONDS - t0)) s" | tee -a "$out/tests.log"
   "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" \
     --json "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
+  # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
+  if command -v ncu >/dev/null 2>&1; then
+    ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum -c 400 \
+      "$repo/build-cuda/perf_tests/ozaki_bench" --shapes 8192 --configs int8:7:tri,int8:3:tri \
+      --reps 1 --samples 4 --no-phases >"$out/ncu.log" 2>&1 || true
+  fi
 }
 
 case ${1:-} in

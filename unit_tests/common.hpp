@@ -101,22 +101,41 @@ struct HostMatrix {
   double operator()(std::int64_t i, std::int64_t j) const { return values[i + j * rows]; }
 };
 
+/// Copies between a (possibly non-contiguous) device view and a contiguous column-major one,
+/// on the device: Kokkos cannot deep_copy strided views across memory spaces.
+inline void copy_on_device(const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& strided,
+                           const Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace>& contiguous,
+                           bool to_strided) {
+  const std::int64_t rows = strided.extent(0), cols = strided.extent(1);
+  Kokkos::parallel_for(
+      "test::copy", Kokkos::RangePolicy<TestSpace, Kokkos::IndexType<std::int64_t>>(0, rows * cols),
+      KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t i = idx % rows, j = idx / rows;
+        if (to_strided) {
+          strided(i, j) = contiguous(i, j);
+        } else {
+          contiguous(i, j) = strided(i, j);
+        }
+      });
+  Kokkos::fence();
+}
+
 inline HostMatrix to_host(const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& v) {
-  auto mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
   HostMatrix h;
   h.rows = v.extent(0);
   h.cols = v.extent(1);
   h.values.resize(static_cast<std::size_t>(h.rows * h.cols));
-  for (std::int64_t j = 0; j < h.cols; ++j)
-    for (std::int64_t i = 0; i < h.rows; ++i) h.values[i + j * h.rows] = mirror(i, j);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> tmp("to_host", h.rows, h.cols);
+  copy_on_device(v, tmp, false);
+  Kokkos::deep_copy(Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(h.values.data(), h.rows, h.cols), tmp);
   return h;
 }
 
 inline void from_host(const HostMatrix& h, const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& v) {
-  auto mirror = Kokkos::create_mirror_view(Kokkos::HostSpace(), v);
-  for (std::int64_t j = 0; j < h.cols; ++j)
-    for (std::int64_t i = 0; i < h.rows; ++i) mirror(i, j) = h(i, j);
-  Kokkos::deep_copy(v, mirror);
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> tmp("from_host", h.rows, h.cols);
+  Kokkos::deep_copy(tmp, Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(
+                             h.values.data(), h.rows, h.cols));
+  copy_on_device(v, tmp, true);
 }
 
 /// A matrix filled with rng.spread(phi), optionally with each row scaled by 2^row_shift(i)

@@ -13,6 +13,14 @@ using ozaki::Report;
 
 constexpr double u = 0x1p-53;
 
+/// Options that ask for Ozaki scheme I itself.  (The default, Algorithm::Auto, may take native
+/// FP64 GEMM on a GPU where that is faster; test_cuda.cpp and AutoOnThisSpace test that.)
+Options int8() {
+  Options o;
+  o.algorithm = ozaki::Algorithm::Int8Slices;
+  return o;
+}
+
 struct GemmRun {
   HostMatrix C;
   Report report;
@@ -95,7 +103,7 @@ TEST_P(GemmSlicesAndPairs, WithinBoundOfReference) {
   const std::int64_t M = 17, N = 13, K = 29;
   const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = S;
   o.pairs = policy;
   o.pair_count = policy == PairPolicy::Count ? std::min(S * S, 2 * S - 1) : 0;
@@ -130,7 +138,7 @@ TEST(Gemm, MoreSlicesMeanSmallerError) {
   const auto abs_ab = abs_product('N', 'N', A, B);
   double previous = 1;
   for (int S = 1; S <= 7; ++S) {
-    Options o;
+    Options o = int8();
     o.slices = S;
     o.pairs = PairPolicy::Full;
     const double err = normwise_error(run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o).C, ref, abs_ab);
@@ -152,7 +160,7 @@ TEST_P(GemmLayouts, WithinBoundOfReference) {
   const HostMatrix A = random_operand(M, K, ta, 2.0, rng);
   const HostMatrix B = random_operand(K, N, tb, 2.0, rng);
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 3;
   o.pairs = PairPolicy::Full;
   const GemmRun run = run_gemm(ta, tb, -2.0, A, la, B, lb, 0.25, C0, lc, o);
@@ -170,7 +178,7 @@ TEST(Gemm, LowerCaseAndConjugateTransposeAreAccepted) {
   Random rng(8);
   const HostMatrix A = random_host(6, 4, 0.5, rng), B = random_host(5, 6, 0.5, rng);
   const HostMatrix C0 = random_host(4, 5, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 7;
   const GemmRun upper = run_gemm('T', 'T', 1.0, A, B, 0.0, C0, o);
   DeviceMatrix dA = make_matrix(6, 4, Layout::Left), dB = make_matrix(5, 6, Layout::Left),
@@ -190,7 +198,7 @@ TEST_P(GemmOddSizes, WithinBoundOfReference) {
   Random rng(M * 10000 + N * 100 + K);
   const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 7;
   const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, o);
   expect_scheme_accuracy('N', 'N', 1.0, A, B, 1.0, C0, run, o);
@@ -212,7 +220,7 @@ TEST_P(GemmExponentSpread, RowsOfDifferentMagnitudeStayWithinBound) {
   HostMatrix B = random_host(N, K, phi, rng, [](std::int64_t i) { return int((13 * i) % 121) - 60; });
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
   for (int S : {4, 7, 9}) {
-    Options o;
+    Options o = int8();
     o.slices = S;
     const GemmRun run = run_gemm('N', 'T', 1.0, A, B, 0.0, C0, o);
     expect_scheme_accuracy('N', 'T', 1.0, A, B, 0.0, C0, run, o);
@@ -223,15 +231,15 @@ INSTANTIATE_TEST_SUITE_P(Phi, GemmExponentSpread, ::testing::Values(0.5, 2.0, 4.
 
 // ---- FP64-equivalent accuracy with the automatic slice count ---------------------------------
 
-class GemmAutoSlices : public ::testing::TestWithParam<double> {};
+class GemmAutoSlices : public ::testing::TestWithParam<std::tuple<double, int>> {};
 
 TEST_P(GemmAutoSlices, NoWorseThanNativeFp64) {
-  const double phi = GetParam();
-  Random rng(1234);
-  const std::int64_t M = 48, N = 40, K = 1024;
+  const auto [phi, K] = GetParam();
+  Random rng(1234 + K);
+  const std::int64_t M = 48, N = 40;
   const HostMatrix A = random_host(M, K, phi, rng), B = random_host(K, N, phi, rng);
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, Options{});
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, int8());
   HostMatrix ref = C0, native = C0;
   ozaki::serial::dd_gemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
   ozaki::serial::dgemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, native.ref());
@@ -239,15 +247,19 @@ TEST_P(GemmAutoSlices, NoWorseThanNativeFp64) {
   const double err = normwise_error(run.C, ref, abs_ab);
   const double err_native = normwise_error(native, ref, abs_ab);
   RecordProperty("slices", run.report.slices);
-  EXPECT_LE(err, err_native) << "phi = " << phi << ", S = " << run.report.slices
+  EXPECT_LE(err, err_native) << "phi = " << phi << ", K = " << K << ", S = " << run.report.slices
                              << ", ozaki " << err << " vs native " << err_native;
   EXPECT_GT(err_native, 0.0);
-  Options o;
+  EXPECT_GT(run.report.modeled_error, 0.0);
+  EXPECT_LE(run.report.modeled_error, 0x1p-53);
+  Options o = int8();
   o.slices = run.report.slices;
   expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
 }
 
-INSTANTIATE_TEST_SUITE_P(Phi, GemmAutoSlices, ::testing::Values(0.5, 2.0, 4.0));
+INSTANTIATE_TEST_SUITE_P(PhiAndK, GemmAutoSlices,
+                         ::testing::Combine(::testing::Values(0.5, 2.0, 4.0),
+                                            ::testing::Values(64, 1024, 4096)));
 
 // ---- K blocking for INT32 safety ---------------------------------------------------------------
 
@@ -256,16 +268,17 @@ TEST(Gemm, KBeyond2To17IsChunked) {
   const std::int64_t M = 3, N = 2, K = (1 << 17) + 8869;  // 139941
   const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 3;
   o.pairs = PairPolicy::Full;
   const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
-  // Diagonals 0..4 with 1,2,3,2,1 pairs stacked; each is cut into chunks of <= 131071.
+  // Diagonals 0..4 with 1,2,3,2,1 pairs stacked (whole padded segments); each is cut into
+  // chunks of at most 131056 (max_k_block rounded down to 16).
   int expected_chunks = 0;
   const std::int64_t kpad = (K + 15) / 16 * 16;
   for (int pairs : {1, 2, 3, 2, 1}) {
-    const std::int64_t length = (pairs - 1) * kpad + K;
-    expected_chunks += int((length + 131055) / 131056);  // max_k_block rounded down to 16
+    const std::int64_t length = pairs * kpad;
+    expected_chunks += int((length + 131055) / 131056);
   }
   EXPECT_EQ(run.report.int8_gemms, expected_chunks);
   EXPECT_LE(run.report.k_chunk, ozaki::max_k_block);
@@ -276,7 +289,7 @@ TEST(Gemm, SmallKBlockGivesTheSameAccuracy) {
   Random rng(18);
   const HostMatrix A = random_host(9, 1000, 2.0, rng), B = random_host(1000, 7, 2.0, rng);
   const HostMatrix C0 = random_host(9, 7, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 5;
   o.k_block = 100;  // rounded to 96: chunk boundaries fall inside slices
   const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 2.0, C0, o);
@@ -300,7 +313,7 @@ TEST(Gemm, NaNAndInfGiveTheIeeeResultAndAReportedFallback) {
       A.values[1] = inf;
       B.values[8 * 2] = 0.0;  // Inf * 0 = NaN in column 2 of row 1
     }
-    const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, Options{});
+    const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, int8());
     EXPECT_TRUE(run.report.fallback);
     EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native);
     EXPECT_FALSE(run.report.reason.empty());
@@ -325,7 +338,7 @@ TEST(Gemm, ZeroRowsAndColumns) {
   for (std::int64_t k = 0; k < 11; ++k) A.values[2 + 5 * k] = 0;   // row 2 of A
   for (std::int64_t k = 0; k < 11; ++k) B.values[k + 11 * 3] = 0;  // column 3 of B
   const HostMatrix C0 = random_host(5, 4, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 6;
   const GemmRun run = run_gemm('N', 'N', 2.0, A, B, -1.0, C0, o);
   for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(run.C(2, j), -C0(2, j));
@@ -348,7 +361,7 @@ TEST(Gemm, ExtremeMagnitudesNeitherOverflowNorUnderflowSpuriously) {
   });
   const HostMatrix B = random_host(N, K, 1.0, rng, [](std::int64_t j) { return j == 0 ? -990 : j == 1 ? 0 : 40; });
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 7;
   const GemmRun run = run_gemm('N', 'T', 1.0, A, B, 0.5, C0, o);
   for (double c : run.C.values) EXPECT_FALSE(std::isnan(c));
@@ -375,7 +388,7 @@ TEST(Gemm, BetaZeroIgnoresNaNInC) {
   const HostMatrix A = random_host(7, 9, 0.5, rng), B = random_host(9, 6, 0.5, rng);
   HostMatrix C0 = random_host(7, 6, 0.5, rng);
   for (double& c : C0.values) c = std::numeric_limits<double>::quiet_NaN();
-  Options o;
+  Options o = int8();
   o.slices = 7;
   const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
   HostMatrix zero = C0;
@@ -389,10 +402,10 @@ TEST(Gemm, AlphaZeroDoesNotReadAOrB) {
   A.values[3] = std::numeric_limits<double>::quiet_NaN();  // would poison C if read
   B.values[2] = std::numeric_limits<double>::infinity();
   const HostMatrix C0 = random_host(4, 3, 0.5, rng);
-  const GemmRun run = run_gemm('N', 'N', 0.0, A, B, -3.0, C0, Options{});
+  const GemmRun run = run_gemm('N', 'N', 0.0, A, B, -3.0, C0, int8());
   EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::None);
   for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(run.C.values[i], -3.0 * C0.values[i]);
-  const GemmRun zero = run_gemm('N', 'N', 0.0, A, B, 0.0, C0, Options{});
+  const GemmRun zero = run_gemm('N', 'N', 0.0, A, B, 0.0, C0, int8());
   for (double c : zero.C.values) EXPECT_EQ(c, 0.0);
 }
 
@@ -404,18 +417,18 @@ TEST(Gemm, EmptyShapes) {
   A0.rows = 3;
   HostMatrix B0;
   B0.cols = 4;
-  const GemmRun k0 = run_gemm('N', 'N', 1.0, A0, B0, 2.0, C0, Options{});
+  const GemmRun k0 = run_gemm('N', 'N', 1.0, A0, B0, 2.0, C0, int8());
   for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(k0.C.values[i], 2.0 * C0.values[i]);
   EXPECT_EQ(k0.report.algorithm, ozaki::Algorithm::None);
   // M = 0 and N = 0: nothing to do, nothing thrown.
   const HostMatrix A = random_host(0, 5, 0.5, rng), B = random_host(5, 4, 0.5, rng);
   HostMatrix C_empty;
   C_empty.cols = 4;
-  EXPECT_EQ(run_gemm('N', 'N', 1.0, A, B, 1.0, C_empty, Options{}).C.values.size(), 0u);
+  EXPECT_EQ(run_gemm('N', 'N', 1.0, A, B, 1.0, C_empty, int8()).C.values.size(), 0u);
   const HostMatrix A2 = random_host(3, 5, 0.5, rng), B2 = random_host(5, 0, 0.5, rng);
   HostMatrix C_empty2;
   C_empty2.rows = 3;
-  EXPECT_EQ(run_gemm('N', 'N', 1.0, A2, B2, 1.0, C_empty2, Options{}).report.algorithm,
+  EXPECT_EQ(run_gemm('N', 'N', 1.0, A2, B2, 1.0, C_empty2, int8()).report.algorithm,
             ozaki::Algorithm::None);
 }
 
@@ -427,7 +440,7 @@ TEST(Gemm, NativeAlgorithmMatchesFp64) {
     const HostMatrix A = random_operand(13, 31, ta, 2.0, rng);
     const HostMatrix B = random_operand(31, 11, tb, 2.0, rng);
     const HostMatrix C0 = random_host(13, 11, 0.5, rng);
-    Options o;
+    Options o = int8();
     o.algorithm = ozaki::Algorithm::Native;
     const GemmRun run = run_gemm(ta, tb, 1.25, A, Layout::Right, B, Layout::Left, 0.5, C0, lc, o);
     EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native);
@@ -443,11 +456,28 @@ TEST(Gemm, NativeAlgorithmMatchesFp64) {
   }
 }
 
+TEST(Gemm, AutoTakesInt8SlicesWhereTheDeviceGivesNoPreference) {
+  Random rng(31);
+  const HostMatrix A = random_host(20, 30, 0.5, rng), B = random_host(30, 10, 0.5, rng);
+  const HostMatrix C0 = random_host(20, 10, 0.5, rng);
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, Options{});
+  if (ozaki::Impl::Int8Gemm<TestSpace>::int8_over_fp64_throughput(TestSpace()) == 0) {
+    // Host spaces: the same algorithm as on the GPU, so results can be compared.
+    EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Int8Slices);
+    Options o = int8();
+    o.slices = run.report.slices;
+    expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
+  } else {
+    EXPECT_TRUE(run.report.algorithm == ozaki::Algorithm::Int8Slices ||
+                run.report.algorithm == ozaki::Algorithm::Native) << run.report.reason;
+  }
+}
+
 TEST(Gemm, OverloadWithoutSpaceUsesTheViewsSpace) {
   Random rng(28);
   const HostMatrix A = random_host(5, 6, 0.5, rng), B = random_host(6, 4, 0.5, rng);
   const HostMatrix C0 = random_host(5, 4, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 7;
   const GemmRun with_space = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
   DeviceMatrix dA = make_matrix(5, 6, Layout::Left), dB = make_matrix(6, 4, Layout::Left),
@@ -463,7 +493,7 @@ TEST(Gemm, CublasEmulationRunsWhereAvailableElseFallsBackWithAReason) {
   Random rng(30);
   const HostMatrix A = random_host(24, 40, 0.5, rng), B = random_host(40, 16, 0.5, rng);
   const HostMatrix C0 = random_host(24, 16, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.algorithm = ozaki::Algorithm::CublasEmulation;
   o.slices = 7;
   o.workspace_limit = std::int64_t(4) << 30;
@@ -489,7 +519,7 @@ TEST(Workspace, RepeatedCallsAllocateNothingAndSeeNewContents) {
                dC = make_matrix(M, N, Layout::Left);
   from_host(A, dA.view);
   from_host(B, dB.view);
-  Options o;
+  Options o = int8();
   o.slices = 6;
   ozaki::Workspace<TestSpace> ws(TestSpace(), M, N, K, o);
   const std::int64_t allocations = ws.allocations();
@@ -518,15 +548,15 @@ TEST(Workspace, AutomaticSliceCountGrowsItOnce) {
   from_host(A, dA.view);
   from_host(B, dB.view);
   ozaki::Workspace<TestSpace> ws{TestSpace()};
-  const Report first = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, Options{}, ws);
+  const Report first = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, int8(), ws);
   EXPECT_GT(first.slices, ozaki::Impl::assumed_auto_slices);  // wide range: more than reserved
   const std::int64_t after_first = ws.allocations();
   EXPECT_LE(after_first, 2);
-  const Report second = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, Options{}, ws);
+  const Report second = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, int8(), ws);
   EXPECT_EQ(ws.allocations(), after_first);
   EXPECT_EQ(second.slices, first.slices);
   GemmRun run{to_host(dC.view), second};
-  Options o;
+  Options o = int8();
   o.slices = second.slices;
   expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
 }
@@ -536,7 +566,7 @@ TEST(Workspace, LimitBatchesTheProductsIntoSeveralPasses) {
   const std::int64_t M = 40, N = 30, K = 50;
   const HostMatrix A = random_host(M, K, 2.0, rng), B = random_host(K, N, 2.0, rng);
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  Options o;
+  Options o = int8();
   o.slices = 5;
   o.pairs = PairPolicy::Full;  // 9 diagonals
   const GemmRun one = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
@@ -545,8 +575,9 @@ TEST(Workspace, LimitBatchesTheProductsIntoSeveralPasses) {
   const GemmRun many = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
   EXPECT_EQ(many.report.recombine_passes, 9);
   expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.5, C0, many, o);
-  // The minimum footprint: exponents, slices, weights and one INT32 product.
-  const std::size_t minimum = 4 * (M + N) + (M + N) * 5 * 64 + 8 * 9 + 4 * 48 * N;  // M padded to 48
+  // The minimum footprint: exponents, slices, weights and one INT32 product, with M = 40 and
+  // N = 30 padded to 48 and 32 rows, K = 50 to 64 columns.
+  const std::size_t minimum = 4 * (M + N) + (48 + 32) * 5 * 64 + 8 * 9 + 4 * 48 * 32;
   EXPECT_GE(many.report.workspace_bytes, minimum);
   EXPECT_LE(many.report.workspace_bytes, minimum + 7 * ozaki::Impl::Carver::alignment);
 }
@@ -554,7 +585,7 @@ TEST(Workspace, LimitBatchesTheProductsIntoSeveralPasses) {
 TEST(Workspace, FormulaAt8192CubedFitsTenGiB) {
   // Issue requirement: 8192^3 with S = 8 fits a 10 GiB budget (computed, not allocated).
   for (PairPolicy policy : {PairPolicy::Triangular, PairPolicy::Full}) {
-    Options o;
+    Options o = int8();
     o.slices = 8;
     o.pairs = policy;
     const std::size_t bytes = ozaki::Workspace<TestSpace>::required_bytes(8192, 8192, 8192, o);
@@ -614,27 +645,27 @@ TEST_F(GemmRejects, InvalidOptions) {
   auto call = [&](const Options& o) {
     return ozaki::gemm(TestSpace(), "N", "N", 1.0, A.left, B.left, 1.0, C.left, o);
   };
-  Options o;
+  Options o = int8();
   o.slices = 17;
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   o.slices = -1;
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
-  o = Options{};
+  o = int8();
   o.k_block = ozaki::max_k_block + 1;
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   o.k_block = 15;  // below one 16-byte aligned block
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
-  o = Options{};
+  o = int8();
   o.slices = 3;
   o.pairs = PairPolicy::Count;
   o.pair_count = 10;  // > S^2
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   o.pair_count = 0;
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
-  o = Options{};
+  o = int8();
   o.algorithm = static_cast<ozaki::Algorithm>(99);
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
-  o = Options{};
+  o = int8();
   o.pairs = static_cast<PairPolicy>(42);
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   expect_c_untouched();

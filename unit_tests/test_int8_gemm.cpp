@@ -2,6 +2,7 @@
 #include "common.hpp"
 
 #include <ozaki/impl/backends.hpp>
+#include <ozaki/impl/schedule.hpp>
 
 namespace {
 
@@ -55,26 +56,28 @@ TEST_P(Int8GemmBitwise, RandomMatchesOracle) {
   expect_product_matches_oracle(c, a, b);
 }
 
+// Shapes, pads and offsets are multiples of 16: the form every backend is given (int8_gemm.hpp).
 INSTANTIATE_TEST_SUITE_P(Shapes, Int8GemmBitwise,
-                         ::testing::Values(Int8Case{1, 1, 1, 0, 0}, Int8Case{3, 17, 15, 1, 0},
-                                           Int8Case{17, 3, 16, 0, 5}, Int8Case{65, 66, 257, 16, 3},
-                                           Int8Case{129, 33, 1000, 7, 16},
-                                           Int8Case{2, 130, 4099, 0, 1}));
+                         ::testing::Values(Int8Case{16, 16, 16, 0, 0}, Int8Case{48, 16, 32, 16, 0},
+                                           Int8Case{16, 64, 256, 0, 16}, Int8Case{80, 96, 1008, 16, 32},
+                                           Int8Case{32, 144, 4096, 0, 48},
+                                           Int8Case{208, 8208, 64, 0, 0}));  // > 8192 columns: blocked
 
 TEST(Int8Gemm, LongestSafeSumIsExact) {
-  // 131071 products of (-128)(-128) = 2^14 sum to 2147467264, just below 2^31; and
-  // (-128)(127) products to the most negative sum.  The backend must not overflow or saturate.
-  const Int8Case c{2, 2, ozaki::max_k_block, 0, 0};
-  std::vector<std::int8_t> a(2 * c.length, -128), b(2 * c.length, -128);
+  // 131056 (the K block in force) products of (-128)(-128) = 2^14 sum to 2147221504, just
+  // below 2^31; (-128)(127) products give the most negative sum.  No overflow, no saturation.
+  const Int8Case c{16, 16, ozaki::Impl::resolved_k_block(ozaki::auto_k_block), 0, 0};
+  std::vector<std::int8_t> a(16 * c.length, -128), b(16 * c.length, -128);
   for (std::int64_t l = 0; l < c.length; ++l) b[c.length + l] = 127;  // row 1 of B
   expect_product_matches_oracle(c, a, b);
-  std::vector<std::int32_t> want(4);
-  ozaki::serial::int8_gemm(2, 2, c.length, a.data(), c.length, b.data(), c.length, want.data(), 2);
-  EXPECT_EQ(want[0], 2147467264);
-  EXPECT_EQ(want[2], -128 * 127 * 131071);
+  std::vector<std::int32_t> want(16 * 16);
+  ozaki::serial::int8_gemm(16, 16, c.length, a.data(), c.length, b.data(), c.length, want.data(), 16);
+  EXPECT_EQ(want[0], 16384 * 131056);
+  EXPECT_EQ(want[16], -128 * 127 * 131056);
 }
 
 TEST(Int8Gemm, OracleRejectsOverflow) {
+  // One product more than max_k_block = floor((2^31 - 1) / 2^14) overflows INT32.
   std::vector<std::int8_t> a(ozaki::max_k_block + 1, -128);
   std::int32_t c = 0;
   EXPECT_THROW(ozaki::serial::int8_gemm(1, 1, a.size(), a.data(), 0, a.data(), 0, &c, 1),

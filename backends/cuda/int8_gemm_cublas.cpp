@@ -3,7 +3,10 @@
 
 #include "cublas_handles.hpp"
 
+#include <ozaki/errors.hpp>
+
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace ozaki {
@@ -11,6 +14,13 @@ namespace Impl {
 
 void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8GemmProblem& p) {
   if (p.rows_a == 0 || p.rows_b == 0) return;
+  auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  if ((p.rows_a | p.rows_b | p.length | p.lda | p.ldb | p.ldc) % 16 != 0 || !aligned(p.a) ||
+      !aligned(p.b) || !aligned(p.c)) {
+    // cuBLAS answers such calls with CUBLAS_STATUS_NOT_SUPPORTED or a slow path.
+    throw InvalidArgument("INT8 GEMM operands must have dimensions and leading dimensions that are "
+                          "multiples of 16 and 16-byte aligned pointers");
+  }
   const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Int8);
   std::lock_guard<std::mutex> lock(*h.mutex);
   const std::int32_t one = 1, zero = 0;

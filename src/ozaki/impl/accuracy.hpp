@@ -14,10 +14,11 @@
 /// sum_k of n_d products of lower-order digits, which behave like independent uniform values
 /// in [-128, 127] (variance 128^2/3): about 2^(-8d) sqrt(K n_d) / 3 / D_mn relative to |A||B|.
 ///
-/// Native FP64 GEMM's typical error on such data is about u/2 (u = 2^-53) relative to |A||B|.
-/// The slice count is the smallest S whose modelled error, with the worst entry's ratios
+/// Native FP64 GEMM's typical error on such data is u/2 to u (u = 2^-53) relative to |A||B|,
+/// its largest over many entries a few u.  The slice count is the smallest S whose modelled
+/// (typical) error, with the worst entry's ratios
 ///     split   = max_mn (l1a_m + l1b_n) / D_mn,     inverse = max_mn 1 / D_mn
-/// (slice_count.hpp bounds both from above with INT8 GEMMs), is at most u/2.
+/// (slice_count.hpp bounds both from above with INT8 GEMMs), is at most u.
 ///
 /// This is a model of the typical error, not a bound: the rigorous bound is in docs/design.md
 /// and in serial::error_bound.  The tests check the model against double-double references
@@ -57,8 +58,8 @@ inline double modeled_error(const ErrorRatios& r, std::int64_t K, int S, PairPol
   return error;
 }
 
-/// Target of the model: u/2, native FP64 GEMM's typical error relative to |A||B|.
-constexpr double fp64_target_error = 0x1p-54;
+/// Target of the model: u, native FP64 GEMM's typical error relative to |A||B|.
+constexpr double fp64_target_error = 0x1p-53;
 
 /// Smallest S in [1, max_slices] whose modelled error is at most fp64_target_error
 /// (max_slices when none is, or when the ratios are unbounded).

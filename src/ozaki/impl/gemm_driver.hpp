@@ -96,17 +96,17 @@ struct Int8SlicesGemm {
       for (std::int64_t g = 0; g < count; ++g) {
         const Int8Product& prod = schedule.products[first + g];
         Int8GemmProblem problem;
-        problem.rows_a = M;
-        problem.rows_b = N;
+        problem.rows_a = static_cast<std::int64_t>(sa.digits.extent(0));  // padded to 16
+        problem.rows_b = static_cast<std::int64_t>(sb.digits.extent(0));
         problem.length = prod.length;
         problem.a = sa.digits.data() + prod.a_column;
         problem.lda = static_cast<std::int64_t>(sa.digits.stride(0));
         problem.b = sb.digits.data() + prod.b_column;
         problem.ldb = static_cast<std::int64_t>(sb.digits.stride(0));
         problem.ldc = static_cast<std::int64_t>(region.products.extent(2));
-        problem.c = region.products.data() + g * N * problem.ldc;
+        problem.c = region.products.data() + g * problem.rows_b * problem.ldc;
         Backend::run(space, problem);
-        report.int8_operations += 2.0 * M * N * prod.length;
+        report.int8_operations += 2.0 * problem.rows_a * problem.rows_b * prod.length;
       }
       clock.lap(report.seconds_int8);
       const typename V::Weights w(region.weights.data() + first, count);
@@ -171,7 +171,8 @@ struct Int8SlicesGemm {
                                                          exponents.b, options.k_block, estimate);
       S = fp64_equivalent_slices(choice.ratios, s.k, options.pairs, options.pair_count);
       report.estimate_int8_gemms = choice.int8_gemms;
-      report.int8_operations += 2.0 * s.m * s.n * s.k * choice.int8_gemms /
+      report.int8_operations += 2.0 * padded_rows(s.m) * padded_rows(s.n) * padded_k(s.k) *
+                                choice.int8_gemms /
                                 static_cast<double>(magnitude_chunks(s.k, options.k_block));
       report.modeled_error = modeled_error(choice.ratios, s.k, S, options.pairs, options.pair_count);
       if (!(choice.ratios.inverse < HUGE_VAL)) {

@@ -18,7 +18,9 @@ namespace ozaki {
 namespace Impl {
 
 /// c[m + n*ldc] = sum_{l < length} a[m*lda + l] * b[n*ldb + l], 0 <= m < rows_a, 0 <= n < rows_b.
-/// The caller guarantees length <= max_k_block, so no INT32 sum can overflow.
+/// The caller guarantees length <= max_k_block, so no INT32 sum can overflow, and the form
+/// INT8 tensor cores need: rows_a, rows_b, length, lda, ldb and ldc multiples of 16, a, b and c
+/// 16-byte aligned (the driver pads its storage so; backends may reject anything else).
 struct Int8GemmProblem {
   std::int64_t rows_a = 0;
   std::int64_t rows_b = 0;

@@ -9,8 +9,8 @@
 ///
 /// For a diagonal d = i + j and a run of consecutive i in [i0, i1], the A slices i0..i1 and
 /// the B slices d-i0 .. d-i1 are then both contiguous column ranges that line up pair by
-/// pair, so sum_i A_i B_{d-i}^T is ONE int8 GEMM of inner length (i1-i0)*kpad + K.  That
-/// GEMM is cut into chunks of at most k_block columns so that INT32 cannot overflow.
+/// pair, so sum_i A_i B_{d-i}^T is ONE int8 GEMM of inner length (i1-i0+1)*kpad.  That GEMM is
+/// cut into chunks of at most k_block columns so that INT32 cannot overflow.
 
 #include <ozaki/errors.hpp>
 #include <ozaki/options.hpp>
@@ -79,7 +79,8 @@ inline ProductSchedule make_schedule(int S, PairPolicy policy, int pair_count, s
     // A slices i_first..i_last; B slices d-i_first down to d-i_last, stored reversed.
     const std::int64_t a_column = i_first * kpad;
     const std::int64_t b_column = (S - 1 - (d - i_first)) * kpad;
-    const std::int64_t length = (i_last - i_first) * kpad + K;
+    // Whole segments, padding included: every length stays a multiple of 16.
+    const std::int64_t length = (i_last - i_first + 1) * kpad;
     for (std::int64_t offset = 0; offset < length; offset += block) {
       const std::int64_t piece = std::min(block, length - offset);
       schedule.products.push_back({d, a_column + offset, b_column + offset, piece});

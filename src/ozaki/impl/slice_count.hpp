@@ -68,18 +68,17 @@ void raise_lower_bound(const ExecSpace& space, const typename Views<ExecSpace>::
       });
 }
 
-/// The two ratios of accuracy.hpp from the lower bounds: max_mn (l1b_n [l1a_m > 0] +
-/// l1a_m [l1b_n > 0]) / lower(n, m) and max_mn 1 / lower(n, m) over the entries with any
-/// error; +Inf where lower is 0 there.
-template <class ExecSpace>
-ErrorRatios error_ratios(const ExecSpace& space, const LowerBounds<ExecSpace>& lower,
+/// The two ratios of accuracy.hpp from a lower bound D(n, m) of D_mn:
+/// max_mn (l1b_n [l1a_m > 0] + l1a_m [l1b_n > 0]) / D(n, m) and max_mn 1 / D(n, m) over the
+/// entries with any error; +Inf where D is 0 there.
+template <class ExecSpace, class LowerBound>
+ErrorRatios error_ratios(const ExecSpace& space, const LowerBound& D,
                          const typename Views<ExecSpace>::Norms& l1a,
                          const typename Views<ExecSpace>::Norms& l1b) {
   const std::int64_t M = l1a.extent(0);
   const std::int64_t N = l1b.extent(0);
   double split = 0, inverse = 0;
-  // A fixed-size array reduction would fuse the two; two passes over M*N doubles are cheap
-  // next to the INT8 GEMM that produced `lower`.
+  // A two-value reduction would fuse the two passes; each reads only what D reads.
   for (int which = 0; which < 2; ++which) {
     double result = 0;
     Kokkos::parallel_reduce(
@@ -91,7 +90,7 @@ ErrorRatios error_ratios(const ExecSpace& space, const LowerBounds<ExecSpace>& l
           const double a = l1a(m), b = l1b(n);
           const double error = (a > 0 ? b : 0.0) + (b > 0 ? a : 0.0);
           if (error == 0) return;
-          const double d = lower(n, m);
+          const double d = D(n, m);
           const double numerator = which == 0 ? error : 1.0;
           const double r = d > 0 ? numerator / d : positive_infinity();
           if (r > worst) worst = r;
@@ -101,6 +100,20 @@ ErrorRatios error_ratios(const ExecSpace& space, const LowerBounds<ExecSpace>& l
   }
   return {split, inverse};
 }
+
+/// D(n, m) = scale * sum_c P(c, n, m): the lower bound of one level pair, read straight from
+/// its INT8 products (ring 0 needs no stored bound).
+template <class ExecSpace>
+struct ProductLowerBound {
+  typename Views<ExecSpace>::Products P;
+  std::int64_t chunks;
+  double scale;
+  KOKKOS_INLINE_FUNCTION double operator()(std::int64_t n, std::int64_t m) const {
+    double sum = 0;
+    for (std::int64_t c = 0; c < chunks; ++c) sum += P(c, n, m);
+    return scale * sum;
+  }
+};
 
 struct SliceCountChoice {
   ErrorRatios ratios;  // upper bounds of the model's ratios
@@ -116,7 +129,7 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
                                     const typename Views<ExecSpace>::Exponents& exponents_a,
                                     const typename Views<ExecSpace>::Exponents& exponents_b,
                                     std::int64_t k_block, const EstimateRegion<ExecSpace>& region) {
-  const std::int64_t M = opA.extent(0), N = opBt.extent(0), K = opA.extent(1);
+  const std::int64_t K = opA.extent(1);
   const std::int64_t kpad = padded_k(K);
   const std::int64_t block = resolved_k_block(k_block);
   const std::int64_t chunks = magnitude_chunks(K, k_block);
@@ -127,28 +140,41 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
       row_magnitudes(space, opBt, exponents_b, levels_made, region.magnitudes_b[levels_made], region.l1b);
     }
   };
-  Kokkos::deep_copy(space, region.lower, 0.0);
   SliceCountChoice choice;
-  for (int ring = 0; ring <= max_magnitude_level; ++ring) {
+  // INT8 GEMM of the magnitudes of one level pair into region.products; returns its scale.
+  auto multiply_levels = [&](const std::pair<int, int>& levels) {
+    ensure_level(std::max(levels.first, levels.second));
+    const auto& a = region.magnitudes_a[levels.first];
+    const auto& b = region.magnitudes_b[levels.second];
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      Int8GemmProblem problem;
+      problem.rows_a = static_cast<std::int64_t>(a.extent(0));  // padded to 16, zero rows
+      problem.rows_b = static_cast<std::int64_t>(b.extent(0));
+      // The last chunk runs into the zero padding up to kpad: lengths stay multiples of 16.
+      problem.length = std::min(block, kpad - c * block);
+      problem.a = a.data() + c * block;
+      problem.lda = kpad;
+      problem.b = b.data() + c * block;
+      problem.ldb = kpad;
+      problem.ldc = static_cast<std::int64_t>(region.products.extent(2));
+      problem.c = region.products.data() + c * problem.rows_b * problem.ldc;
+      Int8Gemm<ExecSpace>::run(space, problem);
+      ++choice.int8_gemms;
+    }
+    return compat::ldexp(1.0, -14 - 7 * (levels.first + levels.second));
+  };
+  // Ring 0, one level pair: the ratios come straight from its products.  Data of one
+  // magnitude stops here, after one INT8 GEMM and two passes over its products.
+  const double scale0 = multiply_levels({0, 0});
+  choice.ratios = error_ratios(space, ProductLowerBound<ExecSpace>{region.products, chunks, scale0},
+                               region.l1a, region.l1b);
+  if (choice.ratios.inverse < HUGE_VAL) return choice;
+  // Deeper rings: keep the largest bound over all level pairs.
+  Kokkos::deep_copy(space, region.lower, 0.0);
+  raise_lower_bound(space, region.products, chunks, scale0, region.lower);
+  for (int ring = 1; ring <= max_magnitude_level; ++ring) {
     for (const auto& levels : magnitude_ring(ring)) {
-      ensure_level(std::max(levels.first, levels.second));
-      const auto& a = region.magnitudes_a[levels.first];
-      const auto& b = region.magnitudes_b[levels.second];
-      for (std::int64_t c = 0; c < chunks; ++c) {
-        Int8GemmProblem problem;
-        problem.rows_a = M;
-        problem.rows_b = N;
-        problem.length = std::min(block, K - c * block);
-        problem.a = a.data() + c * block;
-        problem.lda = kpad;
-        problem.b = b.data() + c * block;
-        problem.ldb = kpad;
-        problem.ldc = static_cast<std::int64_t>(region.products.extent(2));
-        problem.c = region.products.data() + c * N * problem.ldc;
-        Int8Gemm<ExecSpace>::run(space, problem);
-        ++choice.int8_gemms;
-      }
-      const double scale = compat::ldexp(1.0, -14 - 7 * (levels.first + levels.second));
+      const double scale = multiply_levels(levels);
       raise_lower_bound(space, region.products, chunks, scale, region.lower);
     }
     choice.ratios = error_ratios(space, region.lower, region.l1a, region.l1b);

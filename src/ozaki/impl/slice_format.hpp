@@ -55,40 +55,51 @@ KOKKOS_INLINE_FUNCTION int scale_exponent(double mu) {
   return e;
 }
 
-/// Balanced base-256 digits of X = round(x 2^(8S-1-e)), most significant first:
-/// digits[s] for s in [0, S).  See the file comment for the definition and its bounds.
-/// `digits` must hold S values; the caller guarantees |x| <= (127/128) 2^e.
+/// One element's digits: X = round(x 2^(8S-1-e)) = Y 256^base with |Y| < 2^61.  The balanced
+/// base-256 digits of Y are the plain base-256 digits of Z = Y + sum_{j<8} 128 * 256^j, minus
+/// 128 each (Z lies in [0, 2^64), so exactly 8 digits hold it): digit q of Y is
+/// ((Z >> 8q) & 255) - 128.  Every digit is then one shift and one mask, with no carry chain
+/// and no array, so a GPU thread keeps all of it in registers.
+struct SplitElement {
+  std::uint64_t z = 0x8080808080808080ull;  // Y = 0
+  int base = 0;
+
+  /// X for x with scale exponent e and S slices; the caller guarantees |x| <= (127/128) 2^e.
+  KOKKOS_INLINE_FUNCTION SplitElement(double x, int e, int S) {
+    std::int64_t Y = 0;
+    if (x != 0) {
+      int ex = 0;
+      const double f = compat::frexp(x, &ex);  // x = f 2^ex, |f| in [1/2, 1)
+      const std::int64_t mantissa = static_cast<std::int64_t>(compat::ldexp(f, 53));  // exact
+      const int shift = ex - 53 - e + bits_per_slice * S - 1;  // X = mantissa * 2^shift
+      if (shift >= 0) {
+        base = shift / bits_per_slice;
+        Y = mantissa * (std::int64_t(1) << (shift % bits_per_slice));
+      } else if (-shift <= 54) {
+        // Round half away from zero; |mantissa| < 2^53 so the sum cannot overflow.
+        const int n = -shift;
+        const std::uint64_t a = static_cast<std::uint64_t>(mantissa < 0 ? -mantissa : mantissa);
+        const std::int64_t q = static_cast<std::int64_t>((a + (std::uint64_t(1) << (n - 1))) >> n);
+        Y = mantissa < 0 ? -q : q;
+      }  // else |x 2^(8S-1-e)| < 1/2: X = 0
+    }
+    z = static_cast<std::uint64_t>(Y) + 0x8080808080808080ull;  // wraps to Y + C exactly
+  }
+
+  /// Slice s (0 = most significant) of S: the digit of X at position S-1-s.
+  KOKKOS_INLINE_FUNCTION std::int8_t slice(int s, int S) const {
+    const int q = S - 1 - s - base;  // digit index within Y
+    if (q < 0 || q >= 8) return 0;
+    return static_cast<std::int8_t>(static_cast<int>((z >> (8 * q)) & 0xff) - 128);
+  }
+};
+
+/// All S slices of x, most significant first (slice_format's definition, for tests and the
+/// host-side code; the kernels call SplitElement::slice directly).
 template <class DigitArray>
 KOKKOS_INLINE_FUNCTION void split_element(double x, int e, int S, DigitArray& digits) {
-  // X = Y * 256^base exactly, with |Y| < 2^61.
-  std::int64_t Y = 0;
-  int base = 0;
-  if (x != 0) {
-    int ex = 0;
-    const double f = compat::frexp(x, &ex);  // x = f 2^ex, |f| in [1/2, 1)
-    const std::int64_t mantissa = static_cast<std::int64_t>(compat::ldexp(f, 53));  // exact
-    const int shift = ex - 53 - e + bits_per_slice * S - 1;  // X = mantissa * 2^shift
-    if (shift >= 0) {
-      base = shift / bits_per_slice;
-      Y = mantissa * (std::int64_t(1) << (shift % bits_per_slice));
-    } else if (-shift <= 54) {
-      // Round half away from zero; |mantissa| < 2^53 so the sum cannot overflow.
-      const int n = -shift;
-      const std::uint64_t a = static_cast<std::uint64_t>(mantissa < 0 ? -mantissa : mantissa);
-      const std::int64_t q = static_cast<std::int64_t>((a + (std::uint64_t(1) << (n - 1))) >> n);
-      Y = mantissa < 0 ? -q : q;
-    }  // else |x 2^(8S-1-e)| < 1/2: X = 0
-  }
-  for (int position = 0; position < S; ++position) {  // position 0 = least significant
-    std::int8_t d = 0;
-    if (position >= base && Y != 0) {
-      int low = static_cast<int>(Y & 0xff);  // Y mod 256 in [0, 255] (two's complement)
-      if (low >= 128) low -= 256;              // balanced digit in [-128, 127]
-      Y = (Y - low) / 256;                     // exact division
-      d = static_cast<std::int8_t>(low);
-    }
-    digits[S - 1 - position] = d;
-  }
+  const SplitElement v(x, e, S);
+  for (int s = 0; s < S; ++s) digits[s] = v.slice(s, S);
 }
 
 }  // namespace Impl

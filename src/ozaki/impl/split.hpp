@@ -56,7 +56,9 @@ void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   const std::int64_t tiles_r = (rows + 31) / 32, tiles_k = (K + 31) / 32;
-  policy_type policy(space, static_cast<int>(tiles_r * tiles_k), Kokkos::AUTO, 32);
+  // 8 x 32 threads per tile on a GPU; a host space runs a team as one thread.
+  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  policy_type policy(space, static_cast<int>(tiles_r * tiles_k), host ? 1 : 8, 32);
   policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
   Kokkos::parallel_for(
       "ozaki::split::copy_to_k_contiguous", policy, KOKKOS_LAMBDA(const member_type& team) {
@@ -115,7 +117,8 @@ bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>
 
 /// Pass 2 (only when S is chosen automatically, see slice_count.hpp).  Per row r:
 ///   scaled_l1(r) = sum_k |X(r,k)| 2^-e_r, at most K, so it cannot overflow;
-///   magnitudes(r, k) = min(127, floor(|X(r,k)| 2^(7 + 7 level - e_r))) (zero in the padding),
+///   magnitudes(r, k) = min(127, floor(|X(r,k)| 2^(7 + 7 level - e_r))) (zero in the padding
+///   columns [K, kpad) and padding rows [rows, magnitudes.extent(0))),
 /// so that an INT8 GEMM of two such arrays bounds |A||B| from below: every term is rounded
 /// down (or clamped) and none can cancel.  Level 0 resolves entries down to 2^-7 of their row's
 /// scale; each further level looks 7 binades deeper and clamps what it has already seen.
@@ -127,30 +130,37 @@ void row_magnitudes(const ExecSpace& space, const typename Views<ExecSpace>::Con
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
   using member_type = typename policy_type::member_type;
   const std::int64_t K = X.extent(1);
+  const std::int64_t rows = X.extent(0);
   const std::int64_t kpad = magnitudes.extent(1);
   const double level_scale = compat::ldexp(1.0, 7 + 7 * level);
   Kokkos::parallel_for(
-      "ozaki::split::row_magnitudes", policy_type(space, static_cast<int>(X.extent(0)), Kokkos::AUTO),
+      "ozaki::split::row_magnitudes",
+      policy_type(space, static_cast<int>(magnitudes.extent(0)), Kokkos::AUTO),
       KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
-        const int e = exponents(r);
+        const int e = r < rows ? exponents(r) : 0;
         double l1 = 0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, kpad),
             [&](const std::int64_t k, double& sum) {
-              const double scaled = k < K ? compat::ldexp(magnitude(X(r, k)), -e) : 0.0;
+              const double scaled = (k < K && r < rows) ? compat::ldexp(magnitude(X(r, k)), -e) : 0.0;
               const double v = scaled * level_scale;  // exact: a power-of-two scaling
               magnitudes(r, k) = static_cast<std::int8_t>(v >= 127 ? 127 : v);  // floor, clamped
               sum += scaled;
             },
             l1);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { scaled_l1(r) = l1; });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          if (r < rows) scaled_l1(r) = l1;
+        });
       });
 }
 
 /// Pass 3.  Every element X(r,k) is read once and all its S digits are written:
 /// digits(r, block(s) * kpad + k) with block(s) = s, or S-1-s when reversed.
-/// Columns [K, kpad) of every block are zeroed, so padded GEMMs add nothing.
+/// Columns [K, kpad) of every block and rows [rows, digits.extent(0)) are zeroed, so GEMMs
+/// over the padded storage add nothing.  Each thread takes 4 consecutive k and writes each
+/// slice's 4 digits as one aligned 32-bit store (kpad is a multiple of 16), so a warp writes
+/// 128 contiguous bytes per slice.
 template <class ExecSpace>
 void split_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                 const SliceStorage<ExecSpace>& out) {
@@ -162,21 +172,30 @@ void split_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstMa
   const std::int64_t K = out.k;
   const std::int64_t kpad = out.kpad;
   const bool reversed = out.reversed;
+  const std::int64_t rows = X.extent(0);
   Kokkos::parallel_for(
-      "ozaki::split::split_rows", policy_type(space, static_cast<int>(X.extent(0)), Kokkos::AUTO),
+      "ozaki::split::split_rows",
+      policy_type(space, static_cast<int>(digits.extent(0)), Kokkos::AUTO),
       KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
-        const int e = exponents(r);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad), [&](const std::int64_t k) {
-          std::int8_t d[max_slices];
-          if (k < K) {
-            split_element(X(r, k), e, S, d);
-          } else {
-            for (int s = 0; s < S; ++s) d[s] = 0;
-          }
+        const bool real_row = r < rows;
+        const int e = real_row ? exponents(r) : 0;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4), [&](const std::int64_t quad) {
+          const std::int64_t k = 4 * quad;
+          const SplitElement v0(real_row && k + 0 < K ? X(r, k + 0) : 0.0, e, S);
+          const SplitElement v1(real_row && k + 1 < K ? X(r, k + 1) : 0.0, e, S);
+          const SplitElement v2(real_row && k + 2 < K ? X(r, k + 2) : 0.0, e, S);
+          const SplitElement v3(real_row && k + 3 < K ? X(r, k + 3) : 0.0, e, S);
           for (int s = 0; s < S; ++s) {
+            // Little-endian packing: byte j of the word is column k + j.
+            const std::uint32_t word = std::uint32_t(std::uint8_t(v0.slice(s, S))) |
+                                       std::uint32_t(std::uint8_t(v1.slice(s, S))) << 8 |
+                                       std::uint32_t(std::uint8_t(v2.slice(s, S))) << 16 |
+                                       std::uint32_t(std::uint8_t(v3.slice(s, S))) << 24;
             const int block = reversed ? S - 1 - s : s;
-            digits(r, block * kpad + k) = d[s];
+            // 4-byte aligned (rows are 256-byte aligned, kpad and k multiples of 4); reading
+            // the bytes back through int8_t is allowed aliasing.
+            *reinterpret_cast<std::uint32_t*>(&digits(r, block * kpad + k)) = word;
           }
         });
       });

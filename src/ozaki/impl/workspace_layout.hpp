@@ -46,8 +46,10 @@ class Carver {
   std::size_t offset_;
 };
 
-/// Rows of an INT32 product as stored: M rounded up to 16, because cuBLAS's INT8 kernels slow
-/// down by 4x when the output's leading dimension is not a multiple of 4 (docs/design.md).
+/// Rows of slice storage and of INT32 products as stored: M (or N) rounded up to 16.  With K
+/// padded likewise, every INT8 GEMM has m, n, k, lda, ldb, ldc multiples of 16 and 16-byte
+/// aligned operands, the form cuBLAS's INT8 tensor-core kernels require (lda, ldb multiples
+/// of 4, aligned pointers) and run fastest in (docs/design.md).  Padding rows hold zeros.
 inline std::int64_t padded_rows(std::int64_t m) { return (m + 15) / 16 * 16; }
 
 struct Shape3 {
@@ -100,12 +102,12 @@ struct EstimateRegion {
     r.l1a = typename V::Norms(c.take<double>(s.m), s.m);
     r.l1b = typename V::Norms(c.take<double>(s.n), s.n);
     r.lower = decltype(r.lower)(c.take<double>(s.m * s.n), s.n, s.m);
+    const std::int64_t mpad = padded_rows(s.m), npad = padded_rows(s.n);
     for (int l = 0; l < magnitude_levels; ++l) {
-      r.magnitudes_a[l] = typename V::Digits(c.take<std::int8_t>(s.m * kpad), s.m, kpad);
-      r.magnitudes_b[l] = typename V::Digits(c.take<std::int8_t>(s.n * kpad), s.n, kpad);
+      r.magnitudes_a[l] = typename V::Digits(c.take<std::int8_t>(mpad * kpad), mpad, kpad);
+      r.magnitudes_b[l] = typename V::Digits(c.take<std::int8_t>(npad * kpad), npad, kpad);
     }
-    r.products = typename V::Products(c.take<std::int32_t>(chunks * s.n * padded_rows(s.m)), chunks,
-                                      s.n, padded_rows(s.m));
+    r.products = typename V::Products(c.take<std::int32_t>(chunks * npad * mpad), chunks, npad, mpad);
     return r;
   }
 };
@@ -120,11 +122,11 @@ struct ProductRegion {
   static ProductRegion carve(Carver& c, const Shape3& s, int S, std::int64_t G, std::int64_t batch) {
     ProductRegion r;
     const std::int64_t kpad = padded_k(s.k);
-    r.digits_a = typename V::Digits(c.take<std::int8_t>(s.m * S * kpad), s.m, S * kpad);
-    r.digits_b = typename V::Digits(c.take<std::int8_t>(s.n * S * kpad), s.n, S * kpad);
+    const std::int64_t mpad = padded_rows(s.m), npad = padded_rows(s.n);
+    r.digits_a = typename V::Digits(c.take<std::int8_t>(mpad * S * kpad), mpad, S * kpad);
+    r.digits_b = typename V::Digits(c.take<std::int8_t>(npad * S * kpad), npad, S * kpad);
     r.weights = typename V::Weights(c.take<double>(G), G);
-    r.products = typename V::Products(c.take<std::int32_t>(batch * s.n * padded_rows(s.m)), batch,
-                                      s.n, padded_rows(s.m));
+    r.products = typename V::Products(c.take<std::int32_t>(batch * npad * mpad), batch, npad, mpad);
     return r;
   }
 };
@@ -142,7 +144,7 @@ std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options
   RowCopyRegion<ExecSpace>::carve(without_products, s, copy_a, copy_b);
   ProductRegion<ExecSpace>::carve(without_products, s, S, G, 0);
   const std::int64_t room = resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
-  const std::int64_t per_product = std::max<std::int64_t>(4 * s.n * padded_rows(s.m), 1);
+  const std::int64_t per_product = std::max<std::int64_t>(4 * padded_rows(s.n) * padded_rows(s.m), 1);
   return std::max<std::int64_t>(1, std::min(G, room / per_product));
 }
 
