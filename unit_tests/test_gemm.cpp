@@ -577,9 +577,11 @@ TEST(Workspace, LimitBatchesTheProductsIntoSeveralPasses) {
   expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.5, C0, many, o);
   // The minimum footprint: exponents, slices, weights and one INT32 product, with M = 40 and
   // N = 30 padded to 48 and 32 rows, K = 50 to 64 columns.
-  const std::size_t minimum = 4 * (M + N) + (48 + 32) * 5 * 64 + 8 * 9 + 4 * 48 * 32;
+  // On GPU spaces the column-major A also gets its K-contiguous copy and row maxima.
+  const std::size_t copy = ozaki::Impl::copies_strided_rows<TestSpace>() ? 8 * M * K + 8 * M : 0;
+  const std::size_t minimum = 4 * (M + N) + copy + (48 + 32) * 5 * 64 + 8 * 9 + 4 * 48 * 32;
   EXPECT_GE(many.report.workspace_bytes, minimum);
-  EXPECT_LE(many.report.workspace_bytes, minimum + 7 * ozaki::Impl::Carver::alignment);
+  EXPECT_LE(many.report.workspace_bytes, minimum + 9 * ozaki::Impl::Carver::alignment);
 }
 
 TEST(Workspace, FormulaAt8192CubedFitsTenGiB) {

@@ -95,18 +95,32 @@ TEST(Split, ExtremeMagnitudesMatchOracle) {
   for (int S : {1, 4, 7, 16}) expect_split_matches_oracle(h, Layout::Left, S, false);
 }
 
-TEST(Split, KContiguousCopyIsExact) {
-  // The GPU path reads strided rows through this copy; it must be an exact transposition.
+TEST(Split, KContiguousCopyIsExactAndFindsTheRowScales) {
+  // The GPU path reads strided rows through this copy, which also does pass 1: it must be an
+  // exact transposition and give the oracle's exponents, and see NaN and Inf.
   Random rng(9);
   for (const auto& shape : {std::make_pair(1, 1), std::make_pair(33, 70), std::make_pair(100, 31)}) {
-    const HostMatrix h = random_host(shape.first, shape.second, 2.0, rng);
+    HostMatrix h = random_host(shape.first, shape.second, 2.0, rng,
+                               [](std::int64_t i) { return int((37 * i) % 201) - 100; });
     DeviceMatrix X = make_matrix(h.rows, h.cols, Layout::Left);  // rows strided, K not contiguous
     from_host(h, X.view);
     Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> Y("Y", h.rows, h.cols);
-    ozaki::Impl::copy_to_k_contiguous(TestSpace(), as_const(X), Y);
+    Kokkos::View<unsigned long long*, MemSpace> row_max("row_max", h.rows);
+    V::Exponents exponents("exponents", h.rows);
+    ozaki::Impl::copy_to_k_contiguous(TestSpace(), as_const(X), Y, row_max);
+    EXPECT_FALSE(ozaki::Impl::exponents_from_row_max(TestSpace(), row_max, exponents));
     auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Y);
     for (std::int64_t i = 0; i < h.rows; ++i)
       for (std::int64_t k = 0; k < h.cols; ++k) ASSERT_EQ(y(i, k), h(i, k)) << i << "," << k;
+    auto e = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), exponents);
+    const auto want = ozaki::serial::split(h.cref(), 1, false);
+    for (std::int64_t i = 0; i < h.rows; ++i) EXPECT_EQ(e(i), want.exponents[i]) << "row " << i;
+    // A NaN anywhere is reported.
+    h.values[h.values.size() / 2] = std::numeric_limits<double>::quiet_NaN();
+    from_host(h, X.view);
+    Kokkos::deep_copy(row_max, 0ull);
+    ozaki::Impl::copy_to_k_contiguous(TestSpace(), as_const(X), Y, row_max);
+    EXPECT_TRUE(ozaki::Impl::exponents_from_row_max(TestSpace(), row_max, exponents));
   }
 }
 

@@ -142,22 +142,26 @@ struct Int8SlicesGemm {
     const std::size_t phase_offset = carver.used();
     // The operands as the row kernels read them: K-contiguous copies where made.
     typename V::ConstMatrix rows_a = opA, rows_b = opBt;
-    auto prepare_rows = [&]() {
+    // Pass 1 (scale exponents; false on NaN/Inf), fused into the copy where one is made.
+    auto scale_exponents = [&]() {
+      bool bad = false;
       if (copy_a) {
-        copy_to_k_contiguous(space, opA, copies_of.a);
+        Kokkos::deep_copy(space, copies_of.max_a, 0ull);
+        copy_to_k_contiguous(space, opA, copies_of.a, copies_of.max_a);
         rows_a = typename V::ConstMatrix(copies_of.a.data(), Kokkos::LayoutStride(s.m, s.k, s.k, 1));
+        bad = exponents_from_row_max(space, copies_of.max_a, exponents.a) || bad;
+      } else {
+        bad = row_scale_exponents(space, rows_a, exponents.a) || bad;
       }
       if (copy_b) {
-        copy_to_k_contiguous(space, opBt, copies_of.b);
+        Kokkos::deep_copy(space, copies_of.max_b, 0ull);
+        copy_to_k_contiguous(space, opBt, copies_of.b, copies_of.max_b);
         rows_b = typename V::ConstMatrix(copies_of.b.data(), Kokkos::LayoutStride(s.n, s.k, s.k, 1));
+        bad = exponents_from_row_max(space, copies_of.max_b, exponents.b) || bad;
+      } else {
+        bad = row_scale_exponents(space, rows_b, exponents.b) || bad;
       }
-    };
-    prepare_rows();
-
-    auto scale_exponents = [&]() {
-      const bool a_bad = row_scale_exponents(space, rows_a, exponents.a);
-      const bool b_bad = row_scale_exponents(space, rows_b, exponents.b);
-      return !(a_bad || b_bad);
+      return !bad;
     };
     if (!scale_exponents()) return false;
     clock.lap(report.seconds_split);
@@ -193,7 +197,6 @@ struct Int8SlicesGemm {
       Carver again(base);
       exponents = ExponentRegion<ExecSpace>::carve(again, s);
       copies_of = RowCopyRegion<ExecSpace>::carve(again, s, copy_a, copy_b);
-      prepare_rows();
       scale_exponents();
     }
     Carver phase2(base, phase_offset);

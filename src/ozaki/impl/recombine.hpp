@@ -36,9 +36,8 @@ void recombine(const ExecSpace& space, const typename Views<ExecSpace>::Products
                CUpdate update, const typename Views<ExecSpace>::Matrix& C) {
   const std::int64_t M = C.extent(0);
   const std::int64_t N = C.extent(1);
-  Kokkos::parallel_for(
-      "ozaki::recombine",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+  flat_for(
+      "ozaki::recombine", space, M * N,
       KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % M;
         const std::int64_t n = idx / M;

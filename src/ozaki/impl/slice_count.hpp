@@ -55,9 +55,8 @@ template <class ExecSpace>
 void raise_lower_bound(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
                        std::int64_t chunks, double scale, const LowerBounds<ExecSpace>& lower) {
   const std::int64_t N = lower.extent(0), M = lower.extent(1);
-  Kokkos::parallel_for(
-      "ozaki::slice_count::raise_lower_bound",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+  flat_for(
+      "ozaki::slice_count::raise_lower_bound", space, M * N,
       KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % M;
         const std::int64_t n = idx / M;

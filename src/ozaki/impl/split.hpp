@@ -46,10 +46,17 @@ struct SliceStorage {
 /// which is coalesced on a GPU only when K is the contiguous index.  32 x 32 tiles go through
 /// team scratch, read along X's contiguous index and written along K; the pitch of 33 keeps
 /// the transposed reads free of bank conflicts.
+///
+/// The same pass does pass 1's reduction (so the copied operand is read once): each tile's
+/// row maxima of |x| (+Inf for NaN/Inf) are merged into row_max_bits with an atomic max on
+/// the bit patterns, which order like the values for non-negative doubles.  row_max_bits must
+/// be zero on entry; exponents_from_row_max finishes pass 1.
 template <class ExecSpace>
 void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                           const Kokkos::View<double**, Kokkos::LayoutRight,
-                                             typename Views<ExecSpace>::device_type>& Y) {
+                                             typename Views<ExecSpace>::device_type>& Y,
+                          const Kokkos::View<unsigned long long*, typename Views<ExecSpace>::device_type>&
+                              row_max_bits) {
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Tile = Kokkos::View<double[32][33], typename ExecSpace::scratch_memory_space,
@@ -68,17 +75,55 @@ void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace
         // Read: vector lanes along the rows index (X's contiguous one).
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 32), [&](const int kk) {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, 32), [&](const int rr) {
-            if (r0 + rr < rows && k0 + kk < K) tile(kk, rr) = X(r0 + rr, k0 + kk);
+            tile(kk, rr) = (r0 + rr < rows && k0 + kk < K) ? X(r0 + rr, k0 + kk) : 0.0;
           });
         });
         team.team_barrier();
-        // Write: vector lanes along K (Y's contiguous index).
+        // Write: vector lanes along K (Y's contiguous index); and each row's max over the tile.
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 32), [&](const int rr) {
+          if (r0 + rr >= rows) return;
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, 32), [&](const int kk) {
-            if (r0 + rr < rows && k0 + kk < K) Y(r0 + rr, k0 + kk) = tile(kk, rr);
+            if (k0 + kk < K) Y(r0 + rr, k0 + kk) = tile(kk, rr);
+          });
+          double mu = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, 32),
+              [&](const int kk, double& m) {
+                const double x = tile(kk, rr);
+                const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+                if (v > m) m = v;
+              },
+              Kokkos::Max<double>(mu));
+          Kokkos::single(Kokkos::PerThread(team), [&]() {
+            unsigned long long bits;
+            std::memcpy(&bits, &mu, sizeof bits);
+            Kokkos::atomic_fetch_max(&row_max_bits(r0 + rr), bits);
           });
         });
       });
+}
+
+/// Pass 1 for a copied operand: exponents from the row maxima of copy_to_k_contiguous.
+/// Returns true when some element was NaN or Inf.
+template <class ExecSpace>
+bool exponents_from_row_max(const ExecSpace& space,
+                            const Kokkos::View<unsigned long long*, typename Views<ExecSpace>::device_type>&
+                                row_max_bits,
+                            const typename Views<ExecSpace>::Exponents& exponents) {
+  int nonfinite_rows = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::split::exponents_from_row_max",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, exponents.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t r, int& bad) {
+        double mu;
+        const unsigned long long bits = row_max_bits(r);
+        std::memcpy(&mu, &bits, sizeof mu);
+        const bool finite = is_finite(mu);
+        exponents(r) = finite ? scale_exponent(mu) : nonfinite_row;
+        if (!finite) ++bad;
+      },
+      Kokkos::Sum<int>(nonfinite_rows));
+  return nonfinite_rows > 0;
 }
 
 /// Pass 1.  exponents(r) = scale_exponent(max_k |X(r,k)|), or nonfinite_row.
@@ -92,7 +137,7 @@ bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>
   int any_nonfinite = 0;
   Kokkos::parallel_reduce(
       "ozaki::split::row_scale_exponents",
-      policy_type(space, static_cast<int>(X.extent(0)), Kokkos::AUTO),
+      row_policy(space, X.extent(0)),
       KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
         const int r = team.league_rank();
         double mu = 0;
@@ -134,8 +179,7 @@ void row_magnitudes(const ExecSpace& space, const typename Views<ExecSpace>::Con
   const std::int64_t kpad = magnitudes.extent(1);
   const double level_scale = compat::ldexp(1.0, 7 + 7 * level);
   Kokkos::parallel_for(
-      "ozaki::split::row_magnitudes",
-      policy_type(space, static_cast<int>(magnitudes.extent(0)), Kokkos::AUTO),
+      "ozaki::split::row_magnitudes", row_policy(space, magnitudes.extent(0)),
       KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
         const int e = r < rows ? exponents(r) : 0;
@@ -174,8 +218,7 @@ void split_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstMa
   const bool reversed = out.reversed;
   const std::int64_t rows = X.extent(0);
   Kokkos::parallel_for(
-      "ozaki::split::split_rows",
-      policy_type(space, static_cast<int>(digits.extent(0)), Kokkos::AUTO),
+      "ozaki::split::split_rows", row_policy(space, digits.extent(0)),
       KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
         const bool real_row = r < rows;
