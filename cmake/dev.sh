@@ -103,7 +103,7 @@ cmd_device() {
     nvidia-smi || true
     nvcc --version || true
     cmake --version | head -n 1
-    git -C "$repo" rev-parse HEAD 2>/dev/null || echo "commit: (no git)"
+    echo "commit: ${OZAKI_COMMIT:-$(git -C "$repo" rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
   } >"$out/environment.txt" 2>&1
   local t0=$SECONDS
   configure_and_build cuda "$repo/build-cuda" -DOZAKI_TEST_SPACES=cuda 2>&1 | tee "$out/build.log"
