@@ -65,23 +65,31 @@ struct SplitElement {
   int base = 0;
 
   /// X for x with scale exponent e and S slices; the caller guarantees |x| <= (127/128) 2^e.
+  /// x = +-mantissa 2^ex is read off the bits (no frexp/ldexp: the split is bound by
+  /// instruction count on GPUs): a normal number's 52 fraction bits plus the hidden bit,
+  /// a subnormal's fraction alone with ex = -1074.  X = mantissa 2^(ex - e + 8S - 1) exactly.
   KOKKOS_INLINE_FUNCTION SplitElement(double x, int e, int S) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    const int field = static_cast<int>((bits >> 52) & 0x7ff);
+    std::int64_t mantissa = static_cast<std::int64_t>(bits & 0xfffffffffffffull);
+    int ex = -1074;
+    if (field != 0) {
+      mantissa |= std::int64_t(1) << 52;
+      ex = field - 1075;
+    }
     std::int64_t Y = 0;
-    if (x != 0) {
-      int ex = 0;
-      const double f = compat::frexp(x, &ex);  // x = f 2^ex, |f| in [1/2, 1)
-      const std::int64_t mantissa = static_cast<std::int64_t>(compat::ldexp(f, 53));  // exact
-      const int shift = ex - 53 - e + bits_per_slice * S - 1;  // X = mantissa * 2^shift
+    if (mantissa != 0) {
+      const int shift = ex - e + bits_per_slice * S - 1;  // X = +-mantissa * 2^shift
       if (shift >= 0) {
         base = shift / bits_per_slice;
-        Y = mantissa * (std::int64_t(1) << (shift % bits_per_slice));
+        Y = mantissa * (std::int64_t(1) << (shift % bits_per_slice));  // < 2^60
       } else if (-shift <= 54) {
-        // Round half away from zero; |mantissa| < 2^53 so the sum cannot overflow.
+        // Round half away from zero; mantissa < 2^53 so the sum cannot overflow.
         const int n = -shift;
-        const std::uint64_t a = static_cast<std::uint64_t>(mantissa < 0 ? -mantissa : mantissa);
-        const std::int64_t q = static_cast<std::int64_t>((a + (std::uint64_t(1) << (n - 1))) >> n);
-        Y = mantissa < 0 ? -q : q;
+        Y = static_cast<std::int64_t>((static_cast<std::uint64_t>(mantissa) + (std::uint64_t(1) << (n - 1))) >> n);
       }  // else |x 2^(8S-1-e)| < 1/2: X = 0
+      if (bits >> 63) Y = -Y;
     }
     z = static_cast<std::uint64_t>(Y) + 0x8080808080808080ull;  // wraps to Y + C exactly
   }
