@@ -146,18 +146,16 @@ struct Int8SlicesGemm {
     auto scale_exponents = [&]() {
       bool bad = false;
       if (copy_a) {
-        Kokkos::deep_copy(space, copies_of.max_a, 0ull);
         copy_to_k_contiguous(space, opA, copies_of.a, copies_of.max_a);
         rows_a = typename V::ConstMatrix(copies_of.a.data(), Kokkos::LayoutStride(s.m, s.k, s.k, 1));
-        bad = exponents_from_row_max(space, copies_of.max_a, exponents.a) || bad;
+        bad = exponents_from_tile_max(space, copies_of.max_a, exponents.a) || bad;
       } else {
         bad = row_scale_exponents(space, rows_a, exponents.a) || bad;
       }
       if (copy_b) {
-        Kokkos::deep_copy(space, copies_of.max_b, 0ull);
         copy_to_k_contiguous(space, opBt, copies_of.b, copies_of.max_b);
         rows_b = typename V::ConstMatrix(copies_of.b.data(), Kokkos::LayoutStride(s.n, s.k, s.k, 1));
-        bad = exponents_from_row_max(space, copies_of.max_b, exponents.b) || bad;
+        bad = exponents_from_tile_max(space, copies_of.max_b, exponents.b) || bad;
       } else {
         bad = row_scale_exponents(space, rows_b, exponents.b) || bad;
       }

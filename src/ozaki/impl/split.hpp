@@ -47,16 +47,16 @@ struct SliceStorage {
 /// team scratch, read along X's contiguous index and written along K; the pitch of 33 keeps
 /// the transposed reads free of bank conflicts.
 ///
-/// The same pass does pass 1's reduction (so the copied operand is read once): each tile's
-/// row maxima of |x| (+Inf for NaN/Inf) are merged into row_max_bits with an atomic max on
-/// the bit patterns, which order like the values for non-negative doubles.  row_max_bits must
-/// be zero on entry; exponents_from_row_max finishes pass 1.
+/// The same pass does pass 1's reduction (so the copied operand is read once): each tile
+/// stores its rows' maxima of |x| (+Inf for NaN/Inf) in tile_max(tile column, row), and
+/// exponents_from_tile_max takes the max over the tile columns.  Plain stores: no atomics
+/// (merging the maxima with atomics made the copy 60% slower on the H200, docs/benchmarks.md).
 template <class ExecSpace>
 void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                           const Kokkos::View<double**, Kokkos::LayoutRight,
                                              typename Views<ExecSpace>::device_type>& Y,
-                          const Kokkos::View<unsigned long long*, typename Views<ExecSpace>::device_type>&
-                              row_max_bits) {
+                          const Kokkos::View<double**, Kokkos::LayoutRight,
+                                             typename Views<ExecSpace>::device_type>& tile_max) {
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Tile = Kokkos::View<double[32][33], typename ExecSpace::scratch_memory_space,
@@ -69,8 +69,8 @@ void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace
   policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
   Kokkos::parallel_for(
       "ozaki::split::copy_to_k_contiguous", policy, KOKKOS_LAMBDA(const member_type& team) {
-        const std::int64_t r0 = (team.league_rank() % tiles_r) * 32;
-        const std::int64_t k0 = (team.league_rank() / tiles_r) * 32;
+        const std::int64_t tr = team.league_rank() % tiles_r, tk = team.league_rank() / tiles_r;
+        const std::int64_t r0 = tr * 32, k0 = tk * 32;
         Tile tile(team.team_scratch(0));
         // Read: vector lanes along the rows index (X's contiguous one).
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 32), [&](const int kk) {
@@ -79,45 +79,41 @@ void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace
           });
         });
         team.team_barrier();
-        // Write: vector lanes along K (Y's contiguous index); and each row's max over the tile.
+        // Write: vector lanes along K (Y's contiguous index).
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, 32), [&](const int rr) {
-          if (r0 + rr >= rows) return;
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, 32), [&](const int kk) {
-            if (k0 + kk < K) Y(r0 + rr, k0 + kk) = tile(kk, rr);
+            if (r0 + rr < rows && k0 + kk < K) Y(r0 + rr, k0 + kk) = tile(kk, rr);
           });
+        });
+        // Each row's max over the tile: one lane per row, reading down a column of the tile.
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, 32), [&](const int rr) {
+          if (r0 + rr >= rows) return;
           double mu = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, 32),
-              [&](const int kk, double& m) {
-                const double x = tile(kk, rr);
-                const double v = is_finite(x) ? magnitude(x) : positive_infinity();
-                if (v > m) m = v;
-              },
-              Kokkos::Max<double>(mu));
-          Kokkos::single(Kokkos::PerThread(team), [&]() {
-            unsigned long long bits;
-            std::memcpy(&bits, &mu, sizeof bits);
-            Kokkos::atomic_fetch_max(&row_max_bits(r0 + rr), bits);
-          });
+          for (int kk = 0; kk < 32; ++kk) {
+            const double x = tile(kk, rr);
+            const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+            mu = v > mu ? v : mu;
+          }
+          tile_max(tk, r0 + rr) = mu;
         });
       });
 }
 
-/// Pass 1 for a copied operand: exponents from the row maxima of copy_to_k_contiguous.
+/// Pass 1 for a copied operand: exponents from the tile maxima of copy_to_k_contiguous.
 /// Returns true when some element was NaN or Inf.
 template <class ExecSpace>
-bool exponents_from_row_max(const ExecSpace& space,
-                            const Kokkos::View<unsigned long long*, typename Views<ExecSpace>::device_type>&
-                                row_max_bits,
-                            const typename Views<ExecSpace>::Exponents& exponents) {
+bool exponents_from_tile_max(const ExecSpace& space,
+                             const Kokkos::View<double**, Kokkos::LayoutRight,
+                                                typename Views<ExecSpace>::device_type>& tile_max,
+                             const typename Views<ExecSpace>::Exponents& exponents) {
+  const std::int64_t tiles = tile_max.extent(0);
   int nonfinite_rows = 0;
   Kokkos::parallel_reduce(
-      "ozaki::split::exponents_from_row_max",
+      "ozaki::split::exponents_from_tile_max",
       Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, exponents.extent(0)),
       KOKKOS_LAMBDA(const std::int64_t r, int& bad) {
-        double mu;
-        const unsigned long long bits = row_max_bits(r);
-        std::memcpy(&mu, &bits, sizeof mu);
+        double mu = 0;
+        for (std::int64_t t = 0; t < tiles; ++t) mu = tile_max(t, r) > mu ? tile_max(t, r) : mu;
         const bool finite = is_finite(mu);
         exponents(r) = finite ? scale_exponent(mu) : nonfinite_row;
         if (!finite) ++bad;

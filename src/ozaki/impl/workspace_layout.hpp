@@ -73,18 +73,18 @@ struct ExponentRegion {
 template <class ExecSpace>
 struct RowCopyRegion {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>;
-  using Bits = Kokkos::View<unsigned long long*, typename Views<ExecSpace>::device_type>;
   Rows a, b;
-  Bits max_a, max_b;  // row maxima as bit patterns, merged while copying
+  Rows max_a, max_b;  // per 32-column tile, each row's max |x|, written while copying
   static RowCopyRegion carve(Carver& c, const Shape3& s, bool copy_a, bool copy_b) {
     RowCopyRegion r;
+    const std::int64_t tiles = (s.k + 31) / 32;
     if (copy_a) {
       r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
-      r.max_a = Bits(c.take<unsigned long long>(s.m), s.m);
+      r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
     }
     if (copy_b) {
       r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
-      r.max_b = Bits(c.take<unsigned long long>(s.n), s.n);
+      r.max_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
     }
     return r;
   }
