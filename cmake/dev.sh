@@ -113,6 +113,7 @@ cmd_device() {
   echo "tests: $((SECONDS - t0)) s" | tee -a "$out/tests.log"
   "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" \
     --json "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
+  python3 "$repo/perf_tests/plot.py" "$out/bench.csv" "$out/bench.png" || true
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if command -v ncu >/dev/null 2>&1; then
     ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum -c 400 \
