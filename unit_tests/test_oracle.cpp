@@ -183,6 +183,21 @@ TEST(Accuracy, DroppedPairsAreModelledPerDiagonal) {
   EXPECT_LT(count, leading_count * 1.01);
 }
 
+TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
+  using ozaki::Impl::native_is_faster;
+  // H200: INT8 TN 1461 TOP/s over DGEMM 56.6 TFLOP/s.
+  const double h200 = 1461.0 / 56.6;
+  EXPECT_TRUE(native_is_faster(h200, 7, PairPolicy::Triangular, 0, 1));   // 28 + 1 products
+  EXPECT_TRUE(native_is_faster(h200, 8, PairPolicy::Triangular, 0, 1));   // the S auto chose at 8192^3
+  EXPECT_FALSE(native_is_faster(h200, 3, PairPolicy::Triangular, 0, 0));  // 6 products
+  EXPECT_FALSE(native_is_faster(h200, 5, PairPolicy::Triangular, 0, 0));  // 15 products
+  EXPECT_FALSE(native_is_faster(0.0, 16, PairPolicy::Full, 0, 1));        // unknown device
+  // The best case is never above what the model chooses for real data.
+  for (std::int64_t K : {64, 1024, 8192, 65536})
+    EXPECT_LE(ozaki::Impl::best_case_slices(K, PairPolicy::Triangular, 0),
+              ozaki::Impl::fp64_equivalent_slices({30.0, 1.0 / (0.004 * K)}, K, PairPolicy::Triangular, 0));
+}
+
 TEST(Oracle, ErrorRatiosOfFlatDataAreModest) {
   // One magnitude (phi = 0): every row's scale is within 2x of its mean, so the ratios stay
   // small, and the int8 estimate bounds them from above.

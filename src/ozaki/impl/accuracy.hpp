@@ -74,5 +74,22 @@ inline int fp64_equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPoli
   return max_slices;
 }
 
+/// Algorithm::Auto's cost model: true when native FP64 GEMM is faster than Int8Slices with S
+/// slices, on a device whose INT8 GEMMs run `int8_over_fp64` times faster than its FP64 GEMM
+/// (0: unknown, never).  `extra_products` counts INT8 GEMMs beyond the schedule's (the
+/// automatic-S estimate); split and recombination add about 10% (docs/benchmarks.md).
+inline bool native_is_faster(double int8_over_fp64, int S, PairPolicy policy, int pair_count,
+                             int extra_products) {
+  if (!(int8_over_fp64 > 0)) return false;
+  const int products = selected_pair_count(S, policy, std::min(pair_count, S * S)) + extra_products;
+  return 1.1 * products >= int8_over_fp64;
+}
+
+/// The smallest S the model could choose for inner dimension K: the best case of its ratios
+/// (split 2, as for rank-one data of one magnitude; 1/D_mn = 1/K).
+inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count) {
+  return fp64_equivalent_slices(ErrorRatios{2.0, 1.0 / static_cast<double>(K)}, K, policy, pair_count);
+}
+
 }  // namespace Impl
 }  // namespace ozaki

@@ -67,6 +67,13 @@ class PhaseClock {
   std::chrono::steady_clock::time_point last_;
 };
 
+/// How Int8SlicesGemm::run ended.
+enum class Int8Outcome {
+  Done,          // C holds the result
+  NonFinite,     // A or B holds NaN or Inf; C untouched
+  NativeFaster,  // Algorithm::Auto, and the chosen S makes native FP64 faster; C untouched
+};
+
 template <class ExecSpace>
 struct Int8SlicesGemm {
   using V = Views<ExecSpace>;
@@ -119,9 +126,8 @@ struct Int8SlicesGemm {
     }
   }
 
-  /// Ozaki scheme I on op(A) (M x K) and op(B)^T (N x K).  Returns false, having written
-  /// nothing, when an operand holds NaN or Inf.
-  static bool run(const ExecSpace& space, const typename V::ConstMatrix& opA,
+  /// Ozaki scheme I on op(A) (M x K) and op(B)^T (N x K).  Writes C only when it returns Done.
+  static Int8Outcome run(const ExecSpace& space, const typename V::ConstMatrix& opA,
                   const typename V::ConstMatrix& opBt, double alpha, double beta,
                   const typename V::Matrix& C, const Options& options, Workspace<ExecSpace>& ws,
                   Report& report) {
@@ -161,7 +167,7 @@ struct Int8SlicesGemm {
       }
       return !bad;
     };
-    if (!scale_exponents()) return false;
+    if (!scale_exponents()) return Int8Outcome::NonFinite;
     clock.lap(report.seconds_split);
 
     int S = options.slices;
@@ -182,6 +188,16 @@ struct Int8SlicesGemm {
                         "estimate, so S = " + std::to_string(S) + " was taken to be safe";
       }
       clock.lap(report.seconds_estimate);
+      if (options.algorithm == Algorithm::Auto &&
+          native_is_faster(Backend::int8_over_fp64_throughput(space), S, options.pairs,
+                           options.pair_count, 0)) {
+        report.slices = S;
+        report.reason = "Auto: native FP64 GEMM is faster here (S = " + std::to_string(S) +
+                        " needs " + std::to_string(selected_pair_count(S, options.pairs, options.pair_count)) +
+                        " INT8 products; INT8/FP64 throughput ratio " +
+                        std::to_string(Backend::int8_over_fp64_throughput(space)) + ")";
+        return Int8Outcome::NativeFaster;
+      }
     }
     check_resolved_options(options, S);
 
@@ -215,7 +231,7 @@ struct Int8SlicesGemm {
     report.int8_gemms = static_cast<int>(G);
     report.k_chunk = schedule.longest;
     report.workspace_bytes = ws.bytes();
-    return true;
+    return Int8Outcome::Done;
   }
 };
 
@@ -262,23 +278,18 @@ bool run_emulation(const ExecSpace& space, bool trans_a, bool trans_b, double al
   return true;
 }
 
-/// For Algorithm::Auto: true when native FP64 GEMM beats even the cheapest Int8Slices that
-/// could meet the requested accuracy on this device (`why` says by how much).
+/// For Algorithm::Auto, before any work: true when native FP64 GEMM beats even the cheapest
+/// Int8Slices that could meet the requested accuracy (`why` says by how much).  When it does
+/// not, an automatic S is estimated and the choice is made again with the S found
+/// (Int8SlicesGemm::run), so the estimate is not wasted where Int8Slices then runs.
 template <class ExecSpace>
-bool native_is_faster(const ExecSpace& space, std::int64_t K, const Options& o, std::string& why) {
+bool native_is_faster_at_best(const ExecSpace& space, std::int64_t K, const Options& o, std::string& why) {
   const double ratio = Int8Gemm<ExecSpace>::int8_over_fp64_throughput(space);
-  if (!(ratio > 0)) return false;  // unknown device: Int8Slices
-  int S = o.slices;
-  int estimate = 0;
-  if (S == auto_slices) {
-    // The best case of accuracy.hpp's model: split ratio 2 (flat data), 1/D_mn = 1/K.
-    S = fp64_equivalent_slices(ErrorRatios{2.0, 1.0 / static_cast<double>(K)}, K, o.pairs, o.pair_count);
-    estimate = 1;
-  }
-  const int products = selected_pair_count(S, o.pairs, std::min(o.pair_count, S * S)) + estimate;
-  // Split and recombination add about 10% to the INT8 products (docs/benchmarks.md).
-  if (1.1 * products < ratio) return false;
-  why = "Auto: native FP64 GEMM is faster here (" + std::to_string(products) +
+  const bool automatic = o.slices == auto_slices;
+  const int S = automatic ? best_case_slices(K, o.pairs, o.pair_count) : o.slices;
+  if (!native_is_faster(ratio, S, o.pairs, o.pair_count, automatic ? 1 : 0)) return false;
+  why = "Auto: native FP64 GEMM is faster here (at least " +
+        std::to_string(selected_pair_count(S, o.pairs, std::min(o.pair_count, S * S))) +
         " INT8 products against an INT8/FP64 throughput ratio of " + std::to_string(ratio) + ")";
   return true;
 }
@@ -321,7 +332,7 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   };
   if (options.algorithm == Algorithm::Native) return native("", false);
   std::string why;
-  if (options.algorithm == Algorithm::Auto && native_is_faster(space, shape.k, options, why)) {
+  if (options.algorithm == Algorithm::Auto && native_is_faster_at_best(space, shape.k, options, why)) {
     return native(why, false);
   }
   if (options.algorithm == Algorithm::CublasEmulation) {
@@ -343,12 +354,18 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   const typename V::ConstMatrix opBt = transposed_if(opB, true);
   const bool c_row_major = C.stride(1) == 1 && C.stride(0) != 1 && shape.m > 1 && shape.n > 1;
   const typename V::Matrix Ct(C.data(), Kokkos::LayoutStride(C.extent(1), C.stride(1), C.extent(0), C.stride(0)));
-  const bool ran = c_row_major
-                       ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, alpha, beta, Ct, options, workspace, report)
-                       : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options, workspace, report);
-  if (!ran) {
+  const Int8Outcome outcome =
+      c_row_major
+          ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, alpha, beta, Ct, options, workspace, report)
+          : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options, workspace, report);
+  if (outcome == Int8Outcome::NonFinite) {
     // Slices cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
     return native("A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
+  }
+  if (outcome == Int8Outcome::NativeFaster) {
+    const std::string reason = report.reason;
+    report = Report{};
+    return native(reason, false);
   }
   return report;
 }
