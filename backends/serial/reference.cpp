@@ -306,24 +306,15 @@ std::vector<double> error_bound(char transA, char transB, double alpha, const Co
       for (int j = 0; j < S; ++j)
         if (!taken[i][j]) dropped_weight += std::ldexp(1.0, -8 * (i + j));
   }
-  std::vector<int> ea(M), eb(N);
-  std::vector<double> norm_a(M, 0.0), norm_b(N, 0.0);
-  for (std::int64_t m = 0; m < M; ++m) {
-    double mu = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      mu = std::max(mu, std::fabs(opA(m, k)));
-      norm_a[m] += std::fabs(opA(m, k));
-    }
-    ea[m] = scale_exponent(mu);
-  }
-  for (std::int64_t n = 0; n < N; ++n) {
-    double mu = 0;
-    for (std::int64_t k = 0; k < K; ++k) {
-      mu = std::max(mu, std::fabs(opB(k, n)));
-      norm_b[n] += std::fabs(opB(k, n));
-    }
-    eb[n] = scale_exponent(mu);
-  }
+  // Scales and 1-norms.  The norms were summed scaled by 2^-e, which commutes with rounding,
+  // so undoing it is exact (terms pushed below the subnormal range are far below the bound's
+  // own margin).
+  const RowScales rows_a = row_scales(opA), cols_b = row_scales(opB.transposed());
+  const std::vector<int>& ea = rows_a.exponent;
+  const std::vector<int>& eb = cols_b.exponent;
+  std::vector<double> norm_a(M), norm_b(N);
+  for (std::int64_t m = 0; m < M; ++m) norm_a[m] = std::ldexp(rows_a.scaled_l1[m], ea[m]);
+  for (std::int64_t n = 0; n < N; ++n) norm_b[n] = std::ldexp(cols_b.scaled_l1[n], eb[n]);
   std::vector<double> bound(static_cast<std::size_t>(M * N));
   for (std::int64_t n = 0; n < N; ++n) {
     for (std::int64_t m = 0; m < M; ++m) {

@@ -1,15 +1,5 @@
 #pragma once
-// Explicit instantiation of the gemm driver for one execution space (see gemm.hpp).
+// Explicit instantiation of the gemm driver for one execution space (declared extern in gemm.hpp).
 #include <ozaki/gemm.hpp>
 
-#define OZAKI_IMPL_DEFINE_GEMM_INSTANCE(SPACE)                                             \
-  namespace ozaki {                                                                        \
-  namespace Impl {                                                                         \
-  template Report gemm_strided<SPACE>(                                                   \
-      const SPACE&, const char[], const char[], double,                                    \
-      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                                     \
-      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&, double,                             \
-      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&,                  \
-      ::ozaki::Workspace<SPACE>&);                                                          \
-  }                                                                                        \
-  }
+#define OZAKI_IMPL_DEFINE_GEMM_INSTANCE(SPACE) OZAKI_IMPL_GEMM_INSTANCE(OZAKI_IMPL_NO_PREFIX, SPACE)

@@ -97,25 +97,26 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 }  // namespace ozaki
 
 // The library holds compiled instances for the execution spaces Kokkos was built with, so
-// that including this header does not compile the kernels again.
-#define OZAKI_IMPL_DECLARE_GEMM_INSTANCE(SPACE)                                            \
-  namespace ozaki {                                                                        \
-  namespace Impl {                                                                         \
-  extern template Report gemm_strided<SPACE>(                                                   \
-      const SPACE&, const char[], const char[], double,                                    \
-      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                                     \
-      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&, double,                             \
-      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&,                  \
-      ::ozaki::Workspace<SPACE>&);                                                          \
-  }                                                                                        \
+// that including this header does not compile the kernels again.  src/eti/ defines them with
+// the same macro (PREFIX empty).
+#define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                             \
+  namespace ozaki {                                                                         \
+  namespace Impl {                                                                          \
+  PREFIX template Report gemm_strided<SPACE>(                                               \
+      const SPACE&, const char[], const char[], double,                                     \
+      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                                      \
+      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&, double,                              \
+      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&,                   \
+      ::ozaki::Workspace<SPACE>&);                                                           \
+  }                                                                                         \
   }
+#define OZAKI_IMPL_NO_PREFIX
 #if defined(KOKKOS_ENABLE_SERIAL)
-OZAKI_IMPL_DECLARE_GEMM_INSTANCE(Kokkos::Serial)
+OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::Serial)
 #endif
 #if defined(KOKKOS_ENABLE_OPENMP)
-OZAKI_IMPL_DECLARE_GEMM_INSTANCE(Kokkos::OpenMP)
+OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::OpenMP)
 #endif
 #if defined(OZAKI_ENABLE_CUDA_BACKEND)
-OZAKI_IMPL_DECLARE_GEMM_INSTANCE(Kokkos::Cuda)
+OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::Cuda)
 #endif
-#undef OZAKI_IMPL_DECLARE_GEMM_INSTANCE

@@ -148,24 +148,21 @@ struct Int8SlicesGemm {
     const std::size_t phase_offset = carver.used();
     // The operands as the row kernels read them: K-contiguous copies where made.
     typename V::ConstMatrix rows_a = opA, rows_b = opBt;
-    // Pass 1 (scale exponents; false on NaN/Inf), fused into the copy where one is made.
+    // Pass 1 for one operand (true on NaN/Inf), fused into its copy where one is made.
+    auto operand_pass1 = [&](bool copy, const typename V::ConstMatrix& op,
+                             const typename RowCopyRegion<ExecSpace>::Rows& copy_rows,
+                             const typename RowCopyRegion<ExecSpace>::Rows& tile_max,
+                             const typename V::Exponents& exps, typename V::ConstMatrix& rows) {
+      if (!copy) return row_scale_exponents(space, rows, exps);
+      copy_to_k_contiguous(space, op, copy_rows, tile_max);
+      rows = typename V::ConstMatrix(copy_rows.data(),
+                                     Kokkos::LayoutStride(op.extent(0), s.k, s.k, 1));
+      return exponents_from_tile_max(space, tile_max, exps);
+    };
     auto scale_exponents = [&]() {
-      bool bad = false;
-      if (copy_a) {
-        copy_to_k_contiguous(space, opA, copies_of.a, copies_of.max_a);
-        rows_a = typename V::ConstMatrix(copies_of.a.data(), Kokkos::LayoutStride(s.m, s.k, s.k, 1));
-        bad = exponents_from_tile_max(space, copies_of.max_a, exponents.a) || bad;
-      } else {
-        bad = row_scale_exponents(space, rows_a, exponents.a) || bad;
-      }
-      if (copy_b) {
-        copy_to_k_contiguous(space, opBt, copies_of.b, copies_of.max_b);
-        rows_b = typename V::ConstMatrix(copies_of.b.data(), Kokkos::LayoutStride(s.n, s.k, s.k, 1));
-        bad = exponents_from_tile_max(space, copies_of.max_b, exponents.b) || bad;
-      } else {
-        bad = row_scale_exponents(space, rows_b, exponents.b) || bad;
-      }
-      return !bad;
+      const bool a_bad = operand_pass1(copy_a, opA, copies_of.a, copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad = operand_pass1(copy_b, opBt, copies_of.b, copies_of.max_b, exponents.b, rows_b);
+      return !(a_bad || b_bad);
     };
     if (!scale_exponents()) return Int8Outcome::NonFinite;
     clock.lap(report.seconds_split);
