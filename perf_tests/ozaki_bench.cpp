@@ -144,20 +144,34 @@ Settings parse(int argc, char* argv[]) {
       if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--help" || a == "-h") usage(0);
-    else if (a == "--shapes") shapes = value();
-    else if (a == "--configs") configs = value();
-    else if (a == "--suite") suite = value();
-    else if (a == "--phi") st.phi = std::stod(value());
-    else if (a == "--reps") st.reps = std::stoi(value());
-    else if (a == "--samples") st.samples = std::stoi(value());
-    else if (a == "--workspace-gib") st.workspace_limit = static_cast<std::int64_t>(std::stod(value()) * (1ll << 30));
-    else if (a == "--no-phases") st.phases = false;
-    else if (a == "--csv") st.csv = value();
-    else if (a == "--json") st.json = value();
-    else if (a == "--seed") st.seed = std::stoull(value());
-    else if (a.rfind("--kokkos", 0) == 0) continue;  // Kokkos' own options
-    else throw std::invalid_argument("unknown option " + a + " (see --help)");
+    if (a == "--help" || a == "-h")
+      usage(0);
+    else if (a == "--shapes")
+      shapes = value();
+    else if (a == "--configs")
+      configs = value();
+    else if (a == "--suite")
+      suite = value();
+    else if (a == "--phi")
+      st.phi = std::stod(value());
+    else if (a == "--reps")
+      st.reps = std::stoi(value());
+    else if (a == "--samples")
+      st.samples = std::stoi(value());
+    else if (a == "--workspace-gib")
+      st.workspace_limit = static_cast<std::int64_t>(std::stod(value()) * (1ll << 30));
+    else if (a == "--no-phases")
+      st.phases = false;
+    else if (a == "--csv")
+      st.csv = value();
+    else if (a == "--json")
+      st.json = value();
+    else if (a == "--seed")
+      st.seed = std::stoull(value());
+    else if (a.rfind("--kokkos", 0) == 0)
+      continue;  // Kokkos' own options
+    else
+      throw std::invalid_argument("unknown option " + a + " (see --help)");
   }
   if (suite == "demo") {
     if (shapes.empty()) shapes = on_host ? "1024" : "8192";
@@ -166,7 +180,8 @@ Settings parse(int argc, char* argv[]) {
     if (shapes.empty()) shapes = "1024,2048,4096,8192,16384,16384x16384x1024,1024x1024x65536";
     if (configs.empty()) {
       configs = "native,auto,int8:auto:tri,emu:auto,emu:7";
-      for (int S = 2; S <= 8; ++S) configs += ",int8:" + std::to_string(S) + ":tri,int8:" + std::to_string(S) + ":full";
+      for (int S = 2; S <= 8; ++S)
+        configs += ",int8:" + std::to_string(S) + ":tri,int8:" + std::to_string(S) + ":full";
     }
     // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB.
     if (st.workspace_limit == 0) st.workspace_limit = std::int64_t(40) << 30;
@@ -176,7 +191,8 @@ Settings parse(int argc, char* argv[]) {
   for (const auto& s : split_list(shapes, ',')) st.shapes.push_back(parse_shape(s));
   for (const auto& c : split_list(configs, ',')) st.configs.push_back(parse_config(c));
   for (auto& c : st.configs) c.options.workspace_limit = st.workspace_limit;
-  if (st.reps < 1 || st.samples < 1) throw std::invalid_argument("--reps and --samples must be >= 1");
+  if (st.reps < 1 || st.samples < 1)
+    throw std::invalid_argument("--reps and --samples must be >= 1");
   return st;
 }
 
@@ -185,8 +201,7 @@ void fill(const Matrix& X, double phi, std::uint64_t seed) {
   Kokkos::Random_XorShift64_Pool<Space> pool(seed);
   const std::int64_t rows = X.extent(0);
   Kokkos::parallel_for(
-      "ozaki_bench::fill",
-      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, X.size()),
+      "ozaki_bench::fill", Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, X.size()),
       KOKKOS_LAMBDA(const std::int64_t idx) {
         auto g = pool.get_state();
         const double u = g.drand(-0.5, 0.5);
@@ -226,7 +241,8 @@ struct Sample {
   double abs_product;  // (|A||B|)_mn
 };
 
-std::vector<Sample> reference_samples(const Inputs& in, const ShapeArg& s, int count, std::uint64_t seed) {
+std::vector<Sample> reference_samples(const Inputs& in, const ShapeArg& s, int count,
+                                      std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   const ozaki::serial::ConstMatrixRef A{in.hostA.data(), s.m, s.k, 1, s.m};
   const ozaki::serial::ConstMatrixRef B{in.hostB.data(), s.k, s.n, 1, s.k};
@@ -235,15 +251,16 @@ std::vector<Sample> reference_samples(const Inputs& in, const ShapeArg& s, int c
     smp.m = static_cast<std::int64_t>(rng() % s.m);
     smp.n = static_cast<std::int64_t>(rng() % s.n);
   }
-  Kokkos::parallel_for(
-      "ozaki_bench::reference",
-      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, count), [&](const int i) {
-        const auto dd = ozaki::serial::dd_dot(A, B, out[i].m, out[i].n);
-        out[i].reference = dd.hi + dd.lo;
-        double abs = 0;
-        for (std::int64_t k = 0; k < s.k; ++k) abs += std::fabs(A(out[i].m, k) * B(k, out[i].n));
-        out[i].abs_product = abs;
-      });
+  Kokkos::parallel_for("ozaki_bench::reference",
+                       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, count),
+                       [&](const int i) {
+                         const auto dd = ozaki::serial::dd_dot(A, B, out[i].m, out[i].n);
+                         out[i].reference = dd.hi + dd.lo;
+                         double abs = 0;
+                         for (std::int64_t k = 0; k < s.k; ++k)
+                           abs += std::fabs(A(out[i].m, k) * B(k, out[i].n));
+                         out[i].abs_product = abs;
+                       });
   return out;
 }
 
@@ -259,7 +276,8 @@ Errors measure_errors(const Matrix& C, const std::vector<Sample>& samples) {
   for (const auto& s : samples) {
     const double d = host(s.m, s.n) - s.reference;
     if (std::isnan(d)) return {NAN, NAN};
-    e.normwise = std::max(e.normwise, s.abs_product > 0 ? std::fabs(d) / s.abs_product : std::fabs(d));
+    e.normwise =
+        std::max(e.normwise, s.abs_product > 0 ? std::fabs(d) / s.abs_product : std::fabs(d));
     num += d * d;
     den += s.reference * s.reference;
   }
@@ -299,7 +317,8 @@ Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Confi
       const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
       space.fence();
       const auto t0 = std::chrono::steady_clock::now();
-      r.report = ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, cfg.options, ws);
+      r.report =
+          ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, cfg.options, ws);
       space.fence();
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
@@ -333,7 +352,8 @@ struct Figures {
 Figures figures(const Result& r) {
   const double flops = 2.0 * r.shape.m * r.shape.n * r.shape.k;
   const auto& p = r.phases;
-  const double phase_total = p.seconds_split + p.seconds_estimate + p.seconds_int8 + p.seconds_recombine;
+  const double phase_total =
+      p.seconds_split + p.seconds_estimate + p.seconds_int8 + p.seconds_recombine;
   Figures f;
   f.tflops = flops / r.seconds / 1e12;
   f.speedup = r.native_seconds > 0 ? r.native_seconds / r.seconds : 0;
@@ -346,8 +366,8 @@ Figures figures(const Result& r) {
 
 void print_table(const std::vector<Result>& results) {
   std::printf("%-20s %-14s %-6s %3s %5s %5s %10s %8s %7s %8s %6s %6s %6s %9s %9s %9s\n", "shape",
-              "config", "algo", "S", "pairs", "gemms", "time[ms]", "TFLOP/s", "xnative", "INT8TOP/s",
-              "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
+              "config", "algo", "S", "pairs", "gemms", "time[ms]", "TFLOP/s", "xnative",
+              "INT8TOP/s", "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
   for (const auto& r : results) {
     if (!r.error_message.empty()) {
       std::printf("%-20s %-14s  failed: %s\n", shape_name(r.shape).c_str(), r.config.c_str(),
@@ -355,31 +375,35 @@ void print_table(const std::vector<Result>& results) {
       continue;
     }
     const Figures f = figures(r);
-    const char* algo = r.report.algorithm == ozaki::Algorithm::Native           ? "native"
+    const char* algo = r.report.algorithm == ozaki::Algorithm::Native            ? "native"
                        : r.report.algorithm == ozaki::Algorithm::CublasEmulation ? "emu"
-                                                                                  : "int8";
-    std::printf("%-20s %-14s %-6s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e %9.2e\n",
-                shape_name(r.shape).c_str(), r.config.c_str(), algo, r.report.slices,
-                r.report.slice_pairs, r.report.int8_gemms, r.seconds * 1e3, f.tflops, f.speedup,
-                f.int8_tops, 100 * f.split_share, 100 * f.estimate_share, 100 * f.recombine_share,
-                r.report.workspace_bytes / 1048576.0, r.errors.normwise, r.errors.relative);
+                                                                                 : "int8";
+    std::printf(
+        "%-20s %-14s %-6s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e "
+        "%9.2e\n",
+        shape_name(r.shape).c_str(), r.config.c_str(), algo, r.report.slices, r.report.slice_pairs,
+        r.report.int8_gemms, r.seconds * 1e3, f.tflops, f.speedup, f.int8_tops, 100 * f.split_share,
+        100 * f.estimate_share, 100 * f.recombine_share, r.report.workspace_bytes / 1048576.0,
+        r.errors.normwise, r.errors.relative);
   }
 }
 
 void write_csv(const std::string& path, const std::vector<Result>& results, const Settings& st) {
   std::ofstream out(path);
-  out << "m,n,k,phi,config,algorithm,backend,slices,pairs,int8_gemms,seconds,tflops,speedup_vs_native,"
-         "int8_tops,split_share,estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,"
+  out << "m,n,k,phi,config,algorithm,backend,slices,pairs,int8_gemms,seconds,tflops,speedup_vs_"
+         "native,"
+         "int8_tops,split_share,estimate_share,recombine_share,workspace_bytes,err_normwise,err_"
+         "relative,"
          "fallback,reason\n";
   for (const auto& r : results) {
     const Figures f = figures(r);
-    out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << st.phi << ',' << r.config << ','
-        << ozaki::to_string(r.report.algorithm) << ',' << r.report.backend << ',' << r.report.slices << ','
-        << r.report.slice_pairs << ',' << r.report.int8_gemms << ',' << r.seconds << ',' << f.tflops << ','
-        << f.speedup << ',' << f.int8_tops << ',' << f.split_share << ',' << f.estimate_share << ','
-        << f.recombine_share << ',' << r.report.workspace_bytes << ',' << r.errors.normwise << ','
-        << r.errors.relative << ',' << r.report.fallback << ",\"" << r.error_message << r.report.reason
-        << "\"\n";
+    out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << st.phi << ',' << r.config
+        << ',' << ozaki::to_string(r.report.algorithm) << ',' << r.report.backend << ','
+        << r.report.slices << ',' << r.report.slice_pairs << ',' << r.report.int8_gemms << ','
+        << r.seconds << ',' << f.tflops << ',' << f.speedup << ',' << f.int8_tops << ','
+        << f.split_share << ',' << f.estimate_share << ',' << f.recombine_share << ','
+        << r.report.workspace_bytes << ',' << r.errors.normwise << ',' << r.errors.relative << ','
+        << r.report.fallback << ",\"" << r.error_message << r.report.reason << "\"\n";
   }
 }
 
@@ -391,16 +415,19 @@ void write_json(const std::string& path, const std::vector<Result>& results, con
     const auto& r = results[i];
     const Figures f = figures(r);
     out << "    {\"m\": " << r.shape.m << ", \"n\": " << r.shape.n << ", \"k\": " << r.shape.k
-        << ", \"config\": \"" << r.config << "\", \"algorithm\": \"" << ozaki::to_string(r.report.algorithm)
-        << "\", \"slices\": " << r.report.slices << ", \"pairs\": " << r.report.slice_pairs
-        << ", \"int8_gemms\": " << r.report.int8_gemms << ", \"seconds\": " << r.seconds
-        << ", \"tflops\": " << f.tflops << ", \"speedup_vs_native\": " << f.speedup
-        << ", \"int8_tops\": " << f.int8_tops << ", \"split_share\": " << f.split_share
-        << ", \"estimate_share\": " << f.estimate_share << ", \"recombine_share\": " << f.recombine_share
-        << ", \"workspace_bytes\": " << r.report.workspace_bytes
-        << ", \"err_normwise\": " << (std::isnan(r.errors.normwise) ? "null" : fmt("%.6e", r.errors.normwise))
-        << ", \"err_relative\": " << (std::isnan(r.errors.relative) ? "null" : fmt("%.6e", r.errors.relative))
-        << ", \"error\": \"" << r.error_message << "\"}" << (i + 1 < results.size() ? "," : "") << "\n";
+        << ", \"config\": \"" << r.config << "\", \"algorithm\": \""
+        << ozaki::to_string(r.report.algorithm) << "\", \"slices\": " << r.report.slices
+        << ", \"pairs\": " << r.report.slice_pairs << ", \"int8_gemms\": " << r.report.int8_gemms
+        << ", \"seconds\": " << r.seconds << ", \"tflops\": " << f.tflops
+        << ", \"speedup_vs_native\": " << f.speedup << ", \"int8_tops\": " << f.int8_tops
+        << ", \"split_share\": " << f.split_share << ", \"estimate_share\": " << f.estimate_share
+        << ", \"recombine_share\": " << f.recombine_share
+        << ", \"workspace_bytes\": " << r.report.workspace_bytes << ", \"err_normwise\": "
+        << (std::isnan(r.errors.normwise) ? "null" : fmt("%.6e", r.errors.normwise))
+        << ", \"err_relative\": "
+        << (std::isnan(r.errors.relative) ? "null" : fmt("%.6e", r.errors.relative))
+        << ", \"error\": \"" << r.error_message << "\"}" << (i + 1 < results.size() ? "," : "")
+        << "\n";
   }
   out << "  ]\n}\n";
 }
@@ -417,9 +444,10 @@ int main(int argc, char* argv[]) {
   }
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
-  std::printf("ozaki_bench: C = A B on %s, inputs (U-1/2) exp(%.2g N), median of %d runs,\n"
-              "errors against double-double on %d sampled entries\n\n",
-              Space::name(), st.phi, st.reps, st.samples);
+  std::printf(
+      "ozaki_bench: C = A B on %s, inputs (U-1/2) exp(%.2g N), median of %d runs,\n"
+      "errors against double-double on %d sampled entries\n\n",
+      Space::name(), st.phi, st.reps, st.samples);
   std::vector<Result> results;
   bool any_failed = false;
   for (const auto& shape : st.shapes) {

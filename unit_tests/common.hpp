@@ -6,8 +6,8 @@
 #include <ozaki/ozaki.hpp>
 #include <ozaki/serial/reference.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -76,11 +76,13 @@ inline DeviceMatrix make_matrix(std::int64_t rows, std::int64_t cols, Layout lay
   switch (layout) {
     case Layout::Left:
       m.left = decltype(m.left)("left", rows, cols);
-      m.view = decltype(m.view)(m.left.data(), Kokkos::LayoutStride(rows, 1, cols, m.left.stride(1)));
+      m.view =
+          decltype(m.view)(m.left.data(), Kokkos::LayoutStride(rows, 1, cols, m.left.stride(1)));
       break;
     case Layout::Right:
       m.right = decltype(m.right)("right", rows, cols);
-      m.view = decltype(m.view)(m.right.data(), Kokkos::LayoutStride(rows, m.right.stride(0), cols, 1));
+      m.view =
+          decltype(m.view)(m.right.data(), Kokkos::LayoutStride(rows, m.right.stride(0), cols, 1));
       break;
     case Layout::Stride:
       // Rows 1, 3, 5, ... and columns 0, 2, 4, ... of a larger row-major matrix.
@@ -127,11 +129,14 @@ inline HostMatrix to_host(const Kokkos::View<double**, Kokkos::LayoutStride, Mem
   h.values.resize(static_cast<std::size_t>(h.rows * h.cols));
   Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> tmp("to_host", h.rows, h.cols);
   copy_on_device(v, tmp, false);
-  Kokkos::deep_copy(Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(h.values.data(), h.rows, h.cols), tmp);
+  Kokkos::deep_copy(Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(h.values.data(),
+                                                                                  h.rows, h.cols),
+                    tmp);
   return h;
 }
 
-inline void from_host(const HostMatrix& h, const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& v) {
+inline void from_host(const HostMatrix& h,
+                      const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& v) {
   Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> tmp("from_host", h.rows, h.cols);
   Kokkos::deep_copy(tmp, Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(
                              h.values.data(), h.rows, h.cols));

@@ -1,6 +1,6 @@
 // GoogleTest main that brings Kokkos up and down around the tests.
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 int main(int argc, char* argv[]) {
   ::testing::InitGoogleTest(&argc, argv);

@@ -19,7 +19,8 @@ struct Operands {
   DeviceMatrix dA, dB, dC;
 };
 
-Operands make_operands(std::int64_t M, std::int64_t N, std::int64_t K, double phi, std::uint64_t seed) {
+Operands make_operands(std::int64_t M, std::int64_t N, std::int64_t K, double phi,
+                       std::uint64_t seed) {
   Random rng(seed);
   Operands o;
   o.A = random_host(M, K, phi, rng);
@@ -83,7 +84,8 @@ TEST(Cuda, EmulationWorkspaceBeyondTheLimitFallsBackToInt8Slices) {
   o.algorithm = ozaki::Algorithm::CublasEmulation;
   o.slices = 7;
   o.workspace_limit = 1 << 20;  // cuBLAS's documented bound is at least 128 MiB
-  const Report r = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, o);
+  const Report r =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, o);
   EXPECT_TRUE(r.fallback);
   EXPECT_EQ(r.algorithm, ozaki::Algorithm::Int8Slices);
   EXPECT_NE(r.reason.find("workspace"), std::string::npos) << r.reason;
@@ -98,12 +100,14 @@ TEST(Cuda, EmulationIsAccurateWhereItRuns) {
   for (int S : {ozaki::auto_slices, 7}) {
     o.slices = S;
     from_host(ops.C0, ops.dC.view);
-    const Report r = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, o);
+    const Report r =
+        ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, o);
     ASSERT_EQ(r.algorithm, ozaki::Algorithm::CublasEmulation) << r.reason;
     EXPECT_FALSE(r.fallback);
     HostMatrix ref = ops.C0;
     ozaki::serial::dd_gemm('N', 'N', 1.0, ops.A.cref(), ops.B.cref(), 0.0, ref.ref());
-    const double err = normwise_error(to_host(ops.dC.view), ref, abs_product('N', 'N', ops.A, ops.B));
+    const double err =
+        normwise_error(to_host(ops.dC.view), ref, abs_product('N', 'N', ops.A, ops.B));
     // 55 bits (or cuBLAS's FP64-equivalent choice): the error is at FP64 level, far below the
     // 2^-40 that a missing or wrong emulation setting would leave (native DGEMM is ~1e-16).
     EXPECT_LT(err, 0x1p-48) << "S = " << S;
@@ -118,10 +122,12 @@ TEST(Cuda, AutoFollowsTheDeviceThroughput) {
   ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
   const double ratio = ozaki::Impl::Int8Gemm<Kokkos::Cuda>::int8_over_fp64_throughput(TestSpace());
   Options fp64;  // Auto, automatic S: FP64-equivalent accuracy
-  const Report full = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, fp64);
+  const Report full =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, fp64);
   Options fewer_bits;
   fewer_bits.slices = 3;  // 6 triangular products
-  const Report cheap = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, fewer_bits);
+  const Report cheap = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0,
+                                   ops.dC.left, fewer_bits);
   if (prop.major == 9 && prop.minor == 0) {
     // H100/H200: ~28 INT8 products at FP64 accuracy cost more than DGEMM; 6 do not.
     EXPECT_EQ(full.algorithm, ozaki::Algorithm::Native) << full.reason;

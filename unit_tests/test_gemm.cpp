@@ -113,11 +113,12 @@ TEST_P(GemmSlicesAndPairs, WithinBoundOfReference) {
                                     : policy == PairPolicy::Triangular ? S * (S + 1) / 2
                                                                        : o.pair_count);
   // One INT8 GEMM per diagonal (K is far below the INT32 limit).
-  const int diagonals = policy == PairPolicy::Full ? 2 * S - 1
-                        : policy == PairPolicy::Triangular
-                            ? S
-                            : int(ozaki::serial::selected_pairs(S, policy, o.pair_count).back().first +
-                                  ozaki::serial::selected_pairs(S, policy, o.pair_count).back().second + 1);
+  const int diagonals =
+      policy == PairPolicy::Full ? 2 * S - 1
+      : policy == PairPolicy::Triangular
+          ? S
+          : int(ozaki::serial::selected_pairs(S, policy, o.pair_count).back().first +
+                ozaki::serial::selected_pairs(S, policy, o.pair_count).back().second + 1);
   EXPECT_EQ(run.report.int8_gemms, diagonals);
   expect_scheme_accuracy('N', 'N', 1.5, A, B, -0.5, C0, run, o);
 }
@@ -125,7 +126,8 @@ TEST_P(GemmSlicesAndPairs, WithinBoundOfReference) {
 INSTANTIATE_TEST_SUITE_P(AllPolicies, GemmSlicesAndPairs,
                          ::testing::Combine(::testing::Range(1, 9),
                                             ::testing::Values(PairPolicy::Triangular,
-                                                              PairPolicy::Full, PairPolicy::Count)));
+                                                              PairPolicy::Full,
+                                                              PairPolicy::Count)));
 
 TEST(Gemm, MoreSlicesMeanSmallerError) {
   // The error bound shrinks by 2^-8 per slice; the measured error must follow until it
@@ -207,7 +209,8 @@ TEST_P(GemmOddSizes, WithinBoundOfReference) {
 INSTANTIATE_TEST_SUITE_P(Sizes, GemmOddSizes,
                          ::testing::Values(std::make_tuple(1, 1, 1), std::make_tuple(1, 129, 3),
                                            std::make_tuple(129, 1, 17), std::make_tuple(3, 17, 129),
-                                           std::make_tuple(17, 129, 1), std::make_tuple(129, 129, 129)));
+                                           std::make_tuple(17, 129, 1),
+                                           std::make_tuple(129, 129, 129)));
 
 class GemmExponentSpread : public ::testing::TestWithParam<double> {};
 
@@ -216,8 +219,10 @@ TEST_P(GemmExponentSpread, RowsOfDifferentMagnitudeStayWithinBound) {
   Random rng(31);
   const std::int64_t M = 33, N = 21, K = 65;
   // Rows of A and columns of B differ by up to 2^+-60 from each other.
-  const HostMatrix A = random_host(M, K, phi, rng, [](std::int64_t i) { return int((29 * i) % 121) - 60; });
-  HostMatrix B = random_host(N, K, phi, rng, [](std::int64_t i) { return int((13 * i) % 121) - 60; });
+  const HostMatrix A =
+      random_host(M, K, phi, rng, [](std::int64_t i) { return int((29 * i) % 121) - 60; });
+  HostMatrix B =
+      random_host(N, K, phi, rng, [](std::int64_t i) { return int((13 * i) % 121) - 60; });
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
   for (int S : {4, 7, 9}) {
     Options o = int8();
@@ -298,7 +303,8 @@ TEST(Gemm, SmallKBlockGivesTheSameAccuracy) {
   expect_scheme_accuracy('N', 'N', 1.0, A, B, 2.0, C0, run, o);
 }
 
-// ---- hard numerics -------------------------------------------------------------------------------
+// ---- hard numerics
+// -------------------------------------------------------------------------------
 
 TEST(Gemm, NaNAndInfGiveTheIeeeResultAndAReportedFallback) {
   Random rng(21);
@@ -348,7 +354,8 @@ TEST(Gemm, ZeroRowsAndColumns) {
   HostMatrix Z = A;
   for (double& z : Z.values) z = 0;
   const GemmRun zero = run_gemm('N', 'N', 2.0, Z, B, 3.0, C0, o);
-  for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(zero.C.values[i], 3.0 * C0.values[i]);
+  for (std::size_t i = 0; i < C0.values.size(); ++i)
+    EXPECT_EQ(zero.C.values[i], 3.0 * C0.values[i]);
 }
 
 TEST(Gemm, ExtremeMagnitudesNeitherOverflowNorUnderflowSpuriously) {
@@ -359,7 +366,9 @@ TEST(Gemm, ExtremeMagnitudesNeitherOverflowNorUnderflowSpuriously) {
   const HostMatrix A = random_host(M, K, 1.0, rng, [](std::int64_t i) {
     return i == 0 ? 960 : i == 1 ? -990 : i == 2 ? -1060 : 0;
   });
-  const HostMatrix B = random_host(N, K, 1.0, rng, [](std::int64_t j) { return j == 0 ? -990 : j == 1 ? 0 : 40; });
+  const HostMatrix B = random_host(N, K, 1.0, rng, [](std::int64_t j) {
+    return j == 0 ? -990 : j == 1 ? 0 : 40;
+  });
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
   Options o = int8();
   o.slices = 7;
@@ -381,7 +390,8 @@ TEST(Gemm, ExtremeMagnitudesNeitherOverflowNorUnderflowSpuriously) {
   }
 }
 
-// ---- BLAS conventions -----------------------------------------------------------------------------
+// ---- BLAS conventions
+// -----------------------------------------------------------------------------
 
 TEST(Gemm, BetaZeroIgnoresNaNInC) {
   Random rng(24);
@@ -404,7 +414,8 @@ TEST(Gemm, AlphaZeroDoesNotReadAOrB) {
   const HostMatrix C0 = random_host(4, 3, 0.5, rng);
   const GemmRun run = run_gemm('N', 'N', 0.0, A, B, -3.0, C0, int8());
   EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::None);
-  for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(run.C.values[i], -3.0 * C0.values[i]);
+  for (std::size_t i = 0; i < C0.values.size(); ++i)
+    EXPECT_EQ(run.C.values[i], -3.0 * C0.values[i]);
   const GemmRun zero = run_gemm('N', 'N', 0.0, A, B, 0.0, C0, int8());
   for (double c : zero.C.values) EXPECT_EQ(c, 0.0);
 }
@@ -434,9 +445,9 @@ TEST(Gemm, EmptyShapes) {
 
 TEST(Gemm, NativeAlgorithmMatchesFp64) {
   Random rng(27);
-  for (const auto& [ta, tb, lc] : {std::make_tuple('N', 'N', Layout::Left),
-                                   std::make_tuple('T', 'N', Layout::Right),
-                                   std::make_tuple('N', 'T', Layout::Stride)}) {
+  for (const auto& [ta, tb, lc] :
+       {std::make_tuple('N', 'N', Layout::Left), std::make_tuple('T', 'N', Layout::Right),
+        std::make_tuple('N', 'T', Layout::Stride)}) {
     const HostMatrix A = random_operand(13, 31, ta, 2.0, rng);
     const HostMatrix B = random_operand(31, 11, tb, 2.0, rng);
     const HostMatrix C0 = random_host(13, 11, 0.5, rng);
@@ -451,7 +462,8 @@ TEST(Gemm, NativeAlgorithmMatchesFp64) {
       // FP64 GEMM: |error| <= gamma_(K+2) (|alpha| |A||B| + |beta C0|).
       const double gamma = 33 * u / (1 - 33 * u);
       EXPECT_LE(std::fabs(run.C.values[i] - ref.values[i]),
-                gamma * (1.25 * abs_ab[i] + 0.5 * std::fabs(C0.values[i])) + u * std::fabs(ref.values[i]));
+                gamma * (1.25 * abs_ab[i] + 0.5 * std::fabs(C0.values[i])) +
+                    u * std::fabs(ref.values[i]));
     }
   }
 }
@@ -469,7 +481,8 @@ TEST(Gemm, AutoTakesInt8SlicesWhereTheDeviceGivesNoPreference) {
     expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
   } else {
     EXPECT_TRUE(run.report.algorithm == ozaki::Algorithm::Int8Slices ||
-                run.report.algorithm == ozaki::Algorithm::Native) << run.report.reason;
+                run.report.algorithm == ozaki::Algorithm::Native)
+        << run.report.reason;
   }
 }
 
@@ -548,11 +561,13 @@ TEST(Workspace, AutomaticSliceCountGrowsItOnce) {
   from_host(A, dA.view);
   from_host(B, dB.view);
   ozaki::Workspace<TestSpace> ws{TestSpace()};
-  const Report first = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, int8(), ws);
+  const Report first =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, int8(), ws);
   EXPECT_GT(first.slices, ozaki::Impl::assumed_auto_slices);  // wide range: more than reserved
   const std::int64_t after_first = ws.allocations();
   EXPECT_LE(after_first, 2);
-  const Report second = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, int8(), ws);
+  const Report second =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, int8(), ws);
   EXPECT_EQ(ws.allocations(), after_first);
   EXPECT_EQ(second.slices, first.slices);
   GemmRun run{to_host(dC.view), second};
@@ -578,7 +593,9 @@ TEST(Workspace, LimitBatchesTheProductsIntoSeveralPasses) {
   // The minimum footprint: exponents, slices, weights and one INT32 product, with M = 40 and
   // N = 30 padded to 48 and 32 rows, K = 50 to 64 columns.
   // On GPU spaces the column-major A also gets its K-contiguous copy and row maxima.
-  const std::size_t copy = ozaki::Impl::copies_strided_rows<TestSpace>() ? 8 * M * K + 8 * 2 * M : 0;  // copy + tile maxima (K = 50: 2 tiles)
+  const std::size_t copy = ozaki::Impl::copies_strided_rows<TestSpace>()
+                               ? 8 * M * K + 8 * 2 * M
+                               : 0;  // copy + tile maxima (K = 50: 2 tiles)
   const std::size_t minimum = 4 * (M + N) + copy + (48 + 32) * 5 * 64 + 8 * 9 + 4 * 48 * 32;
   EXPECT_GE(many.report.workspace_bytes, minimum);
   EXPECT_LE(many.report.workspace_bytes, minimum + 9 * ozaki::Impl::Carver::alignment);
@@ -596,7 +613,8 @@ TEST(Workspace, FormulaAt8192CubedFitsTenGiB) {
     EXPECT_GE(bytes, std::size_t(2) * 8192 * 8 * 8192);
   }
   Options automatic;  // S assumed 8, plus the estimate's scratch, which overlaps
-  EXPECT_LE(ozaki::Workspace<TestSpace>::required_bytes(8192, 8192, 8192, automatic), std::size_t(10) << 30);
+  EXPECT_LE(ozaki::Workspace<TestSpace>::required_bytes(8192, 8192, 8192, automatic),
+            std::size_t(10) << 30);
 }
 
 // ---- bad input: a clear exception, C untouched --------------------------------------------------
@@ -620,8 +638,10 @@ class GemmRejects : public ::testing::Test {
 };
 
 TEST_F(GemmRejects, MismatchedShapes) {
-  EXPECT_THROW(ozaki::gemm(TestSpace(), "T", "N", 1.0, A.left, B.left, 0.0, C.left), ozaki::InvalidArgument);
-  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "T", 1.0, A.left, B.left, 0.0, C.left), ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "T", "N", 1.0, A.left, B.left, 0.0, C.left),
+               ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "T", 1.0, A.left, B.left, 0.0, C.left),
+               ozaki::InvalidArgument);
   DeviceMatrix wrong_c = make_matrix(4, 6, Layout::Left);
   EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", 1.0, A.left, B.left, 0.0, wrong_c.left),
                ozaki::InvalidArgument);
@@ -674,8 +694,10 @@ TEST_F(GemmRejects, InvalidOptions) {
 }
 
 TEST_F(GemmRejects, UnknownTranspose) {
-  EXPECT_THROW(ozaki::gemm(TestSpace(), "X", "N", 1.0, A.left, B.left, 1.0, C.left), ozaki::InvalidArgument);
-  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "", 1.0, A.left, B.left, 1.0, C.left), ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "X", "N", 1.0, A.left, B.left, 1.0, C.left),
+               ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "", 1.0, A.left, B.left, 1.0, C.left),
+               ozaki::InvalidArgument);
   expect_c_untouched();
 }
 

@@ -39,8 +39,8 @@ void expect_product_matches_oracle(const Int8Case& c, const std::vector<std::int
   ozaki::serial::int8_gemm(c.rows_a, c.rows_b, c.length, a.data() + c.offset, ld,
                            b.data() + c.offset, ld, want.data(), c.rows_a);
   for (std::int64_t i = 0; i < c.rows_a * c.rows_b; ++i) {
-    ASSERT_EQ(got(i), want[i]) << "element (" << i % c.rows_a << ", " << i / c.rows_a
-                               << ") of " << c.rows_a << " x " << c.rows_b << " x " << c.length;
+    ASSERT_EQ(got(i), want[i]) << "element (" << i % c.rows_a << ", " << i / c.rows_a << ") of "
+                               << c.rows_a << " x " << c.rows_b << " x " << c.length;
   }
 }
 
@@ -57,11 +57,12 @@ TEST_P(Int8GemmBitwise, RandomMatchesOracle) {
 }
 
 // Shapes, pads and offsets are multiples of 16: the form every backend is given (int8_gemm.hpp).
-INSTANTIATE_TEST_SUITE_P(Shapes, Int8GemmBitwise,
-                         ::testing::Values(Int8Case{16, 16, 16, 0, 0}, Int8Case{48, 16, 32, 16, 0},
-                                           Int8Case{16, 64, 256, 0, 16}, Int8Case{80, 96, 1008, 16, 32},
-                                           Int8Case{32, 144, 4096, 0, 48},
-                                           Int8Case{208, 8208, 64, 0, 0}));  // > 8192 columns: blocked
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, Int8GemmBitwise,
+    ::testing::Values(Int8Case{16, 16, 16, 0, 0}, Int8Case{48, 16, 32, 16, 0},
+                      Int8Case{16, 64, 256, 0, 16}, Int8Case{80, 96, 1008, 16, 32},
+                      Int8Case{32, 144, 4096, 0, 48},
+                      Int8Case{208, 8208, 64, 0, 0}));  // > 8192 columns: blocked
 
 TEST(Int8Gemm, LongestSafeSumIsExact) {
   // 131056 (the K block in force) products of (-128)(-128) = 2^14 sum to 2147221504, just
@@ -71,7 +72,8 @@ TEST(Int8Gemm, LongestSafeSumIsExact) {
   for (std::int64_t l = 0; l < c.length; ++l) b[c.length + l] = 127;  // row 1 of B
   expect_product_matches_oracle(c, a, b);
   std::vector<std::int32_t> want(16 * 16);
-  ozaki::serial::int8_gemm(16, 16, c.length, a.data(), c.length, b.data(), c.length, want.data(), 16);
+  ozaki::serial::int8_gemm(16, 16, c.length, a.data(), c.length, b.data(), c.length, want.data(),
+                           16);
   EXPECT_EQ(want[0], 16384 * 131056);
   EXPECT_EQ(want[16], -128 * 127 * 131056);
 }

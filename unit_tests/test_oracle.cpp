@@ -8,8 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <random>
 #include <map>
+#include <random>
 #include <set>
 
 namespace {
@@ -21,7 +21,8 @@ std::vector<double> spread_values(std::size_t n, double phi, std::uint64_t seed)
   auto uniform = [&] { return static_cast<double>(engine() >> 11) * 0x1p-53; };
   std::vector<double> v(n);
   for (auto& x : v) {
-    const double normal = std::sqrt(-2 * std::log(1 - uniform())) * std::cos(6.283185307179586 * uniform());
+    const double normal =
+        std::sqrt(-2 * std::log(1 - uniform())) * std::cos(6.283185307179586 * uniform());
     x = (uniform() - 0.5) * std::exp(phi * normal);
   }
   return v;
@@ -32,11 +33,11 @@ TEST(Oracle, ScaleExponentIsTheSmallestWithHeadroom) {
     mu = std::fabs(mu);
     if (mu == 0) continue;
     const int e = ozaki::serial::scale_exponent(mu);
-    EXPECT_LE(mu, std::ldexp(127.0, e - 7));      // mu <= (127/128) 2^e
-    EXPECT_GT(mu, std::ldexp(127.0, e - 8));      // and not for e - 1
+    EXPECT_LE(mu, std::ldexp(127.0, e - 7));  // mu <= (127/128) 2^e
+    EXPECT_GT(mu, std::ldexp(127.0, e - 8));  // and not for e - 1
   }
   EXPECT_EQ(ozaki::serial::scale_exponent(0.0), 0);
-  EXPECT_EQ(ozaki::serial::scale_exponent(1.0), 1);                 // 1 <= 127/128 * 2
+  EXPECT_EQ(ozaki::serial::scale_exponent(1.0), 1);                    // 1 <= 127/128 * 2
   EXPECT_EQ(ozaki::serial::scale_exponent(std::ldexp(255.0, -8)), 1);  // 0.996 > 127/128
   EXPECT_EQ(ozaki::serial::scale_exponent(std::ldexp(253.0, -8)), 0);  // 0.988 <= 127/128
 }
@@ -59,8 +60,10 @@ TEST(Oracle, SplitReconstructsWithinHalfAnUlpOfTheLastSlice) {
       }
       // |x - X 2^(e-8S+1)| <= 2^(e-8S); compare via the exact integer when S is large.
       const long double x_scaled = std::ldexp(static_cast<long double>(row[k]), 8 * S - 1 - e);
-      EXPECT_LE(std::fabs(x_scaled - static_cast<long double>(integer)), 0.5L) << "S=" << S << " k=" << k;
-      if (S <= 7) EXPECT_LE(std::fabs(static_cast<long double>(row[k]) - value), std::ldexp(1.0L, e - 8 * S));
+      EXPECT_LE(std::fabs(x_scaled - static_cast<long double>(integer)), 0.5L)
+          << "S=" << S << " k=" << k;
+      if (S <= 7)
+        EXPECT_LE(std::fabs(static_cast<long double>(row[k]) - value), std::ldexp(1.0L, e - 8 * S));
     }
     for (std::int64_t k = 300; k < sl.kpad; ++k)
       for (int s = 0; s < S; ++s) EXPECT_EQ(sl.digit(0, s, k), 0);
@@ -136,8 +139,7 @@ TEST(Schedule, CoversExactlyTheSelectedPairs) {
           }
           const auto want = ozaki::serial::selected_pairs(S, policy, count);
           const std::multiset<std::pair<int, int>> want_set(want.begin(), want.end());
-          EXPECT_EQ(got, want_set)
-              << "S=" << S << " K=" << K << " block=" << block;
+          EXPECT_EQ(got, want_set) << "S=" << S << " K=" << K << " block=" << block;
           for (const auto& kv : columns_seen) EXPECT_EQ(kv.second, K);
           EXPECT_EQ(schedule.slice_pairs, int(want.size()));
         }
@@ -150,7 +152,8 @@ TEST(Accuracy, SliceCountIsTheSmallestMeetingTheModel) {
   using ozaki::Impl::ErrorRatios;
   using ozaki::Impl::fp64_equivalent_slices;
   using ozaki::Impl::modeled_error;
-  EXPECT_EQ(fp64_equivalent_slices(ErrorRatios{0, 0}, 100, PairPolicy::Full, 0), 1);  // zero operand
+  EXPECT_EQ(fp64_equivalent_slices(ErrorRatios{0, 0}, 100, PairPolicy::Full, 0),
+            1);  // zero operand
   EXPECT_EQ(fp64_equivalent_slices(ErrorRatios{3, HUGE_VAL}, 100, PairPolicy::Full, 0),
             ozaki::max_slices);
   for (double split : {1.0, 30.0, 1e4, 1e9})
@@ -162,7 +165,8 @@ TEST(Accuracy, SliceCountIsTheSmallestMeetingTheModel) {
           if (S < ozaki::max_slices) {
             EXPECT_LE(modeled_error(r, K, S, policy, 0), ozaki::Impl::fp64_target_error);
           }
-          if (S > 1) EXPECT_GT(modeled_error(r, K, S - 1, policy, 0), ozaki::Impl::fp64_target_error);
+          if (S > 1)
+            EXPECT_GT(modeled_error(r, K, S - 1, policy, 0), ozaki::Impl::fp64_target_error);
         }
 }
 
@@ -187,21 +191,24 @@ TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
   using ozaki::Impl::native_is_faster;
   // H200: INT8 TN 1461 TOP/s over DGEMM 56.6 TFLOP/s.
   const double h200 = 1461.0 / 56.6;
-  EXPECT_TRUE(native_is_faster(h200, 7, PairPolicy::Triangular, 0, 1));   // 28 + 1 products
-  EXPECT_TRUE(native_is_faster(h200, 8, PairPolicy::Triangular, 0, 1));   // the S auto chose at 8192^3
+  EXPECT_TRUE(native_is_faster(h200, 7, PairPolicy::Triangular, 0, 1));  // 28 + 1 products
+  EXPECT_TRUE(
+      native_is_faster(h200, 8, PairPolicy::Triangular, 0, 1));  // the S auto chose at 8192^3
   EXPECT_FALSE(native_is_faster(h200, 3, PairPolicy::Triangular, 0, 0));  // 6 products
   EXPECT_FALSE(native_is_faster(h200, 5, PairPolicy::Triangular, 0, 0));  // 15 products
   EXPECT_FALSE(native_is_faster(0.0, 16, PairPolicy::Full, 0, 1));        // unknown device
   // The best case is never above what the model chooses for real data.
   for (std::int64_t K : {64, 1024, 8192, 65536})
     EXPECT_LE(ozaki::Impl::best_case_slices(K, PairPolicy::Triangular, 0),
-              ozaki::Impl::fp64_equivalent_slices({30.0, 1.0 / (0.004 * K)}, K, PairPolicy::Triangular, 0));
+              ozaki::Impl::fp64_equivalent_slices({30.0, 1.0 / (0.004 * K)}, K,
+                                                  PairPolicy::Triangular, 0));
 }
 
 TEST(Oracle, ErrorRatiosOfFlatDataAreModest) {
   // One magnitude (phi = 0): every row's scale is within 2x of its mean, so the ratios stay
   // small, and the int8 estimate bounds them from above.
-  const std::vector<double> a = spread_values(40 * 300, 0.0, 8), b = spread_values(300 * 30, 0.0, 9);
+  const std::vector<double> a = spread_values(40 * 300, 0.0, 8),
+                            b = spread_values(300 * 30, 0.0, 9);
   const ozaki::serial::ConstMatrixRef A{a.data(), 40, 300, 300, 1}, B{b.data(), 300, 30, 30, 1};
   const auto exact = ozaki::serial::error_ratios(A, B);
   const auto estimate = ozaki::serial::error_ratios_estimate(A, B);

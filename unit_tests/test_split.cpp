@@ -16,7 +16,9 @@ struct SpaceSplit {
   bool nonfinite = false;
 };
 
-V::ConstMatrix as_const(const DeviceMatrix& X) { return V::ConstMatrix(X.view.data(), X.view.layout()); }
+V::ConstMatrix as_const(const DeviceMatrix& X) {
+  return V::ConstMatrix(X.view.data(), X.view.layout());
+}
 
 /// Pass 1 and pass 3 of the split on the test space, copied back to the host.
 SpaceSplit split_on_space(const DeviceMatrix& X, int S, bool reversed) {
@@ -28,8 +30,11 @@ SpaceSplit split_on_space(const DeviceMatrix& X, int S, bool reversed) {
   if (out.nonfinite) return out;
   const std::int64_t kpad = ozaki::Impl::padded_k(x.extent(1));
   const ozaki::Impl::SliceStorage<TestSpace> storage{V::Digits("digits", x.extent(0), S * kpad),
-                                                      exponents, S, std::int64_t(x.extent(1)),
-                                                      kpad, reversed};
+                                                     exponents,
+                                                     S,
+                                                     std::int64_t(x.extent(1)),
+                                                     kpad,
+                                                     reversed};
   ozaki::Impl::split_rows(space, x, storage);
   auto digits = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), storage.digits);
   auto exps = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), exponents);
@@ -86,11 +91,11 @@ TEST(Split, ExtremeMagnitudesMatchOracle) {
   h.values.resize(h.rows * h.cols);
   Random rng(7);
   for (std::int64_t j = 0; j < h.cols; ++j) {
-    h.values[0 + j * 4] = std::ldexp(rng.spread(1.0), 1000);                       // ~1e300
-    h.values[1 + j * 4] = std::ldexp(rng.spread(1.0), -1060);                      // subnormal
+    h.values[0 + j * 4] = std::ldexp(rng.spread(1.0), 1000);   // ~1e300
+    h.values[1 + j * 4] = std::ldexp(rng.spread(1.0), -1060);  // subnormal
     h.values[2 + j * 4] = j % 2 ? std::numeric_limits<double>::max() * (rng.uniform() - 0.5)
-                                : std::numeric_limits<double>::denorm_min() * j;   // both ends
-    h.values[3 + j * 4] = j == 5 ? -std::numeric_limits<double>::max() : 0.0;      // one huge
+                                : std::numeric_limits<double>::denorm_min() * j;  // both ends
+    h.values[3 + j * 4] = j == 5 ? -std::numeric_limits<double>::max() : 0.0;     // one huge
   }
   for (int S : {1, 4, 7, 16}) expect_split_matches_oracle(h, Layout::Left, S, false);
 }
@@ -99,13 +104,15 @@ TEST(Split, KContiguousCopyIsExactAndFindsTheRowScales) {
   // The GPU path reads strided rows through this copy, which also does pass 1: it must be an
   // exact transposition and give the oracle's exponents, and see NaN and Inf.
   Random rng(9);
-  for (const auto& shape : {std::make_pair(1, 1), std::make_pair(33, 70), std::make_pair(100, 31)}) {
+  for (const auto& shape :
+       {std::make_pair(1, 1), std::make_pair(33, 70), std::make_pair(100, 31)}) {
     HostMatrix h = random_host(shape.first, shape.second, 2.0, rng,
                                [](std::int64_t i) { return int((37 * i) % 201) - 100; });
     DeviceMatrix X = make_matrix(h.rows, h.cols, Layout::Left);  // rows strided, K not contiguous
     from_host(h, X.view);
     Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> Y("Y", h.rows, h.cols);
-    Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> tile_max("tile_max", (h.cols + 31) / 32, h.rows);
+    Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> tile_max("tile_max", (h.cols + 31) / 32,
+                                                                   h.rows);
     V::Exponents exponents("exponents", h.rows);
     ozaki::Impl::copy_to_k_contiguous(TestSpace(), as_const(X), Y, tile_max);
     EXPECT_FALSE(ozaki::Impl::exponents_from_tile_max(TestSpace(), tile_max, exponents));
@@ -145,9 +152,9 @@ TEST(Split, ZeroRowsGiveZeroDigitsAndExponent) {
 
 TEST(Split, DetectsNaNAndInf) {
   Random rng(11);
-  for (const double bad : {std::numeric_limits<double>::quiet_NaN(),
-                           std::numeric_limits<double>::infinity(),
-                           -std::numeric_limits<double>::infinity()}) {
+  for (const double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity()}) {
     HostMatrix h = random_host(9, 13, 0.5, rng);
     DeviceMatrix X = make_matrix(h.rows, h.cols, Layout::Left);
     from_host(h, X.view);
@@ -171,7 +178,8 @@ TEST(Split, SliceCountEstimateMatchesOracleAndBoundsTheTrueRatio) {
     from_host(B, dB.view);
     TestSpace space;
     const V::ConstMatrix opA = as_const(dA);
-    const V::ConstMatrix opBt(dB.view.data(), Kokkos::LayoutStride(N, dB.view.stride(1), K, dB.view.stride(0)));
+    const V::ConstMatrix opBt(dB.view.data(),
+                              Kokkos::LayoutStride(N, dB.view.stride(1), K, dB.view.stride(0)));
     V::Exponents ea("ea", M), eb("eb", N);
     ozaki::Impl::row_scale_exponents(space, opA, ea);
     ozaki::Impl::row_scale_exponents(space, opBt, eb);
@@ -184,7 +192,8 @@ TEST(Split, SliceCountEstimateMatchesOracleAndBoundsTheTrueRatio) {
       Kokkos::View<unsigned char*, MemSpace> buffer("scratch", count.used());
       ozaki::Impl::Carver carver(buffer.data());
       const auto region = ozaki::Impl::EstimateRegion<TestSpace>::carve(carver, shape, chunks);
-      const auto choice = ozaki::Impl::choose_slice_count(space, opA, opBt, ea, eb, k_block, region);
+      const auto choice =
+          ozaki::Impl::choose_slice_count(space, opA, opBt, ea, eb, k_block, region);
       const auto want = ozaki::serial::error_ratios_estimate(A.cref(), B.cref());
       const auto exact = ozaki::serial::error_ratios(A.cref(), B.cref());
       // Same integers, norms summed in another order: equal to a few roundings.

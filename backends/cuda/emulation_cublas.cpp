@@ -67,12 +67,14 @@ bool EmulationBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space, bool trans_a
   cuda::check(cublasSetEmulationStrategy(h.handle, CUBLAS_EMULATION_STRATEGY_EAGER),
               "cublasSetEmulationStrategy(EAGER)");
   if (mantissa_bits > 0) {
-    cuda::check(cublasSetFixedPointEmulationMantissaControl(h.handle, CUDA_EMULATION_MANTISSA_CONTROL_FIXED),
+    cuda::check(cublasSetFixedPointEmulationMantissaControl(h.handle,
+                                                            CUDA_EMULATION_MANTISSA_CONTROL_FIXED),
                 "cublasSetFixedPointEmulationMantissaControl(FIXED)");
     cuda::check(cublasSetFixedPointEmulationMaxMantissaBitCount(h.handle, mantissa_bits),
                 "cublasSetFixedPointEmulationMaxMantissaBitCount");
   } else {
-    cuda::check(cublasSetFixedPointEmulationMantissaControl(h.handle, CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC),
+    cuda::check(cublasSetFixedPointEmulationMantissaControl(
+                    h.handle, CUDA_EMULATION_MANTISSA_CONTROL_DYNAMIC),
                 "cublasSetFixedPointEmulationMantissaControl(DYNAMIC)");
     cuda::check(cublasSetFixedPointEmulationMaxMantissaBitCount(h.handle, dynamic_max_bits),
                 "cublasSetFixedPointEmulationMaxMantissaBitCount");

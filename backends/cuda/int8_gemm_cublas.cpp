@@ -18,8 +18,9 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
   if ((p.rows_a | p.rows_b | p.length | p.lda | p.ldb | p.ldc) % 16 != 0 || !aligned(p.a) ||
       !aligned(p.b) || !aligned(p.c)) {
     // cuBLAS answers such calls with CUBLAS_STATUS_NOT_SUPPORTED or a slow path.
-    throw InvalidArgument("INT8 GEMM operands must have dimensions and leading dimensions that are "
-                          "multiples of 16 and 16-byte aligned pointers");
+    throw InvalidArgument(
+        "INT8 GEMM operands must have dimensions and leading dimensions that are "
+        "multiples of 16 and 16-byte aligned pointers");
   }
   const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Int8);
   std::lock_guard<std::mutex> lock(*h.mutex);
@@ -43,8 +44,9 @@ bool Int8Gemm<Kokkos::Cuda, true>::supported(const Kokkos::Cuda& space, std::str
   cudaDeviceProp prop;
   cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
   if (prop.major * 10 + prop.minor >= 75) return true;
-  why_not = std::string("device ") + prop.name + " (compute capability " + std::to_string(prop.major) +
-            "." + std::to_string(prop.minor) + ") has no INT8 tensor-core GEMM";
+  why_not = std::string("device ") + prop.name + " (compute capability " +
+            std::to_string(prop.major) + "." + std::to_string(prop.minor) +
+            ") has no INT8 tensor-core GEMM";
   return false;
 }
 
@@ -57,7 +59,10 @@ double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cud
   switch (prop.major * 10 + prop.minor) {
     case 90: return 1461.0 / 56.6;
     case 80: return 624.0 / 19.5;
-    case 75: case 86: case 87: case 89: return 100.0;
+    case 75:
+    case 86:
+    case 87:
+    case 89: return 100.0;
     default: return 0;  // unknown: no preference (Int8Slices)
   }
 }

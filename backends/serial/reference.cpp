@@ -14,8 +14,12 @@ namespace {
 
 bool is_transposed(char trans) {
   switch (trans) {
-    case 'N': case 'n': return false;
-    case 'T': case 't': case 'C': case 'c': return true;
+    case 'N':
+    case 'n': return false;
+    case 'T':
+    case 't':
+    case 'C':
+    case 'c': return true;
     default: throw std::invalid_argument(std::string("serial: bad transpose character ") + trans);
   }
 }
@@ -156,8 +160,8 @@ ErrorRatios error_ratios_estimate(const ConstMatrixRef& opA, const ConstMatrixRe
           for (std::int64_t k = 0; k < opA.cols; ++k)
             d += magnitude(opA(m, k), a.exponent[m], levels.first) *
                  magnitude(opBt(n, k), b.exponent[n], levels.second);
-          lower[m + n * M] = std::max(lower[m + n * M],
-                                      std::ldexp(d, -14 - 7 * (levels.first + levels.second)));
+          lower[m + n * M] =
+              std::max(lower[m + n * M], std::ldexp(d, -14 - 7 * (levels.first + levels.second)));
         }
     }
     r = max_ratios(a, b, [&](std::size_t m, std::size_t n) { return lower[m + n * M]; });
@@ -166,9 +170,9 @@ ErrorRatios error_ratios_estimate(const ConstMatrixRef& opA, const ConstMatrixRe
   return r;
 }
 
-void int8_gemm(std::int64_t rows_a, std::int64_t rows_b, std::int64_t length,
-               const std::int8_t* a, std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
-               std::int32_t* c, std::int64_t ldc) {
+void int8_gemm(std::int64_t rows_a, std::int64_t rows_b, std::int64_t length, const std::int8_t* a,
+               std::int64_t lda, const std::int8_t* b, std::int64_t ldb, std::int32_t* c,
+               std::int64_t ldc) {
   for (std::int64_t n = 0; n < rows_b; ++n) {
     for (std::int64_t m = 0; m < rows_a; ++m) {
       std::int64_t sum = 0;
@@ -197,9 +201,8 @@ std::vector<std::pair<int, int>> selected_pairs(int S, PairPolicy policy, int pa
   return all;
 }
 
-void gemm(char transA, char transB, double alpha, const ConstMatrixRef& A,
-          const ConstMatrixRef& B, double beta, const MatrixRef& C, int S, PairPolicy policy,
-          int pair_count) {
+void gemm(char transA, char transB, double alpha, const ConstMatrixRef& A, const ConstMatrixRef& B,
+          double beta, const MatrixRef& C, int S, PairPolicy policy, int pair_count) {
   const ConstMatrixRef opA = op(A, transA);
   const ConstMatrixRef opB = op(B, transB);
   const std::int64_t M = opA.rows, K = opA.cols, N = opB.cols;
@@ -226,8 +229,8 @@ void gemm(char transA, char transB, double alpha, const ConstMatrixRef& A,
   }
 }
 
-void dgemm(char transA, char transB, double alpha, const ConstMatrixRef& A,
-           const ConstMatrixRef& B, double beta, const MatrixRef& C) {
+void dgemm(char transA, char transB, double alpha, const ConstMatrixRef& A, const ConstMatrixRef& B,
+           double beta, const MatrixRef& C) {
   const ConstMatrixRef opA = op(A, transA);
   const ConstMatrixRef opB = op(B, transB);
   for (std::int64_t n = 0; n < opB.cols; ++n) {
@@ -324,12 +327,13 @@ std::vector<double> error_bound(char transA, char transB, double alpha, const Co
       for (std::int64_t k = 0; k < K; ++k) abs_product += std::fabs(opA(m, k) * opB(k, n));
       const double Kd = static_cast<double>(K);
       // Split rounding: |da| <= 2^(eA-8S), |db| <= 2^(eB-8S).
-      const double e_split = std::ldexp(sa * norm_b[n] + sb * norm_a[m], -8 * S) +
-                             Kd * std::ldexp(sa * sb, -16 * S);
+      const double e_split =
+          std::ldexp(sa * norm_b[n] + sb * norm_a[m], -8 * S) + Kd * std::ldexp(sa * sb, -16 * S);
       // Dropped pairs: every digit product is at most 2^14, its weight 2^(eA+eB-14-8(i+j)).
       const double e_drop = Kd * sa * sb * dropped_weight;
       // Sum of |terms| of the recombination (balanced digits: sum_i |v_i| <= |x| + 2^e/64).
-      const double terms = abs_product + (sa * norm_b[n] + sb * norm_a[m]) / 64 + Kd * sa * sb / 4096;
+      const double terms =
+          abs_product + (sa * norm_b[n] + sb * norm_a[m]) / 64 + Kd * sa * sb / 4096;
       const double c0 = beta == 0 ? 0.0 : std::fabs(beta * C0(m, n));
       const double subnormal = n_roundings * std::numeric_limits<double>::denorm_min();
       bound[m + n * M] = (std::fabs(alpha) * (e_split + e_drop) +

@@ -37,10 +37,11 @@ int main(int argc, char* argv[]) {
         },
         Kokkos::Max<double>(worst));
     const double bound = double(k) * k * 0x1p-52;
-    std::printf("ozaki::gemm: %s on %s, S = %d, %d INT8 GEMMs; max |C - C_native| = %.3e (bound %.3e)%s%s\n",
-                ozaki::to_string(report.algorithm), report.backend.c_str(), report.slices,
-                report.int8_gemms, worst, bound, report.reason.empty() ? "" : "; ",
-                report.reason.c_str());
+    std::printf(
+        "ozaki::gemm: %s on %s, S = %d, %d INT8 GEMMs; max |C - C_native| = %.3e (bound "
+        "%.3e)%s%s\n",
+        ozaki::to_string(report.algorithm), report.backend.c_str(), report.slices,
+        report.int8_gemms, worst, bound, report.reason.empty() ? "" : "; ", report.reason.c_str());
     if (!(worst <= bound)) ++failures;
     if (pass == 1 && report.algorithm != ozaki::Algorithm::Int8Slices) ++failures;
   }

@@ -90,8 +90,7 @@ template <class AViewType, class BViewType, class CViewType,
 Report gemm(const char transA[], const char transB[], double alpha, const AViewType& A,
             const BViewType& B, double beta, const CViewType& C,
             const Options& options = Options{}) {
-  return gemm(typename CViewType::execution_space(), transA, transB, alpha, A, B, beta, C,
-              options);
+  return gemm(typename CViewType::execution_space(), transA, transB, alpha, A, B, beta, C, options);
 }
 
 }  // namespace ozaki
@@ -99,16 +98,15 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 // The library holds compiled instances for the execution spaces Kokkos was built with, so
 // that including this header does not compile the kernels again.  src/eti/ defines them with
 // the same macro (PREFIX empty).
-#define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                             \
-  namespace ozaki {                                                                         \
-  namespace Impl {                                                                          \
-  PREFIX template Report gemm_strided<SPACE>(                                               \
-      const SPACE&, const char[], const char[], double,                                     \
-      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                                      \
-      const ::ozaki::Impl::Views<SPACE>::ConstMatrix&, double,                              \
-      const ::ozaki::Impl::Views<SPACE>::Matrix&, const ::ozaki::Options&,                   \
-      ::ozaki::Workspace<SPACE>&);                                                           \
-  }                                                                                         \
+#define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                    \
+  namespace ozaki {                                                                                \
+  namespace Impl {                                                                                 \
+  PREFIX template Report gemm_strided<SPACE>(const SPACE&, const char[], const char[], double,     \
+                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,      \
+                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,      \
+                                             double, const ::ozaki::Impl::Views<SPACE>::Matrix&,   \
+                                             const ::ozaki::Options&, ::ozaki::Workspace<SPACE>&); \
+  }                                                                                                \
   }
 #define OZAKI_IMPL_NO_PREFIX
 #if defined(KOKKOS_ENABLE_SERIAL)

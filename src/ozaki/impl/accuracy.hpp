@@ -65,7 +65,7 @@ constexpr double fp64_target_error = 0x1p-53;
 /// (max_slices when none is, or when the ratios are unbounded).
 inline int fp64_equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPolicy policy,
                                   int pair_count) {
-  if (!(r.split > 0) || K <= 0) return 1;                 // a zero operand: any S is exact
+  if (!(r.split > 0) || K <= 0) return 1;  // a zero operand: any S is exact
   if (!(r.split < HUGE_VAL) || !(r.inverse < HUGE_VAL)) return max_slices;
   for (int S = 1; S < max_slices; ++S) {
     if (policy == PairPolicy::Count && pair_count > S * S) continue;
@@ -88,7 +88,8 @@ inline bool native_is_faster(double int8_over_fp64, int S, PairPolicy policy, in
 /// The smallest S the model could choose for inner dimension K: the best case of its ratios
 /// (split 2, as for rank-one data of one magnitude; 1/D_mn = 1/K).
 inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count) {
-  return fp64_equivalent_slices(ErrorRatios{2.0, 1.0 / static_cast<double>(K)}, K, policy, pair_count);
+  return fp64_equivalent_slices(ErrorRatios{2.0, 1.0 / static_cast<double>(K)}, K, policy,
+                                pair_count);
 }
 
 }  // namespace Impl

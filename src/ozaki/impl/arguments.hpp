@@ -20,8 +20,12 @@ namespace Impl {
 inline bool parse_trans(const char* trans, const char* which) {
   const char c = trans == nullptr ? '\0' : trans[0];
   switch (c) {
-    case 'N': case 'n': return false;
-    case 'T': case 't': case 'C': case 'c': return true;
+    case 'N':
+    case 'n': return false;
+    case 'T':
+    case 't':
+    case 'C':
+    case 'c': return true;
     default: break;
   }
   std::ostringstream os;
@@ -79,19 +83,23 @@ Shape check_operands(const ConstMatrix& opA, const ConstMatrix& opB, const Matri
 /// Checks the options that do not depend on the data (the slice count may still be auto).
 inline void check_options(const Options& o) {
   switch (o.algorithm) {
-    case Algorithm::Auto: case Algorithm::Int8Slices: case Algorithm::Native:
+    case Algorithm::Auto:
+    case Algorithm::Int8Slices:
+    case Algorithm::Native:
     case Algorithm::CublasEmulation: break;
-    default: throw InvalidArgument("options.algorithm must be Auto, Int8Slices, Native or CublasEmulation");
+    default:
+      throw InvalidArgument(
+          "options.algorithm must be Auto, Int8Slices, Native or CublasEmulation");
   }
   if (o.slices != auto_slices && (o.slices < 1 || o.slices > max_slices)) {
     throw InvalidArgument("options.slices = " + std::to_string(o.slices) + ": expected 1.." +
                           std::to_string(max_slices) + " or ozaki::auto_slices");
   }
   switch (o.pairs) {
-    case PairPolicy::Triangular: case PairPolicy::Full: break;
+    case PairPolicy::Triangular:
+    case PairPolicy::Full: break;
     case PairPolicy::Count:
-      if (o.pair_count < 1 ||
-          (o.slices != auto_slices && o.pair_count > o.slices * o.slices)) {
+      if (o.pair_count < 1 || (o.slices != auto_slices && o.pair_count > o.slices * o.slices)) {
         throw InvalidArgument("options.pair_count = " + std::to_string(o.pair_count) +
                               ": expected 1..S^2 with PairPolicy::Count");
       }
@@ -100,9 +108,8 @@ inline void check_options(const Options& o) {
   }
   if (o.workspace_limit < 0) throw InvalidArgument("options.workspace_limit must be >= 0");
   if (o.k_block != auto_k_block && (o.k_block < 16 || o.k_block > max_k_block)) {
-    throw InvalidArgument("options.k_block = " + std::to_string(o.k_block) +
-                          ": expected 16.." + std::to_string(max_k_block) +
-                          " (INT32 safety) or ozaki::auto_k_block");
+    throw InvalidArgument("options.k_block = " + std::to_string(o.k_block) + ": expected 16.." +
+                          std::to_string(max_k_block) + " (INT32 safety) or ozaki::auto_k_block");
   }
 }
 

@@ -84,7 +84,8 @@ struct Int8SlicesGemm {
   static void multiply_and_recombine(const ExecSpace& space, const SliceStorage<ExecSpace>& sa,
                                      const SliceStorage<ExecSpace>& sb,
                                      const ProductSchedule& schedule, double alpha, double beta,
-                                     const typename V::Matrix& C, const ProductRegion<ExecSpace>& region,
+                                     const typename V::Matrix& C,
+                                     const ProductRegion<ExecSpace>& region,
                                      PhaseClock<ExecSpace>& clock, Report& report) {
     const std::int64_t M = C.extent(0);
     const std::int64_t N = C.extent(1);
@@ -117,10 +118,11 @@ struct Int8SlicesGemm {
       }
       clock.lap(report.seconds_int8);
       const typename V::Weights w(region.weights.data() + first, count);
-      const CUpdate update = first > 0 ? CUpdate::Accumulate
+      const CUpdate update = first > 0   ? CUpdate::Accumulate
                              : beta == 0 ? CUpdate::Overwrite
                                          : CUpdate::Scale;
-      recombine(space, region.products, count, w, sa.exponents, sb.exponents, alpha, beta, update, C);
+      recombine(space, region.products, count, w, sa.exponents, sb.exponents, alpha, beta, update,
+                C);
       ++report.recombine_passes;
       clock.lap(report.seconds_recombine);
     }
@@ -128,10 +130,11 @@ struct Int8SlicesGemm {
 
   /// Ozaki scheme I on op(A) (M x K) and op(B)^T (N x K).  Writes C only when it returns Done.
   static Int8Outcome run(const ExecSpace& space, const typename V::ConstMatrix& opA,
-                  const typename V::ConstMatrix& opBt, double alpha, double beta,
-                  const typename V::Matrix& C, const Options& options, Workspace<ExecSpace>& ws,
-                  Report& report) {
-    const Shape3 s{static_cast<std::int64_t>(opA.extent(0)), static_cast<std::int64_t>(opBt.extent(0)),
+                         const typename V::ConstMatrix& opBt, double alpha, double beta,
+                         const typename V::Matrix& C, const Options& options,
+                         Workspace<ExecSpace>& ws, Report& report) {
+    const Shape3 s{static_cast<std::int64_t>(opA.extent(0)),
+                   static_cast<std::int64_t>(opBt.extent(0)),
                    static_cast<std::int64_t>(opA.extent(1))};
     const bool automatic = options.slices == auto_slices;
     PhaseClock<ExecSpace> clock(space, options.time_phases);
@@ -160,8 +163,10 @@ struct Int8SlicesGemm {
       return exponents_from_tile_max(space, tile_max, exps);
     };
     auto scale_exponents = [&]() {
-      const bool a_bad = operand_pass1(copy_a, opA, copies_of.a, copies_of.max_a, exponents.a, rows_a);
-      const bool b_bad = operand_pass1(copy_b, opBt, copies_of.b, copies_of.max_b, exponents.b, rows_b);
+      const bool a_bad =
+          operand_pass1(copy_a, opA, copies_of.a, copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad =
+          operand_pass1(copy_b, opBt, copies_of.b, copies_of.max_b, exponents.b, rows_b);
       return !(a_bad || b_bad);
     };
     if (!scale_exponents()) return Int8Outcome::NonFinite;
@@ -179,10 +184,13 @@ struct Int8SlicesGemm {
       report.int8_operations += 2.0 * padded_rows(s.m) * padded_rows(s.n) * padded_k(s.k) *
                                 choice.int8_gemms /
                                 static_cast<double>(magnitude_chunks(s.k, options.k_block));
-      report.modeled_error = modeled_error(choice.ratios, s.k, S, options.pairs, options.pair_count);
+      report.modeled_error =
+          modeled_error(choice.ratios, s.k, S, options.pairs, options.pair_count);
       if (!(choice.ratios.inverse < HUGE_VAL)) {
-        report.reason = "auto slices: some (|A||B|)_mn lies below the resolution of the int8 "
-                        "estimate, so S = " + std::to_string(S) + " was taken to be safe";
+        report.reason =
+            "auto slices: some (|A||B|)_mn lies below the resolution of the int8 "
+            "estimate, so S = " +
+            std::to_string(S) + " was taken to be safe";
       }
       clock.lap(report.seconds_estimate);
       if (options.algorithm == Algorithm::Auto &&
@@ -190,7 +198,8 @@ struct Int8SlicesGemm {
                            options.pair_count, 0)) {
         report.slices = S;
         report.reason = "Auto: native FP64 GEMM is faster here (S = " + std::to_string(S) +
-                        " needs " + std::to_string(selected_pair_count(S, options.pairs, options.pair_count)) +
+                        " needs " +
+                        std::to_string(selected_pair_count(S, options.pairs, options.pair_count)) +
                         " INT8 products; INT8/FP64 throughput ratio " +
                         std::to_string(Backend::int8_over_fp64_throughput(space)) + ")";
         return Int8Outcome::NativeFaster;
@@ -242,18 +251,20 @@ bool run_emulation(const ExecSpace& space, bool trans_a, bool trans_b, double al
   using Emulation = EmulationBackend<ExecSpace>;
   ColumnMajorGemm g;
   if (!Emulation::available) {
-    return Emulation::run(space, false, false, 0, 0, 0, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0,
-                          0, nullptr, 0, why_not);
+    return Emulation::run(space, false, false, 0, 0, 0, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0, 0,
+                          nullptr, 0, why_not);
   }
   if (!as_column_major(trans_a, trans_b, A, B, C, g)) {
     why_not = "an operand has no unit stride, and cuBLAS needs column- or row-major matrices";
     return false;
   }
   // 8 bits per slice as for Int8Slices, at most the 55 bits cuBLAS documents for FP64.
-  const int bits = options.slices == auto_slices ? 0 : std::min(bits_per_slice * options.slices, 55);
+  const int bits =
+      options.slices == auto_slices ? 0 : std::min(bits_per_slice * options.slices, 55);
   const std::size_t bytes = Emulation::workspace_bytes(g.m, g.n, g.k, bits);
   if (static_cast<std::int64_t>(bytes) > resolved_workspace_limit(options)) {
-    why_not = "its workspace of " + std::to_string(bytes) + " bytes exceeds the workspace limit of " +
+    why_not = "its workspace of " + std::to_string(bytes) +
+              " bytes exceeds the workspace limit of " +
               std::to_string(resolved_workspace_limit(options)) + " bytes";
     return false;
   }
@@ -280,7 +291,8 @@ bool run_emulation(const ExecSpace& space, bool trans_a, bool trans_b, double al
 /// not, an automatic S is estimated and the choice is made again with the S found
 /// (Int8SlicesGemm::run), so the estimate is not wasted where Int8Slices then runs.
 template <class ExecSpace>
-bool native_is_faster_at_best(const ExecSpace& space, std::int64_t K, const Options& o, std::string& why) {
+bool native_is_faster_at_best(const ExecSpace& space, std::int64_t K, const Options& o,
+                              std::string& why) {
   const double ratio = Int8Gemm<ExecSpace>::int8_over_fp64_throughput(space);
   const bool automatic = o.slices == auto_slices;
   const int S = automatic ? best_case_slices(K, o.pairs, o.pair_count) : o.slices;
@@ -293,8 +305,8 @@ bool native_is_faster_at_best(const ExecSpace& space, std::int64_t K, const Opti
 
 /// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
 template <class ExecSpace>
-Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[],
-                    double alpha, const typename Views<ExecSpace>::ConstMatrix& A,
+Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[], double alpha,
+                    const typename Views<ExecSpace>::ConstMatrix& A,
                     const typename Views<ExecSpace>::ConstMatrix& B, double beta,
                     const typename Views<ExecSpace>::Matrix& C, const Options& options,
                     Workspace<ExecSpace>& workspace) {
@@ -315,7 +327,8 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
     // BLAS semantics: C = beta C, and A and B are not read.
     ProfilingRegion region("ozaki::gemm[scale]");
     scale_c(space, beta, C);
-    report.reason = shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
+    report.reason =
+        shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
     return report;
   }
   auto native = [&](const std::string& why, bool fallback) {
@@ -329,12 +342,14 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   };
   if (options.algorithm == Algorithm::Native) return native("", false);
   std::string why;
-  if (options.algorithm == Algorithm::Auto && native_is_faster_at_best(space, shape.k, options, why)) {
+  if (options.algorithm == Algorithm::Auto &&
+      native_is_faster_at_best(space, shape.k, options, why)) {
     return native(why, false);
   }
   if (options.algorithm == Algorithm::CublasEmulation) {
     ProfilingRegion region("ozaki::gemm[CublasEmulation]");
-    if (run_emulation(space, trans_a, trans_b, alpha, A, B, beta, C, options, workspace, report, why)) {
+    if (run_emulation(space, trans_a, trans_b, alpha, A, B, beta, C, options, workspace, report,
+                      why)) {
       return report;
     }
     report.fallback = true;
@@ -344,17 +359,20 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
     return native(why + ": native FP64 GEMM used instead", true);
   }
 
-  ProfilingRegion region(std::string("ozaki::gemm[Int8Slices,") + Int8Gemm<ExecSpace>::name() + "]");
+  ProfilingRegion region(std::string("ozaki::gemm[Int8Slices,") + Int8Gemm<ExecSpace>::name() +
+                         "]");
   // op(B)^T: both operands become rows along K, split by the same kernels.  A row-major C is
   // computed as C^T = op(B)^T op(A)^T, so that the INT32 products (column-major) and the
   // recombination's writes run along C's contiguous index.
   const typename V::ConstMatrix opBt = transposed_if(opB, true);
   const bool c_row_major = C.stride(1) == 1 && C.stride(0) != 1 && shape.m > 1 && shape.n > 1;
-  const typename V::Matrix Ct(C.data(), Kokkos::LayoutStride(C.extent(1), C.stride(1), C.extent(0), C.stride(0)));
-  const Int8Outcome outcome =
-      c_row_major
-          ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, alpha, beta, Ct, options, workspace, report)
-          : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options, workspace, report);
+  const typename V::Matrix Ct(
+      C.data(), Kokkos::LayoutStride(C.extent(1), C.stride(1), C.extent(0), C.stride(0)));
+  const Int8Outcome outcome = c_row_major
+                                  ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, alpha, beta,
+                                                                   Ct, options, workspace, report)
+                                  : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C,
+                                                                   options, workspace, report);
   if (outcome == Int8Outcome::NonFinite) {
     // Slices cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
     return native("A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);

@@ -76,7 +76,8 @@ void int8_gemm_host(const ExecSpace& space, const Int8GemmProblem& p) {
             for (std::int64_t i = 0; i < mt; ++i) {
               const std::int8_t* ai = p.a + (m0 + i) * p.lda + l0;
               std::int32_t sum = 0;
-              for (std::int64_t l = 0; l < lt; ++l) sum += std::int32_t(ai[l]) * std::int32_t(bj[l]);
+              for (std::int64_t l = 0; l < lt; ++l)
+                sum += std::int32_t(ai[l]) * std::int32_t(bj[l]);
               acc[j][i] += sum;
             }
           }
@@ -94,7 +95,8 @@ void int8_gemm_generic(const ExecSpace& space, const Int8GemmProblem& p) {
   const Int8GemmProblem q = p;
   Kokkos::parallel_for(
       "ozaki::int8_gemm[portable,generic]",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, p.rows_a * p.rows_b),
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
+                                                                      p.rows_a * p.rows_b),
       KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % rows_a;
         const std::int64_t n = idx / rows_a;

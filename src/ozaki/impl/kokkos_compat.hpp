@@ -12,8 +12,8 @@
 ///    ::frexp / ::ldexp are callable from host code and from CUDA/HIP device code alike.
 ///  - Kokkos 5 requires C++20; ozaki's sources are C++17 and compile as C++20 too.
 
-#include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
+#include <Kokkos_Core.hpp>
 
 #include <cmath>
 #include <type_traits>
@@ -31,10 +31,10 @@ struct HasSpaceGemm : std::false_type {};
 
 template <class Space, class AView, class BView, class CView>
 struct HasSpaceGemm<Space, AView, BView, CView,
-                    decltype(KokkosBlas::gemm(std::declval<const Space&>(), "N", "N", 1.0,
-                                              std::declval<const AView&>(),
-                                              std::declval<const BView&>(), 1.0,
-                                              std::declval<const CView&>()))> : std::true_type {};
+                    decltype(KokkosBlas::gemm(
+                        std::declval<const Space&>(), "N", "N", 1.0, std::declval<const AView&>(),
+                        std::declval<const BView&>(), 1.0, std::declval<const CView&>()))>
+    : std::true_type {};
 
 /// KokkosBlas::gemm on the instance `space` where that overload exists, otherwise on the
 /// default instance, fenced on both sides so that it is ordered with work on `space`.

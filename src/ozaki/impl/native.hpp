@@ -55,14 +55,17 @@ bool as_column_major(bool trans_a, bool trans_b, const ConstMatrix& A, const Con
   out.n = c_row_major ? C.extent(0) : C.extent(1);
   out.k = trans_a ? A.extent(0) : A.extent(1);
   out.c = C.data();
-  out.ldc = std::max<std::int64_t>({static_cast<std::int64_t>(c_row_major ? C.stride(0) : C.stride(1)), out.m, 1});
+  out.ldc = std::max<std::int64_t>(
+      {static_cast<std::int64_t>(c_row_major ? C.stride(0) : C.stride(1)), out.m, 1});
   // An operand stored row-major is its transpose stored column-major.
-  auto place = [](const ConstMatrix& V, bool op, bool& trans, const double*& ptr, std::int64_t& ld) {
+  auto place = [](const ConstMatrix& V, bool op, bool& trans, const double*& ptr,
+                  std::int64_t& ld) {
     const bool row_major = !has_unit_stride(V.extent(0), V.stride(0));
     trans = row_major ? !op : op;
     ptr = V.data();
     const std::int64_t rows = row_major ? V.extent(1) : V.extent(0);
-    ld = std::max<std::int64_t>({static_cast<std::int64_t>(row_major ? V.stride(0) : V.stride(1)), rows, 1});
+    ld = std::max<std::int64_t>(
+        {static_cast<std::int64_t>(row_major ? V.stride(0) : V.stride(1)), rows, 1});
   };
   place(X, op_x, out.trans_x, out.x, out.ldx);
   place(Y, op_y, out.trans_y, out.y, out.ldy);
@@ -74,8 +77,8 @@ struct NativeGemm {
   using V = Views<ExecSpace>;
   using ConstLeft = Kokkos::View<const double**, Kokkos::LayoutLeft, typename V::device_type,
                                  typename V::unmanaged>;
-  using Left = Kokkos::View<double**, Kokkos::LayoutLeft, typename V::device_type,
-                            typename V::unmanaged>;
+  using Left =
+      Kokkos::View<double**, Kokkos::LayoutLeft, typename V::device_type, typename V::unmanaged>;
 
   /// rows x cols column-major matrix with leading dimension ld.
   template <class LeftView, class Pointer>

@@ -22,9 +22,9 @@ namespace Impl {
 
 /// How a recombination pass treats the C it finds.
 enum class CUpdate {
-  Overwrite,  // C = alpha * AB            (beta == 0: C is never read, NaN in C is ignored)
-  Scale,      // C = alpha * AB + beta * C (first pass)
-  Accumulate, // C = C + alpha * AB        (later passes of a multi-pass recombination)
+  Overwrite,   // C = alpha * AB            (beta == 0: C is never read, NaN in C is ignored)
+  Scale,       // C = alpha * AB + beta * C (first pass)
+  Accumulate,  // C = C + alpha * AB        (later passes of a multi-pass recombination)
 };
 
 /// Applies products [0, count) of P, weights[g] = 2^(-8 d_g), to C.
@@ -37,8 +37,7 @@ void recombine(const ExecSpace& space, const typename Views<ExecSpace>::Products
   const std::int64_t M = C.extent(0);
   const std::int64_t N = C.extent(1);
   flat_for(
-      "ozaki::recombine", space, M * N,
-      KOKKOS_LAMBDA(const std::int64_t idx) {
+      "ozaki::recombine", space, M * N, KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % M;
         const std::int64_t n = idx / M;
         double sum = 0;

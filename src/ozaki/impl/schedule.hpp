@@ -30,10 +30,10 @@ constexpr int product_weight_offset = 14;
 
 /// One INT8 GEMM: P(m, n) = sum_{l < length} SA(m, a_column + l) * SB(n, b_column + l).
 struct Int8Product {
-  int diagonal;            // i + j of the slice pairs it sums; weight 2^(-8 diagonal)
-  std::int64_t a_column;   // first column in the A slice storage
-  std::int64_t b_column;   // first column in the B slice storage
-  std::int64_t length;     // inner length, <= k_block
+  int diagonal;           // i + j of the slice pairs it sums; weight 2^(-8 diagonal)
+  std::int64_t a_column;  // first column in the A slice storage
+  std::int64_t b_column;  // first column in the B slice storage
+  std::int64_t length;    // inner length, <= k_block
 };
 
 struct ProductSchedule {

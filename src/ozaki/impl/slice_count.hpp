@@ -56,8 +56,7 @@ void raise_lower_bound(const ExecSpace& space, const typename Views<ExecSpace>::
                        std::int64_t chunks, double scale, const LowerBounds<ExecSpace>& lower) {
   const std::int64_t N = lower.extent(0), M = lower.extent(1);
   flat_for(
-      "ozaki::slice_count::raise_lower_bound", space, M * N,
-      KOKKOS_LAMBDA(const std::int64_t idx) {
+      "ozaki::slice_count::raise_lower_bound", space, M * N, KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % M;
         const std::int64_t n = idx / M;
         double sum = 0;
@@ -135,8 +134,10 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
   int levels_made = 0;  // magnitudes of levels [0, levels_made) exist for both operands
   auto ensure_level = [&](int l) {
     for (; levels_made <= l; ++levels_made) {
-      row_magnitudes(space, opA, exponents_a, levels_made, region.magnitudes_a[levels_made], region.l1a);
-      row_magnitudes(space, opBt, exponents_b, levels_made, region.magnitudes_b[levels_made], region.l1b);
+      row_magnitudes(space, opA, exponents_a, levels_made, region.magnitudes_a[levels_made],
+                     region.l1a);
+      row_magnitudes(space, opBt, exponents_b, levels_made, region.magnitudes_b[levels_made],
+                     region.l1b);
     }
   };
   SliceCountChoice choice;

@@ -87,7 +87,8 @@ struct SplitElement {
       } else if (-shift <= 54) {
         // Round half away from zero; mantissa < 2^53 so the sum cannot overflow.
         const int n = -shift;
-        Y = static_cast<std::int64_t>((static_cast<std::uint64_t>(mantissa) + (std::uint64_t(1) << (n - 1))) >> n);
+        Y = static_cast<std::int64_t>(
+            (static_cast<std::uint64_t>(mantissa) + (std::uint64_t(1) << (n - 1))) >> n);
       }  // else |x 2^(8S-1-e)| < 1/2: X = 0
       if (bits >> 63) Y = -Y;
     }

@@ -52,11 +52,11 @@ struct SliceStorage {
 /// exponents_from_tile_max takes the max over the tile columns.  Plain stores: no atomics
 /// (merging the maxima with atomics made the copy 60% slower on the H200, docs/benchmarks.md).
 template <class ExecSpace>
-void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                          const Kokkos::View<double**, Kokkos::LayoutRight,
-                                             typename Views<ExecSpace>::device_type>& Y,
-                          const Kokkos::View<double**, Kokkos::LayoutRight,
-                                             typename Views<ExecSpace>::device_type>& tile_max) {
+void copy_to_k_contiguous(
+    const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& Y,
+    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>&
+        tile_max) {
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Tile = Kokkos::View<double[32][33], typename ExecSpace::scratch_memory_space,
@@ -64,7 +64,8 @@ void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   const std::int64_t tiles_r = (rows + 31) / 32, tiles_k = (K + 31) / 32;
   // 8 x 32 threads per tile on a GPU; a host space runs a team as one thread.
-  constexpr bool host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
   policy_type policy(space, static_cast<int>(tiles_r * tiles_k), host ? 1 : 8, 32);
   policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
   Kokkos::parallel_for(
@@ -110,7 +111,8 @@ bool exponents_from_tile_max(const ExecSpace& space,
   int nonfinite_rows = 0;
   Kokkos::parallel_reduce(
       "ozaki::split::exponents_from_tile_max",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, exponents.extent(0)),
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
+                                                                      exponents.extent(0)),
       KOKKOS_LAMBDA(const std::int64_t r, int& bad) {
         double mu = 0;
         for (std::int64_t t = 0; t < tiles; ++t) mu = tile_max(t, r) > mu ? tile_max(t, r) : mu;
@@ -132,8 +134,7 @@ bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>
   const std::int64_t K = X.extent(1);
   int any_nonfinite = 0;
   Kokkos::parallel_reduce(
-      "ozaki::split::row_scale_exponents",
-      row_policy(space, X.extent(0)),
+      "ozaki::split::row_scale_exponents", row_policy(space, X.extent(0)),
       KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
         const int r = team.league_rank();
         double mu = 0;
@@ -183,7 +184,8 @@ void row_magnitudes(const ExecSpace& space, const typename Views<ExecSpace>::Con
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, kpad),
             [&](const std::int64_t k, double& sum) {
-              const double scaled = (k < K && r < rows) ? compat::ldexp(magnitude(X(r, k)), -e) : 0.0;
+              const double scaled =
+                  (k < K && r < rows) ? compat::ldexp(magnitude(X(r, k)), -e) : 0.0;
               const double v = scaled * level_scale;  // exact: a power-of-two scaling
               magnitudes(r, k) = static_cast<std::int8_t>(v >= 127 ? 127 : v);  // floor, clamped
               sum += scaled;

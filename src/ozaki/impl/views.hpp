@@ -14,7 +14,8 @@ namespace Impl {
 /// bandwidth unused, docs/benchmarks.md), one thread per team on host spaces.
 template <class ExecSpace>
 Kokkos::TeamPolicy<ExecSpace> row_policy(const ExecSpace& space, std::int64_t rows) {
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
     return Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(rows), Kokkos::AUTO);
   } else {
     return Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(rows), 256);
@@ -24,16 +25,20 @@ Kokkos::TeamPolicy<ExecSpace> row_policy(const ExecSpace& space, std::int64_t ro
 /// f(i) for i in [0, count): 256-thread blocks on a GPU, a plain range on host spaces.
 template <class ExecSpace, class Functor>
 void flat_for(const char* label, const ExecSpace& space, std::int64_t count, const Functor& f) {
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible) {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, count), f);
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, count), f);
   } else {
     using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
     constexpr int block = 256;
-    Kokkos::parallel_for(label, Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>((count + block - 1) / block), block),
-                         KOKKOS_LAMBDA(const member_type& team) {
-                           const std::int64_t i = std::int64_t(team.league_rank()) * block + team.team_rank();
-                           if (i < count) f(i);
-                         });
+    Kokkos::parallel_for(
+        label,
+        Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>((count + block - 1) / block), block),
+        KOKKOS_LAMBDA(const member_type& team) {
+          const std::int64_t i = std::int64_t(team.league_rank()) * block + team.team_rank();
+          if (i < count) f(i);
+        });
   }
 }
 

@@ -93,7 +93,8 @@ struct RowCopyRegion {
 /// Whether this space reads strided rows through a K-contiguous copy (GPU spaces: coalescing).
 template <class ExecSpace>
 constexpr bool copies_strided_rows() {
-  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                     typename ExecSpace::memory_space>::accessible;
 }
 
 /// Phase 1: the automatic-S estimate.
@@ -115,7 +116,8 @@ struct EstimateRegion {
       r.magnitudes_a[l] = typename V::Digits(c.take<std::int8_t>(mpad * kpad), mpad, kpad);
       r.magnitudes_b[l] = typename V::Digits(c.take<std::int8_t>(npad * kpad), npad, kpad);
     }
-    r.products = typename V::Products(c.take<std::int32_t>(chunks * npad * mpad), chunks, npad, mpad);
+    r.products =
+        typename V::Products(c.take<std::int32_t>(chunks * npad * mpad), chunks, npad, mpad);
     return r;
   }
 };
@@ -127,7 +129,8 @@ struct ProductRegion {
   typename V::Digits digits_a, digits_b;
   typename V::Weights weights;
   typename V::Products products;
-  static ProductRegion carve(Carver& c, const Shape3& s, int S, std::int64_t G, std::int64_t batch) {
+  static ProductRegion carve(Carver& c, const Shape3& s, int S, std::int64_t G,
+                             std::int64_t batch) {
     ProductRegion r;
     const std::int64_t kpad = padded_k(s.k);
     const std::int64_t mpad = padded_rows(s.m), npad = padded_rows(s.n);
@@ -151,8 +154,10 @@ std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options
   ExponentRegion<ExecSpace>::carve(without_products, s);
   RowCopyRegion<ExecSpace>::carve(without_products, s, copy_a, copy_b);
   ProductRegion<ExecSpace>::carve(without_products, s, S, G, 0);
-  const std::int64_t room = resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
-  const std::int64_t per_product = std::max<std::int64_t>(4 * padded_rows(s.n) * padded_rows(s.m), 1);
+  const std::int64_t room =
+      resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
+  const std::int64_t per_product =
+      std::max<std::int64_t>(4 * padded_rows(s.n) * padded_rows(s.m), 1);
   return std::max<std::int64_t>(1, std::min(G, room / per_product));
 }
 
@@ -161,17 +166,20 @@ std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options
 template <class ExecSpace>
 std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool automatic_s,
                               bool copy_a, bool copy_b) {
-  const ProductSchedule schedule = make_schedule(S, o.pairs, std::min(o.pair_count, S * S), s.k, o.k_block);
+  const ProductSchedule schedule =
+      make_schedule(S, o.pairs, std::min(o.pair_count, S * S), s.k, o.k_block);
   const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
   Carver phase2(nullptr);
   ExponentRegion<ExecSpace>::carve(phase2, s);
   RowCopyRegion<ExecSpace>::carve(phase2, s, copy_a, copy_b);
   const std::size_t after_exponents = phase2.used();
-  ProductRegion<ExecSpace>::carve(phase2, s, S, G, product_batch<ExecSpace>(s, S, G, o, copy_a, copy_b));
+  ProductRegion<ExecSpace>::carve(phase2, s, S, G,
+                                  product_batch<ExecSpace>(s, S, G, o, copy_a, copy_b));
   std::size_t bytes = phase2.used();
   if (automatic_s) {
     Carver phase1(nullptr, after_exponents);
-    EstimateRegion<ExecSpace>::carve(phase1, s, (s.k + resolved_k_block(o.k_block) - 1) / resolved_k_block(o.k_block));
+    EstimateRegion<ExecSpace>::carve(
+        phase1, s, (s.k + resolved_k_block(o.k_block) - 1) / resolved_k_block(o.k_block));
     bytes = std::max(bytes, phase1.used());
   }
   return bytes;

@@ -32,7 +32,8 @@ template <>
 struct EmulationBackend<Kokkos::Cuda> {
   static constexpr bool available = true;
   /// Workspace bytes cuBLAS's FP64 emulation needs for this call (see emulation_cublas.cpp).
-  static std::size_t workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t k, int mantissa_bits);
+  static std::size_t workspace_bytes(std::int64_t m, std::int64_t n, std::int64_t k,
+                                     int mantissa_bits);
   /// C = alpha op(A) op(B) + beta C with cublasDgemm in CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH,
   /// eager strategy; mantissa_bits > 0 fixes the mantissa, 0 lets cuBLAS choose (dynamic).
   /// A, B, C column-major.  Returns false (with `why_not`) where emulation is unavailable.

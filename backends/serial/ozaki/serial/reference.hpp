@@ -85,22 +85,21 @@ ErrorRatios error_ratios_estimate(const ConstMatrixRef& opA, const ConstMatrixRe
 
 /// c[m + n*ldc] = sum_{l<length} a[m*lda + l] * b[n*ldb + l] with INT32 accumulation;
 /// throws std::overflow_error if any partial sum leaves the INT32 range.
-void int8_gemm(std::int64_t rows_a, std::int64_t rows_b, std::int64_t length,
-               const std::int8_t* a, std::int64_t lda, const std::int8_t* b, std::int64_t ldb,
-               std::int32_t* c, std::int64_t ldc);
+void int8_gemm(std::int64_t rows_a, std::int64_t rows_b, std::int64_t length, const std::int8_t* a,
+               std::int64_t lda, const std::int8_t* b, std::int64_t ldb, std::int32_t* c,
+               std::int64_t ldc);
 
 /// The slice pairs (i, j) a policy selects, in order of weight (i+j, then i).
 std::vector<std::pair<int, int>> selected_pairs(int S, PairPolicy policy, int pair_count);
 
 /// C = alpha op(A) op(B) + beta C by Ozaki scheme I, the simplest way.  S must be given
 /// (not auto); A and B must be finite.  transA/transB as in BLAS.
-void gemm(char transA, char transB, double alpha, const ConstMatrixRef& A,
-          const ConstMatrixRef& B, double beta, const MatrixRef& C, int S, PairPolicy policy,
-          int pair_count = 0);
+void gemm(char transA, char transB, double alpha, const ConstMatrixRef& A, const ConstMatrixRef& B,
+          double beta, const MatrixRef& C, int S, PairPolicy policy, int pair_count = 0);
 
 /// Plain FP64 GEMM, loops in the natural order (k innermost).
-void dgemm(char transA, char transB, double alpha, const ConstMatrixRef& A,
-           const ConstMatrixRef& B, double beta, const MatrixRef& C);
+void dgemm(char transA, char transB, double alpha, const ConstMatrixRef& A, const ConstMatrixRef& B,
+           double beta, const MatrixRef& C);
 
 /// A double-double number: value = hi + lo, |lo| <= ulp(hi)/2.
 struct DoubleDouble {
