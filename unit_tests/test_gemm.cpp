@@ -617,6 +617,103 @@ TEST(Workspace, FormulaAt8192CubedFitsTenGiB) {
             std::size_t(10) << 30);
 }
 
+// ---- prepared operands ----------------------------------------------------------------------
+
+TEST(Prepared, SameResultAsSplittingEveryCallAndReusable) {
+  Random rng(50);
+  const std::int64_t M = 37, N = 29, K = 83;
+  const HostMatrix A = random_host(K, M, 2.0, rng);  // stored K x M: used as op(A) = A^T
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  DeviceMatrix dA = make_matrix(K, M, Layout::Right), dC = make_matrix(M, N, Layout::Left);
+  from_host(A, dA.view);
+  Options o = int8();
+  o.slices = 6;
+  const auto pa = ozaki::prepare(TestSpace(), ozaki::Side::A, "T", dA.right, 6);
+  EXPECT_EQ(pa.rows(), M);
+  EXPECT_EQ(pa.k(), K);
+  EXPECT_EQ(pa.slices(), 6);
+  ozaki::Workspace<TestSpace> ws{TestSpace()};
+  for (int call = 0; call < 3; ++call) {
+    // A new B every call against the same prepared A: equal, bit for bit, to splitting A
+    // again (same digits, same schedule, same sums).
+    const HostMatrix B = random_host(K, N, 2.0, rng);
+    DeviceMatrix dB = make_matrix(K, N, call == 1 ? Layout::Stride : Layout::Left);
+    from_host(B, dB.view);
+    const GemmRun plain =
+        run_gemm('T', 'N', 1.5, A, Layout::Right, B, Layout::Left, 0.5, C0, Layout::Left, o);
+    from_host(C0, dC.view);
+    GemmRun prepared;
+    prepared.report = dB.visit([&](const auto& b) {
+      return ozaki::gemm(TestSpace(), "N", "N", 1.5, pa, b, 0.5, dC.left, o, ws);
+    });
+    prepared.C = to_host(dC.view);
+    EXPECT_EQ(prepared.report.slices, 6);
+    EXPECT_EQ(prepared.C.values, plain.C.values) << "call " << call;
+    expect_scheme_accuracy('T', 'N', 1.5, A, B, 0.5, C0, prepared, o);
+  }
+}
+
+TEST(Prepared, BothSidesPreparedAndTheirSlicesFixS) {
+  Random rng(51);
+  const HostMatrix A = random_host(20, 40, 0.5, rng), B = random_host(40, 12, 0.5, rng);
+  const HostMatrix C0 = random_host(20, 12, 0.5, rng);
+  DeviceMatrix dA = make_matrix(20, 40, Layout::Left), dB = make_matrix(40, 12, Layout::Left),
+               dC = make_matrix(20, 12, Layout::Left);
+  from_host(A, dA.view);
+  from_host(B, dB.view);
+  from_host(C0, dC.view);
+  const auto pa = ozaki::prepare(TestSpace(), ozaki::Side::A, "N", dA.left, 7);
+  const auto pb = ozaki::prepare(TestSpace(), ozaki::Side::B, "N", dB.left, 7);
+  GemmRun run;
+  run.report = ozaki::gemm(TestSpace(), "N", "N", 1.0, pa, pb, 0.0, dC.left);  // Auto, auto S
+  run.C = to_host(dC.view);
+  EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Int8Slices);
+  EXPECT_EQ(run.report.slices, 7);
+  EXPECT_EQ(run.report.estimate_int8_gemms, 0);
+  Options o = int8();
+  o.slices = 7;
+  expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
+}
+
+TEST(Prepared, MisuseIsRejectedAndCUntouched) {
+  Random rng(52);
+  const HostMatrix A = random_host(6, 8, 0.5, rng), B = random_host(8, 5, 0.5, rng);
+  const HostMatrix C0 = random_host(6, 5, 0.5, rng);
+  DeviceMatrix dA = make_matrix(6, 8, Layout::Left), dB = make_matrix(8, 5, Layout::Left),
+               dC = make_matrix(6, 5, Layout::Left);
+  from_host(A, dA.view);
+  from_host(B, dB.view);
+  from_host(C0, dC.view);
+  const auto pa = ozaki::prepare(TestSpace(), ozaki::Side::A, "N", dA.left, 4);
+  const auto pb5 = ozaki::prepare(TestSpace(), ozaki::Side::B, "N", dB.left, 5);
+  auto call = [&](const char* ta, const auto& a, const auto& b, const Options& o) {
+    return ozaki::gemm(TestSpace(), ta, "N", 1.0, a, b, 0.0, dC.left, o);
+  };
+  EXPECT_THROW(call("T", pa, dB.left, int8()), ozaki::InvalidArgument);  // op already applied
+  EXPECT_THROW(call("N", pa, pb5, int8()), ozaki::InvalidArgument);      // S 4 vs 5
+  Options wrong_s = int8();
+  wrong_s.slices = 6;
+  EXPECT_THROW(call("N", pa, dB.left, wrong_s), ozaki::InvalidArgument);
+  Options native;
+  native.algorithm = ozaki::Algorithm::Native;
+  EXPECT_THROW(call("N", pa, dB.left, native), ozaki::InvalidArgument);
+  // A raw B with NaN cannot fall back to FP64 with a prepared A.
+  HostMatrix bad = B;
+  bad.values[3] = std::numeric_limits<double>::quiet_NaN();
+  DeviceMatrix dBad = make_matrix(8, 5, Layout::Left);
+  from_host(bad, dBad.view);
+  EXPECT_THROW(call("N", pa, dBad.left, int8()), ozaki::InvalidArgument);
+  EXPECT_EQ(to_host(dC.view).values, C0.values);
+  // Preparing NaN, or a bad slice count, is refused.
+  EXPECT_THROW(ozaki::prepare(TestSpace(), ozaki::Side::B, "N", dBad.left, 4),
+               ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::prepare(TestSpace(), ozaki::Side::A, "N", dA.left, 0),
+               ozaki::InvalidArgument);
+  // A prepared for A passed as B.
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, pa, 0.0, dC.left),
+               ozaki::InvalidArgument);
+}
+
 // ---- bad input: a clear exception, C untouched --------------------------------------------------
 
 class GemmRejects : public ::testing::Test {

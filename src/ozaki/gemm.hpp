@@ -18,6 +18,7 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/gemm_driver.hpp>
 #include <ozaki/options.hpp>
+#include <ozaki/prepared.hpp>
 #include <ozaki/workspace.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -39,39 +40,64 @@ typename Views<ExecSpace>::Matrix as_strided(const View& X) {
   return typename Views<ExecSpace>::Matrix(X.data(), layout);
 }
 
-template <class ExecSpace, class AViewType, class BViewType, class CViewType>
-constexpr void check_view_types() {
+/// An operand as the driver takes it: a strided view of X as stored, or, for a prepared
+/// operand, the shape of X as stored for transpose 'N' (no data) and its slices.
+template <class ExecSpace>
+struct OperandArg {
+  typename Views<ExecSpace>::ConstMatrix view;
+  const SliceStorage<ExecSpace>* prepared = nullptr;
+};
+
+template <class ExecSpace, class View>
+OperandArg<ExecSpace> operand_arg(const View& X, Side) {
+  static_assert(Kokkos::is_view<View>::value && View::rank == 2 &&
+                    std::is_same<typename View::non_const_value_type, double>::value,
+                "ozaki::gemm: A and B must be rank-2 Views of (const) double or PreparedOperands");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
+                "ozaki::gemm: A and B must be accessible from the execution space");
+  return {as_const_strided<ExecSpace>(X), nullptr};
+}
+
+template <class ExecSpace>
+OperandArg<ExecSpace> operand_arg(const PreparedOperand<ExecSpace>& X, Side side) {
+  if (X.side() != side) {
+    throw InvalidArgument(std::string("an operand prepared for ") +
+                          (X.side() == Side::A ? "A" : "B") + " was passed as " +
+                          (side == Side::A ? "A" : "B"));
+  }
+  // X as stored for 'N': op(A) is rows x K; op(B) is K x rows.
+  const std::int64_t r = X.rows(), k = X.k();
+  const Kokkos::LayoutStride shape =
+      side == Side::A ? Kokkos::LayoutStride(r, 1, k, r) : Kokkos::LayoutStride(k, 1, r, k);
+  return {typename Views<ExecSpace>::ConstMatrix(nullptr, shape), &X.storage()};
+}
+
+template <class ExecSpace, class CViewType>
+constexpr void check_types() {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "ozaki::gemm: the first argument must be a Kokkos execution space instance");
-  static_assert(Kokkos::is_view<AViewType>::value && Kokkos::is_view<BViewType>::value &&
-                    Kokkos::is_view<CViewType>::value,
-                "ozaki::gemm: A, B and C must be Kokkos::Views");
-  static_assert(AViewType::rank == 2 && BViewType::rank == 2 && CViewType::rank == 2,
-                "ozaki::gemm: A, B and C must have rank 2");
-  static_assert(std::is_same<typename AViewType::non_const_value_type, double>::value &&
-                    std::is_same<typename BViewType::non_const_value_type, double>::value &&
+  static_assert(Kokkos::is_view<CViewType>::value && CViewType::rank == 2 &&
                     std::is_same<typename CViewType::value_type, double>::value,
-                "ozaki::gemm: A and B must hold (const) double, C must hold non-const double");
-  static_assert(
-      Kokkos::SpaceAccessibility<ExecSpace, typename AViewType::memory_space>::accessible &&
-          Kokkos::SpaceAccessibility<ExecSpace, typename BViewType::memory_space>::accessible &&
-          Kokkos::SpaceAccessibility<ExecSpace, typename CViewType::memory_space>::accessible,
-      "ozaki::gemm: A, B and C must be accessible from the execution space");
+                "ozaki::gemm: C must be a rank-2 View of non-const double");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename CViewType::memory_space>::accessible,
+                "ozaki::gemm: C must be accessible from the execution space");
 }
 
 }  // namespace Impl
 
 /// C = alpha op(A) op(B) + beta C on the execution space instance `space`, with scratch from
-/// `workspace` (reused across calls: nothing is allocated once it is large enough).
-template <class ExecSpace, class AViewType, class BViewType, class CViewType>
+/// `workspace` (reused across calls: nothing is allocated once it is large enough).  A and B
+/// are Views, or PreparedOperands (prepared.hpp) with transpose "N".
+template <class ExecSpace, class AType, class BType, class CViewType>
 Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
-            const AViewType& A, const BViewType& B, double beta, const CViewType& C,
-            const Options& options, Workspace<ExecSpace>& workspace) {
-  Impl::check_view_types<ExecSpace, AViewType, BViewType, CViewType>();
-  return Impl::gemm_strided<ExecSpace>(space, transA, transB, alpha,
-                                       Impl::as_const_strided<ExecSpace>(A),
-                                       Impl::as_const_strided<ExecSpace>(B), beta,
-                                       Impl::as_strided<ExecSpace>(C), options, workspace);
+            const AType& A, const BType& B, double beta, const CViewType& C, const Options& options,
+            Workspace<ExecSpace>& workspace) {
+  Impl::check_types<ExecSpace, CViewType>();
+  const Impl::OperandArg<ExecSpace> a = Impl::operand_arg<ExecSpace>(A, Side::A);
+  const Impl::OperandArg<ExecSpace> b = Impl::operand_arg<ExecSpace>(B, Side::B);
+  return Impl::gemm_strided<ExecSpace>(space, transA, transB, alpha, a.view, b.view, beta,
+                                       Impl::as_strided<ExecSpace>(C), options, workspace,
+                                       a.prepared, b.prepared);
 }
 
 /// The same with a workspace that lives for this call only.
@@ -86,7 +112,7 @@ Report gemm(const ExecSpace& space, const char transA[], const char transB[], do
 
 /// The same on a default-constructed instance of C's execution space.
 template <class AViewType, class BViewType, class CViewType,
-          class = std::enable_if_t<Kokkos::is_view<AViewType>::value>>
+          class = std::enable_if_t<Kokkos::is_view<CViewType>::value>>
 Report gemm(const char transA[], const char transB[], double alpha, const AViewType& A,
             const BViewType& B, double beta, const CViewType& C,
             const Options& options = Options{}) {
@@ -98,15 +124,17 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 // The library holds compiled instances for the execution spaces Kokkos was built with, so
 // that including this header does not compile the kernels again.  src/eti/ defines them with
 // the same macro (PREFIX empty).
-#define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                    \
-  namespace ozaki {                                                                                \
-  namespace Impl {                                                                                 \
-  PREFIX template Report gemm_strided<SPACE>(const SPACE&, const char[], const char[], double,     \
-                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,      \
-                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,      \
-                                             double, const ::ozaki::Impl::Views<SPACE>::Matrix&,   \
-                                             const ::ozaki::Options&, ::ozaki::Workspace<SPACE>&); \
-  }                                                                                                \
+#define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                   \
+  namespace ozaki {                                                                               \
+  namespace Impl {                                                                                \
+  PREFIX template Report gemm_strided<SPACE>(const SPACE&, const char[], const char[], double,    \
+                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,     \
+                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,     \
+                                             double, const ::ozaki::Impl::Views<SPACE>::Matrix&,  \
+                                             const ::ozaki::Options&, ::ozaki::Workspace<SPACE>&, \
+                                             const ::ozaki::Impl::SliceStorage<SPACE>*,           \
+                                             const ::ozaki::Impl::SliceStorage<SPACE>*);          \
+  }                                                                                               \
   }
 #define OZAKI_IMPL_NO_PREFIX
 #if defined(KOKKOS_ENABLE_SERIAL)

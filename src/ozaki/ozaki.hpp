@@ -4,3 +4,5 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/gemm.hpp>
 #include <ozaki/options.hpp>
+#include <ozaki/prepared.hpp>
+#include <ozaki/workspace.hpp>

@@ -116,8 +116,9 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
   const int S = automatic ? Impl::assumed_auto_slices : options.slices;
   // Upper bound over layouts: on GPU spaces, both operands may need a K-contiguous copy.
   constexpr bool copies = Impl::copies_strided_rows<ExecSpace>();
-  return Impl::int8_slices_bytes<ExecSpace>(Impl::Shape3{m, n, k}, S, options, automatic, copies,
-                                            copies);
+  Impl::OperandPlan plan;
+  plan.copy_a = plan.copy_b = copies;
+  return Impl::int8_slices_bytes<ExecSpace>(Impl::Shape3{m, n, k}, S, options, automatic, plan);
 }
 
 }  // namespace ozaki

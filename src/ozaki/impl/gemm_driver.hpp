@@ -128,26 +128,37 @@ struct Int8SlicesGemm {
     }
   }
 
-  /// Ozaki scheme I on op(A) (M x K) and op(B)^T (N x K).  Writes C only when it returns Done.
+  /// Ozaki scheme I on op(A) (M x K) and op(B)^T (N x K).  `prepared_a` / `prepared_b`, when
+  /// not null, hold that operand already split (its view is then only a shape), and fix S.
+  /// Writes C only when it returns Done.
   static Int8Outcome run(const ExecSpace& space, const typename V::ConstMatrix& opA,
-                         const typename V::ConstMatrix& opBt, double alpha, double beta,
+                         const typename V::ConstMatrix& opBt,
+                         const SliceStorage<ExecSpace>* prepared_a,
+                         const SliceStorage<ExecSpace>* prepared_b, double alpha, double beta,
                          const typename V::Matrix& C, const Options& options,
                          Workspace<ExecSpace>& ws, Report& report) {
     const Shape3 s{static_cast<std::int64_t>(opA.extent(0)),
                    static_cast<std::int64_t>(opBt.extent(0)),
                    static_cast<std::int64_t>(opA.extent(1))};
-    const bool automatic = options.slices == auto_slices;
+    const SliceStorage<ExecSpace>* prepared = prepared_a != nullptr ? prepared_a : prepared_b;
+    const bool automatic = options.slices == auto_slices && prepared == nullptr;
     PhaseClock<ExecSpace> clock(space, options.time_phases);
     constexpr bool copies = copies_strided_rows<ExecSpace>();
-    const bool copy_a = copies && s.k > 1 && opA.stride(1) != 1;
-    const bool copy_b = copies && s.k > 1 && opBt.stride(1) != 1;
+    OperandPlan plan;
+    plan.split_a = prepared_a == nullptr;
+    plan.split_b = prepared_b == nullptr;
+    plan.copy_a = copies && plan.split_a && s.k > 1 && opA.stride(1) != 1;
+    plan.copy_b = copies && plan.split_b && s.k > 1 && opBt.stride(1) != 1;
+    const bool copy_a = plan.copy_a, copy_b = plan.copy_b;
     // Reserve what the expected S needs; an automatic S that comes out larger grows it below.
-    const int expected_s = automatic ? assumed_auto_slices : options.slices;
+    const int expected_s = prepared != nullptr ? prepared->slices
+                           : automatic         ? assumed_auto_slices
+                                               : options.slices;
     unsigned char* base = WorkspaceAccess<ExecSpace>::reserve(
-        ws, int8_slices_bytes<ExecSpace>(s, expected_s, options, automatic, copy_a, copy_b));
+        ws, int8_slices_bytes<ExecSpace>(s, expected_s, options, automatic, plan));
     Carver carver(base);
     ExponentRegion<ExecSpace> exponents = ExponentRegion<ExecSpace>::carve(carver, s);
-    RowCopyRegion<ExecSpace> copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, copy_a, copy_b);
+    RowCopyRegion<ExecSpace> copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, plan);
     const std::size_t phase_offset = carver.used();
     // The operands as the row kernels read them: K-contiguous copies where made.
     typename V::ConstMatrix rows_a = opA, rows_b = opBt;
@@ -163,16 +174,16 @@ struct Int8SlicesGemm {
       return exponents_from_tile_max(space, tile_max, exps);
     };
     auto scale_exponents = [&]() {
-      const bool a_bad =
-          operand_pass1(copy_a, opA, copies_of.a, copies_of.max_a, exponents.a, rows_a);
-      const bool b_bad =
-          operand_pass1(copy_b, opBt, copies_of.b, copies_of.max_b, exponents.b, rows_b);
+      const bool a_bad = plan.split_a && operand_pass1(copy_a, opA, copies_of.a, copies_of.max_a,
+                                                       exponents.a, rows_a);
+      const bool b_bad = plan.split_b && operand_pass1(copy_b, opBt, copies_of.b, copies_of.max_b,
+                                                       exponents.b, rows_b);
       return !(a_bad || b_bad);
     };
     if (!scale_exponents()) return Int8Outcome::NonFinite;
     clock.lap(report.seconds_split);
 
-    int S = options.slices;
+    int S = prepared != nullptr ? prepared->slices : options.slices;
     if (automatic) {
       Carver phase1(base, phase_offset);
       const EstimateRegion<ExecSpace> estimate =
@@ -210,22 +221,28 @@ struct Int8SlicesGemm {
     const ProductSchedule schedule =
         make_schedule(S, options.pairs, options.pair_count, s.k, options.k_block);
     const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
-    const std::size_t needed = int8_slices_bytes<ExecSpace>(s, S, options, false, copy_a, copy_b);
+    const std::size_t needed = int8_slices_bytes<ExecSpace>(s, S, options, false, plan);
     if (needed > ws.bytes()) {
       // Growing loses the buffer's contents: carve again, copy again, recompute the exponents.
       base = WorkspaceAccess<ExecSpace>::reserve(ws, needed);
       Carver again(base);
       exponents = ExponentRegion<ExecSpace>::carve(again, s);
-      copies_of = RowCopyRegion<ExecSpace>::carve(again, s, copy_a, copy_b);
+      copies_of = RowCopyRegion<ExecSpace>::carve(again, s, plan);
       scale_exponents();
     }
     Carver phase2(base, phase_offset);
     const ProductRegion<ExecSpace> region = ProductRegion<ExecSpace>::carve(
-        phase2, s, S, G, product_batch<ExecSpace>(s, S, G, options, copy_a, copy_b));
-    const SliceStorage<ExecSpace> sa{region.digits_a, exponents.a, S, s.k, padded_k(s.k), false};
-    const SliceStorage<ExecSpace> sb{region.digits_b, exponents.b, S, s.k, padded_k(s.k), true};
-    split_rows(space, rows_a, sa);
-    split_rows(space, rows_b, sb);
+        phase2, s, S, G, product_batch<ExecSpace>(s, S, G, options, plan), plan);
+    const SliceStorage<ExecSpace> sa =
+        prepared_a != nullptr
+            ? *prepared_a
+            : SliceStorage<ExecSpace>{region.digits_a, exponents.a, S, s.k, padded_k(s.k), false};
+    const SliceStorage<ExecSpace> sb =
+        prepared_b != nullptr
+            ? *prepared_b
+            : SliceStorage<ExecSpace>{region.digits_b, exponents.b, S, s.k, padded_k(s.k), true};
+    if (plan.split_a) split_rows(space, rows_a, sa);
+    if (plan.split_b) split_rows(space, rows_b, sb);
     clock.lap(report.seconds_split);
 
     multiply_and_recombine(space, sa, sb, schedule, alpha, beta, C, region, clock, report);
@@ -303,17 +320,47 @@ bool native_is_faster_at_best(const ExecSpace& space, std::int64_t K, const Opti
   return true;
 }
 
+/// The rules for prepared operands; throws before anything runs.
+template <class ExecSpace>
+void check_prepared(const SliceStorage<ExecSpace>* a, const SliceStorage<ExecSpace>* b,
+                    bool trans_a, bool trans_b, const Options& o) {
+  if (a == nullptr && b == nullptr) return;
+  if ((a != nullptr && trans_a) || (b != nullptr && trans_b)) {
+    throw InvalidArgument("a prepared operand already holds op(X): its transpose must be \"N\"");
+  }
+  if (o.algorithm == Algorithm::Native || o.algorithm == Algorithm::CublasEmulation) {
+    throw InvalidArgument(
+        "prepared operands hold int8 slices, not FP64 values: they need "
+        "Algorithm::Int8Slices (or Auto)");
+  }
+  const int S = a != nullptr ? a->slices : b->slices;
+  if (a != nullptr && b != nullptr && a->slices != b->slices) {
+    throw InvalidArgument("prepared operands have different slice counts (" +
+                          std::to_string(a->slices) + " and " + std::to_string(b->slices) + ")");
+  }
+  if (o.slices != auto_slices && o.slices != S) {
+    throw InvalidArgument("options.slices = " + std::to_string(o.slices) +
+                          " differs from the prepared operand's " + std::to_string(S));
+  }
+  if (a != nullptr && a->reversed) throw InvalidArgument("operand prepared for B passed as A");
+  if (b != nullptr && !b->reversed) throw InvalidArgument("operand prepared for A passed as B");
+}
+
 /// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
+/// A or B may be prepared (already split): then its view carries only the shape of op(X)
+/// (data null) and its transpose character must be 'N'.
 template <class ExecSpace>
 Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[], double alpha,
                     const typename Views<ExecSpace>::ConstMatrix& A,
                     const typename Views<ExecSpace>::ConstMatrix& B, double beta,
                     const typename Views<ExecSpace>::Matrix& C, const Options& options,
-                    Workspace<ExecSpace>& workspace) {
+                    Workspace<ExecSpace>& workspace, const SliceStorage<ExecSpace>* prepared_a,
+                    const SliceStorage<ExecSpace>* prepared_b) {
   using V = Views<ExecSpace>;
   const bool trans_a = parse_trans(transA, "transA");
   const bool trans_b = parse_trans(transB, "transB");
   check_options(options);
+  check_prepared(prepared_a, prepared_b, trans_a, trans_b, options);
   const typename V::ConstMatrix opA = transposed_if(A, trans_a);
   const typename V::ConstMatrix opB = transposed_if(B, trans_b);
   const Shape shape = check_operands(opA, opB, C);
@@ -342,7 +389,8 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   };
   if (options.algorithm == Algorithm::Native) return native("", false);
   std::string why;
-  if (options.algorithm == Algorithm::Auto &&
+  const bool any_prepared = prepared_a != nullptr || prepared_b != nullptr;
+  if (options.algorithm == Algorithm::Auto && !any_prepared &&
       native_is_faster_at_best(space, shape.k, options, why)) {
     return native(why, false);
   }
@@ -356,6 +404,7 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
     report.reason = "CublasEmulation unavailable: " + why + "; Int8Slices used instead";
   }
   if (!Int8Gemm<ExecSpace>::supported(space, why)) {
+    if (any_prepared) throw BackendError(why + ": prepared operands need INT8 GEMMs");
     return native(why + ": native FP64 GEMM used instead", true);
   }
 
@@ -365,14 +414,21 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   // computed as C^T = op(B)^T op(A)^T, so that the INT32 products (column-major) and the
   // recombination's writes run along C's contiguous index.
   const typename V::ConstMatrix opBt = transposed_if(opB, true);
-  const bool c_row_major = C.stride(1) == 1 && C.stride(0) != 1 && shape.m > 1 && shape.n > 1;
+  // (Not with prepared operands: their storage is made for their side.)
+  const bool c_row_major =
+      !any_prepared && C.stride(1) == 1 && C.stride(0) != 1 && shape.m > 1 && shape.n > 1;
   const typename V::Matrix Ct(
       C.data(), Kokkos::LayoutStride(C.extent(1), C.stride(1), C.extent(0), C.stride(0)));
-  const Int8Outcome outcome = c_row_major
-                                  ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, alpha, beta,
-                                                                   Ct, options, workspace, report)
-                                  : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C,
-                                                                   options, workspace, report);
+  const Int8Outcome outcome =
+      c_row_major ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, nullptr, nullptr, alpha, beta,
+                                                   Ct, options, workspace, report)
+                  : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, prepared_a, prepared_b, alpha,
+                                                   beta, C, options, workspace, report);
+  if (outcome == Int8Outcome::NonFinite && any_prepared) {
+    throw InvalidArgument(
+        "the operand given as a View contains NaN or Inf, and the prepared operand keeps no FP64 "
+        "values for native GEMM: pass both as Views for the IEEE result");
+  }
   if (outcome == Int8Outcome::NonFinite) {
     // Slices cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
     return native("A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);

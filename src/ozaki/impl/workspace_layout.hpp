@@ -56,6 +56,13 @@ struct Shape3 {
   std::int64_t m = 0, n = 0, k = 0;
 };
 
+/// Which operands a call copies to K-contiguous rows and which it splits (a prepared
+/// operand is neither).
+struct OperandPlan {
+  bool copy_a = false, copy_b = false;
+  bool split_a = true, split_b = true;
+};
+
 /// Scale exponents: they live through the whole call.
 template <class ExecSpace>
 struct ExponentRegion {
@@ -75,14 +82,14 @@ struct RowCopyRegion {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>;
   Rows a, b;
   Rows max_a, max_b;  // per 32-column tile, each row's max |x|, written while copying
-  static RowCopyRegion carve(Carver& c, const Shape3& s, bool copy_a, bool copy_b) {
+  static RowCopyRegion carve(Carver& c, const Shape3& s, const OperandPlan& plan) {
     RowCopyRegion r;
     const std::int64_t tiles = (s.k + 31) / 32;
-    if (copy_a) {
+    if (plan.copy_a) {
       r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
       r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
     }
-    if (copy_b) {
+    if (plan.copy_b) {
       r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
       r.max_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
     }
@@ -129,13 +136,17 @@ struct ProductRegion {
   typename V::Digits digits_a, digits_b;
   typename V::Weights weights;
   typename V::Products products;
-  static ProductRegion carve(Carver& c, const Shape3& s, int S, std::int64_t G,
-                             std::int64_t batch) {
+  static ProductRegion carve(Carver& c, const Shape3& s, int S, std::int64_t G, std::int64_t batch,
+                             const OperandPlan& plan) {
     ProductRegion r;
     const std::int64_t kpad = padded_k(s.k);
     const std::int64_t mpad = padded_rows(s.m), npad = padded_rows(s.n);
-    r.digits_a = typename V::Digits(c.take<std::int8_t>(mpad * S * kpad), mpad, S * kpad);
-    r.digits_b = typename V::Digits(c.take<std::int8_t>(npad * S * kpad), npad, S * kpad);
+    if (plan.split_a) {
+      r.digits_a = typename V::Digits(c.take<std::int8_t>(mpad * S * kpad), mpad, S * kpad);
+    }
+    if (plan.split_b) {
+      r.digits_b = typename V::Digits(c.take<std::int8_t>(npad * S * kpad), npad, S * kpad);
+    }
     r.weights = typename V::Weights(c.take<double>(G), G);
     r.products = typename V::Products(c.take<std::int32_t>(batch * npad * mpad), batch, npad, mpad);
     return r;
@@ -148,12 +159,12 @@ inline std::int64_t resolved_workspace_limit(const Options& o) {
 
 /// INT32 products held at once: all G if they fit the limit, else as many as do, at least 1.
 template <class ExecSpace>
-std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options& o, bool copy_a,
-                           bool copy_b) {
+std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options& o,
+                           const OperandPlan& plan) {
   Carver without_products(nullptr);
   ExponentRegion<ExecSpace>::carve(without_products, s);
-  RowCopyRegion<ExecSpace>::carve(without_products, s, copy_a, copy_b);
-  ProductRegion<ExecSpace>::carve(without_products, s, S, G, 0);
+  RowCopyRegion<ExecSpace>::carve(without_products, s, plan);
+  ProductRegion<ExecSpace>::carve(without_products, s, S, G, 0, plan);
   const std::int64_t room =
       resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
   const std::int64_t per_product =
@@ -162,19 +173,18 @@ std::int64_t product_batch(const Shape3& s, int S, std::int64_t G, const Options
 }
 
 /// Bytes of the phase-2 layout for S slices, and of the phase-1 layout when S is automatic.
-/// `copy_a` / `copy_b`: whether the operand goes through a K-contiguous copy.
 template <class ExecSpace>
 std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool automatic_s,
-                              bool copy_a, bool copy_b) {
+                              const OperandPlan& plan) {
   const ProductSchedule schedule =
       make_schedule(S, o.pairs, std::min(o.pair_count, S * S), s.k, o.k_block);
   const std::int64_t G = static_cast<std::int64_t>(schedule.products.size());
   Carver phase2(nullptr);
   ExponentRegion<ExecSpace>::carve(phase2, s);
-  RowCopyRegion<ExecSpace>::carve(phase2, s, copy_a, copy_b);
+  RowCopyRegion<ExecSpace>::carve(phase2, s, plan);
   const std::size_t after_exponents = phase2.used();
-  ProductRegion<ExecSpace>::carve(phase2, s, S, G,
-                                  product_batch<ExecSpace>(s, S, G, o, copy_a, copy_b));
+  ProductRegion<ExecSpace>::carve(phase2, s, S, G, product_batch<ExecSpace>(s, S, G, o, plan),
+                                  plan);
   std::size_t bytes = phase2.used();
   if (automatic_s) {
     Carver phase1(nullptr, after_exponents);
