@@ -143,6 +143,13 @@ inline void from_host(const HostMatrix& h,
   copy_on_device(v, tmp, true);
 }
 
+/// A device matrix in the given layout holding the values of h.
+inline DeviceMatrix device_copy(const HostMatrix& h, Layout layout) {
+  DeviceMatrix d = make_matrix(h.rows, h.cols, layout);
+  from_host(h, d.view);
+  return d;
+}
+
 /// A matrix filled with rng.spread(phi), optionally with each row scaled by 2^row_shift(i)
 /// so that rows differ in magnitude.
 template <class RowScale>

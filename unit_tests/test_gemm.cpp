@@ -29,12 +29,7 @@ struct GemmRun {
 GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, Layout la,
                  const HostMatrix& B, Layout lb, double beta, const HostMatrix& C0, Layout lc,
                  const Options& options) {
-  DeviceMatrix dA = make_matrix(A.rows, A.cols, la);
-  DeviceMatrix dB = make_matrix(B.rows, B.cols, lb);
-  DeviceMatrix dC = make_matrix(C0.rows, C0.cols, lc);
-  from_host(A, dA.view);
-  from_host(B, dB.view);
-  from_host(C0, dC.view);
+  const DeviceMatrix dA = device_copy(A, la), dB = device_copy(B, lb), dC = device_copy(C0, lc);
   const std::string sa(1, ta), sb(1, tb);
   GemmRun run;
   run.report = dA.visit([&](const auto& a) {
@@ -657,11 +652,8 @@ TEST(Prepared, BothSidesPreparedAndTheirSlicesFixS) {
   Random rng(51);
   const HostMatrix A = random_host(20, 40, 0.5, rng), B = random_host(40, 12, 0.5, rng);
   const HostMatrix C0 = random_host(20, 12, 0.5, rng);
-  DeviceMatrix dA = make_matrix(20, 40, Layout::Left), dB = make_matrix(40, 12, Layout::Left),
-               dC = make_matrix(20, 12, Layout::Left);
-  from_host(A, dA.view);
-  from_host(B, dB.view);
-  from_host(C0, dC.view);
+  const DeviceMatrix dA = device_copy(A, Layout::Left), dB = device_copy(B, Layout::Left),
+                     dC = device_copy(C0, Layout::Left);
   const auto pa = ozaki::prepare(TestSpace(), ozaki::Side::A, "N", dA.left, 7);
   const auto pb = ozaki::prepare(TestSpace(), ozaki::Side::B, "N", dB.left, 7);
   GemmRun run;
@@ -679,11 +671,8 @@ TEST(Prepared, MisuseIsRejectedAndCUntouched) {
   Random rng(52);
   const HostMatrix A = random_host(6, 8, 0.5, rng), B = random_host(8, 5, 0.5, rng);
   const HostMatrix C0 = random_host(6, 5, 0.5, rng);
-  DeviceMatrix dA = make_matrix(6, 8, Layout::Left), dB = make_matrix(8, 5, Layout::Left),
-               dC = make_matrix(6, 5, Layout::Left);
-  from_host(A, dA.view);
-  from_host(B, dB.view);
-  from_host(C0, dC.view);
+  const DeviceMatrix dA = device_copy(A, Layout::Left), dB = device_copy(B, Layout::Left),
+                     dC = device_copy(C0, Layout::Left);
   const auto pa = ozaki::prepare(TestSpace(), ozaki::Side::A, "N", dA.left, 4);
   const auto pb5 = ozaki::prepare(TestSpace(), ozaki::Side::B, "N", dB.left, 5);
   auto call = [&](const char* ta, const auto& a, const auto& b, const Options& o) {
@@ -700,8 +689,7 @@ TEST(Prepared, MisuseIsRejectedAndCUntouched) {
   // A raw B with NaN cannot fall back to FP64 with a prepared A.
   HostMatrix bad = B;
   bad.values[3] = std::numeric_limits<double>::quiet_NaN();
-  DeviceMatrix dBad = make_matrix(8, 5, Layout::Left);
-  from_host(bad, dBad.view);
+  const DeviceMatrix dBad = device_copy(bad, Layout::Left);
   EXPECT_THROW(call("N", pa, dBad.left, int8()), ozaki::InvalidArgument);
   EXPECT_EQ(to_host(dC.view).values, C0.values);
   // Preparing NaN, or a bad slice count, is refused.

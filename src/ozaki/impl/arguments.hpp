@@ -45,7 +45,9 @@ ConstMatrix transposed_if(const ConstMatrix& X, bool transpose) {
 /// True when the element ranges of the two views overlap.
 template <class V1, class V2>
 bool overlaps(const V1& x, const V2& y) {
-  if (x.size() == 0 || y.size() == 0) return false;
+  if (x.size() == 0 || y.size() == 0 || x.data() == nullptr || y.data() == nullptr) {
+    return false;  // empty, or the shape of a prepared operand (no FP64 data)
+  }
   const auto* x0 = reinterpret_cast<const char*>(x.data());
   const auto* x1 = reinterpret_cast<const char*>(x.data() + x.span());
   const auto* y0 = reinterpret_cast<const char*>(y.data());
