@@ -3,8 +3,9 @@
 #
 #   cmake/dev.sh demo [ozaki_bench options]   set up, build, run the main job (ozaki_bench)
 #   cmake/dev.sh test                         set up, build, run every test
-#   cmake/dev.sh device                       on the GPU machine: CUDA build, CUDA tests and the
-#                                             benchmark suite, logs under $OUT (docs/building.md)
+#   cmake/dev.sh device [ozaki_bench options] on the GPU machine: CUDA build, CUDA tests and the
+#                                             benchmark suite, logs under $OUT (docs/building.md);
+#                                             OZAKI_NCU=0 skips the Nsight Compute step
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
 # missing), Kokkos + Kokkos Kernels 3.4.01 through cmake/deps/kokkos.sh (cached under .deps/).
@@ -119,7 +120,7 @@ cmd_device() {
     --json "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
   python3 "$repo/perf_tests/plot.py" "$out/bench.csv" "$out/bench.png" || true
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
-  if command -v ncu >/dev/null 2>&1; then
+  if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
     ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum -c 400 \
       "$repo/build-cuda/perf_tests/ozaki_bench" --shapes 8192 --configs int8:7:tri,int8:3:tri \
       --reps 1 --samples 4 --no-phases >"$out/ncu.log" 2>&1 || true
