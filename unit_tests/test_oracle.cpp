@@ -197,11 +197,13 @@ TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
   EXPECT_FALSE(native_is_faster(h200, 3, PairPolicy::Triangular, 0, 0));  // 6 products
   EXPECT_FALSE(native_is_faster(h200, 5, PairPolicy::Triangular, 0, 0));  // 15 products
   EXPECT_FALSE(native_is_faster(0.0, 16, PairPolicy::Full, 0, 1));        // unknown device
-  // The best case is never above what the model chooses for real data.
+  // The first guess is never above what the model chooses for wider data (phi = 0.5: split
+  // about 30), and at K = 8192 it already rules Int8Slices out on the H200 (7 slices).
   for (std::int64_t K : {64, 1024, 8192, 65536})
     EXPECT_LE(ozaki::Impl::best_case_slices(K, PairPolicy::Triangular, 0),
               ozaki::Impl::fp64_equivalent_slices({30.0, 1.0 / (0.004 * K)}, K,
                                                   PairPolicy::Triangular, 0));
+  EXPECT_EQ(ozaki::Impl::best_case_slices(8192, PairPolicy::Triangular, 0), 7);
 }
 
 TEST(Oracle, ErrorRatiosOfFlatDataAreModest) {

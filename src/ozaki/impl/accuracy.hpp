@@ -85,10 +85,13 @@ inline bool native_is_faster(double int8_over_fp64, int S, PairPolicy policy, in
   return 1.1 * products >= int8_over_fp64;
 }
 
-/// The smallest S the model could choose for inner dimension K: the best case of its ratios
-/// (split 2, as for rank-one data of one magnitude; 1/D_mn = 1/K).
+/// The S the model chooses for uniformly distributed data (split ratio 16, 1/D_mn = 16/K), the
+/// mildest real data: Algorithm::Auto's first guess, before any work.  (Near-constant data has
+/// a split ratio of about 2 and may get one slice less; Auto then runs native FP64 where
+/// Int8Slices might just have won.  Guessing lower made Auto spend the estimate, about 20% of
+/// a DGEMM at 8192^3 on the H200, on calls that then ran native anyway: docs/benchmarks.md.)
 inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count) {
-  return fp64_equivalent_slices(ErrorRatios{2.0, 1.0 / static_cast<double>(K)}, K, policy,
+  return fp64_equivalent_slices(ErrorRatios{16.0, 16.0 / static_cast<double>(K)}, K, policy,
                                 pair_count);
 }
 
