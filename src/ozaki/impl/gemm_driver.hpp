@@ -149,7 +149,6 @@ struct Int8SlicesGemm {
     plan.split_b = prepared_b == nullptr;
     plan.copy_a = copies && plan.split_a && s.k > 1 && opA.stride(1) != 1;
     plan.copy_b = copies && plan.split_b && s.k > 1 && opBt.stride(1) != 1;
-    const bool copy_a = plan.copy_a, copy_b = plan.copy_b;
     // Reserve what the expected S needs; an automatic S that comes out larger grows it below.
     const int expected_s = prepared != nullptr ? prepared->slices
                            : automatic         ? assumed_auto_slices
@@ -174,10 +173,10 @@ struct Int8SlicesGemm {
       return exponents_from_tile_max(space, tile_max, exps);
     };
     auto scale_exponents = [&]() {
-      const bool a_bad = plan.split_a && operand_pass1(copy_a, opA, copies_of.a, copies_of.max_a,
-                                                       exponents.a, rows_a);
-      const bool b_bad = plan.split_b && operand_pass1(copy_b, opBt, copies_of.b, copies_of.max_b,
-                                                       exponents.b, rows_b);
+      const bool a_bad = plan.split_a && operand_pass1(plan.copy_a, opA, copies_of.a,
+                                                       copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad = plan.split_b && operand_pass1(plan.copy_b, opBt, copies_of.b,
+                                                       copies_of.max_b, exponents.b, rows_b);
       return !(a_bad || b_bad);
     };
     if (!scale_exponents()) return Int8Outcome::NonFinite;

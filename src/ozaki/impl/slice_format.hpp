@@ -103,13 +103,5 @@ struct SplitElement {
   }
 };
 
-/// All S slices of x, most significant first (slice_format's definition, for tests and the
-/// host-side code; the kernels call SplitElement::slice directly).
-template <class DigitArray>
-KOKKOS_INLINE_FUNCTION void split_element(double x, int e, int S, DigitArray& digits) {
-  const SplitElement v(x, e, S);
-  for (int s = 0; s < S; ++s) digits[s] = v.slice(s, S);
-}
-
 }  // namespace Impl
 }  // namespace ozaki
