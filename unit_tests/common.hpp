@@ -195,4 +195,32 @@ inline std::vector<double> abs_product(char ta, char tb, const HostMatrix& A, co
   return out;
 }
 
+/// ozaki::gemm on the test space with the operands in the given layouts; C back on the host.
+struct GemmRun {
+  HostMatrix C;
+  ozaki::Report report;
+};
+
+inline GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, Layout la,
+                 const HostMatrix& B, Layout lb, double beta, const HostMatrix& C0, Layout lc,
+                 const ozaki::Options& options) {
+  const DeviceMatrix dA = device_copy(A, la), dB = device_copy(B, lb), dC = device_copy(C0, lc);
+  const std::string sa(1, ta), sb(1, tb);
+  GemmRun run;
+  run.report = dA.visit([&](const auto& a) {
+    return dB.visit([&](const auto& b) {
+      return dC.visit([&](const auto& c) {
+        return ozaki::gemm(TestSpace(), sa.c_str(), sb.c_str(), alpha, a, b, beta, c, options);
+      });
+    });
+  });
+  run.C = to_host(dC.view);
+  return run;
+}
+
+inline GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, const HostMatrix& B,
+                 double beta, const HostMatrix& C0, const ozaki::Options& options) {
+  return run_gemm(ta, tb, alpha, A, Layout::Left, B, Layout::Left, beta, C0, Layout::Left, options);
+}
+
 }  // namespace ozaki_test

@@ -121,18 +121,26 @@ TEST(Cuda, AutoFollowsTheDeviceThroughput) {
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
   const double ratio = ozaki::Impl::Int8Gemm<Kokkos::Cuda>::int8_over_fp64_throughput(TestSpace());
-  Options fp64;  // Auto, automatic S: FP64-equivalent accuracy
+  Options fp64;  // Auto, automatic S and moduli: FP64-equivalent accuracy
   const Report full =
       ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, fp64);
   Options fewer_bits;
   fewer_bits.slices = 3;  // 6 triangular products
   const Report cheap = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0,
                                    ops.dC.left, fewer_bits);
+  Options scheme_one;  // Auto with a slice count: scheme I at FP64 accuracy
+  scheme_one.algorithm = ozaki::Algorithm::Auto;
+  scheme_one.slices = 7;  // 28 triangular products
+  const Report slices7 = ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0,
+                                     ops.dC.left, scheme_one);
   if (prop.major == 9 && prop.minor == 0) {
-    // H100/H200: ~28 INT8 products at FP64 accuracy cost more than DGEMM; 6 do not.
-    EXPECT_EQ(full.algorithm, ozaki::Algorithm::Native) << full.reason;
-    EXPECT_NE(full.reason.find("Auto"), std::string::npos);
-    EXPECT_FALSE(full.fallback);
+    // H100/H200: ~15 moduli of scheme II at FP64 accuracy cost less than DGEMM; scheme I's
+    // 28 products at S = 7 cost more, 6 at S = 3 do not.
+    EXPECT_EQ(full.algorithm, ozaki::Algorithm::Int8Crt) << full.reason;
+    EXPECT_EQ(full.backend, "cuBLAS");
+    EXPECT_EQ(slices7.algorithm, ozaki::Algorithm::Native) << slices7.reason;
+    EXPECT_NE(slices7.reason.find("Auto"), std::string::npos);
+    EXPECT_FALSE(slices7.fallback);
   }
   EXPECT_EQ(cheap.algorithm, ozaki::Algorithm::Int8Slices) << "throughput ratio " << ratio;
   EXPECT_EQ(cheap.backend, "cuBLAS");

@@ -15,6 +15,10 @@ enum class Algorithm {
   Auto,
   /// Ozaki scheme I: FP64 split into int8 slices, INT8 x INT8 -> INT32 products, FP64 sum.
   Int8Slices,
+  /// Ozaki scheme II: rows of op(A) and columns of op(B) scaled to integers, reduced to int8
+  /// residues modulo Options::moduli pairwise coprime moduli, one INT8 x INT8 -> INT32
+  /// product per modulus, and the Chinese remainder theorem back to FP64 (docs/design.md).
+  Int8Crt,
   /// Plain FP64 GEMM through KokkosBlas::gemm.
   Native,
   /// cuBLAS's own FP64 emulation (cublasDgemm in CUBLAS_FP64_EMULATED_FIXEDPOINT_MATH, eager
@@ -37,6 +41,35 @@ enum class PairPolicy {
   Count,
 };
 
+/// How Int8Crt chooses the integer scaling of each row of op(A) and column of op(B).  The
+/// product of the scaled integers must stay below half the moduli's product; the tighter the
+/// bound on it, the more bits each element keeps.
+enum class CrtScaling {
+  /// Accurate where the rows or columns are peaked (their 2-norm far above their 1-norm over
+  /// sqrt(K): wide exponent ranges), Fast elsewhere.  A cheap test on the row norms.
+  Auto,
+  /// Cauchy-Schwarz: |C'_mn| <= ||a'_m||_2 ||b'_n||_2, from row norms alone.
+  Fast,
+  /// A per-entry bound of |A||B| from one extra INT8 product of 7-bit magnitudes rounded up:
+  /// wide-range inputs keep far more bits than under Cauchy-Schwarz.
+  Accurate,
+};
+
+/// Options::moduli value meaning "as many as FP64-equivalent accuracy needs".
+constexpr int auto_moduli = 0;
+/// Most moduli Int8Crt accepts (about 184 bits of integer range).
+constexpr int max_moduli = 24;
+/// Fewest moduli Int8Crt accepts.
+constexpr int min_moduli = 2;
+/// The moduli of Int8Crt, largest first; Options::moduli = L uses the first L.  Pairwise
+/// coprime (256 = 2^8, 255 = 3*5*17, 253 = 11*23, 247 = 13*19, the rest prime) and at most
+/// 256, so that every residue has a symmetric representative in int8: [-128, 127] for 256,
+/// [-(m-1)/2, (m-1)/2] for the odd ones.  A product of two residues is then at most 2^14 in
+/// magnitude, and INT32 sums of up to max_k_block of them cannot overflow.
+constexpr int crt_moduli[max_moduli] = {256, 255, 253, 251, 247, 241, 239, 233,
+                                        229, 227, 223, 211, 199, 197, 193, 191,
+                                        181, 179, 173, 167, 163, 157, 151, 149};
+
 /// Options::slices value meaning "as many as FP64-equivalent accuracy needs".
 constexpr int auto_slices = 0;
 /// Largest slice count ozaki accepts: 8S-1 = 127 bits, far beyond any FP64 need.
@@ -54,6 +87,10 @@ struct Options {
   PairPolicy pairs = PairPolicy::Triangular;
   /// Number of pairs for PairPolicy::Count, in [1, S^2].
   int pair_count = 0;
+  /// Int8Crt: number of moduli in [min_moduli, max_moduli], or auto_moduli.
+  int moduli = auto_moduli;
+  /// Int8Crt: how rows and columns are scaled to integers.
+  CrtScaling crt_scaling = CrtScaling::Auto;
   /// Most terms one INT8 GEMM sums into INT32 (its inner length, slices stacked along K
   /// counted), in [16, max_k_block], or auto_k_block; rounded down to a multiple of 16.
   std::int64_t k_block = auto_k_block;
@@ -73,6 +110,13 @@ struct Report {
   std::string backend;
   /// Slice count used (Int8Slices), 0 otherwise.
   int slices = 0;
+  /// Moduli used (Int8Crt), 0 otherwise.
+  int moduli = 0;
+  /// Int8Crt: the scaling used (Fast or Accurate; never Auto).
+  CrtScaling crt_scaling = CrtScaling::Auto;
+  /// Int8Crt: the fewest bits any row of op(A) or column of op(B) kept below its largest
+  /// element (the split's worst relative resolution is 2^-crt_bits of that element).
+  int crt_bits = 0;
   /// Slice pairs (i, j) whose product was computed.
   int slice_pairs = 0;
   /// INT8 GEMM calls: pairs of equal weight are stacked along K into one call, and a call
@@ -83,8 +127,8 @@ struct Report {
   int recombine_passes = 0;
   /// Inner length of the longest INT8 GEMM call.
   std::int64_t k_chunk = 0;
-  /// With an automatic slice count: the modelled typical error relative to |A||B| at the
-  /// chosen S (docs/design.md, "Choosing S"); 0 when S was given.
+  /// With an automatic slice count (or moduli count): the modelled typical error relative to
+  /// |A||B| at the chosen S (docs/design.md, "Choosing S"); 0 when S was given.
   double modeled_error = 0;
   /// With an automatic slice count: INT8 GEMM calls spent estimating it (1 for data of one
   /// magnitude, up to 9 for very wide exponent ranges).
@@ -106,9 +150,19 @@ inline const char* to_string(Algorithm a) {
   switch (a) {
     case Algorithm::Auto: return "Auto";
     case Algorithm::Int8Slices: return "Int8Slices";
+    case Algorithm::Int8Crt: return "Int8Crt";
     case Algorithm::Native: return "Native";
     case Algorithm::CublasEmulation: return "CublasEmulation";
     case Algorithm::None: return "None";
+  }
+  return "?";
+}
+
+inline const char* to_string(CrtScaling s) {
+  switch (s) {
+    case CrtScaling::Auto: return "auto";
+    case CrtScaling::Fast: return "fast";
+    case CrtScaling::Accurate: return "accurate";
   }
   return "?";
 }

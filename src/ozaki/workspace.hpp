@@ -22,6 +22,14 @@
 ///   weights              8 G
 ///   automatic S only     3 (M + N) kpad + 8 (M + N) + 8 M N + chunks * 4 N mpad, overlapping the
 ///                        slices and products (it is used before them)
+/// and for Int8Crt with L moduli (an automatic count is assumed to come out at 16):
+///   exponents, copies    as above
+///   bits and norms       12 (M + N) + 4 M + 16 (M + N)
+///   residues             (mpad + npad) L kpad
+///   INT32 products       4 L chunks mpad width, width = the columns of C per pass (all N if
+///                        they fit options.workspace_limit, else fewer, at least 1024)
+///   accurate scaling     (mpad + npad) kpad + 4 chunks npad mpad, overlapping the residues,
+///                        plus the automatic-S estimate above when the count is automatic
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/workspace_layout.hpp>
@@ -118,7 +126,20 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
   constexpr bool copies = Impl::copies_strided_rows<ExecSpace>();
   Impl::OperandPlan plan;
   plan.copy_a = plan.copy_b = copies;
-  return Impl::int8_slices_bytes<ExecSpace>(Impl::Shape3{m, n, k}, S, options, automatic, plan);
+  const Impl::Shape3 shape{m, n, k};
+  std::size_t bytes = 0;
+  if (options.algorithm != Algorithm::Int8Crt) {
+    bytes = Impl::int8_slices_bytes<ExecSpace>(shape, S, options, automatic, plan);
+  }
+  // Scheme II where it is asked for, or where Auto may choose it.
+  if (options.algorithm == Algorithm::Int8Crt ||
+      (options.algorithm == Algorithm::Auto && automatic)) {
+    const int L = options.moduli == auto_moduli ? Impl::assumed_auto_moduli : options.moduli;
+    bytes = std::max(bytes, Impl::crt_bytes<ExecSpace>(
+                                shape, L, options, options.crt_scaling != CrtScaling::Fast,
+                                options.moduli == auto_moduli, plan));
+  }
+  return bytes;
 }
 
 }  // namespace ozaki

@@ -87,11 +87,12 @@ inline void check_options(const Options& o) {
   switch (o.algorithm) {
     case Algorithm::Auto:
     case Algorithm::Int8Slices:
+    case Algorithm::Int8Crt:
     case Algorithm::Native:
     case Algorithm::CublasEmulation: break;
     default:
       throw InvalidArgument(
-          "options.algorithm must be Auto, Int8Slices, Native or CublasEmulation");
+          "options.algorithm must be Auto, Int8Slices, Int8Crt, Native or CublasEmulation");
   }
   if (o.slices != auto_slices && (o.slices < 1 || o.slices > max_slices)) {
     throw InvalidArgument("options.slices = " + std::to_string(o.slices) + ": expected 1.." +
@@ -107,6 +108,17 @@ inline void check_options(const Options& o) {
       }
       break;
     default: throw InvalidArgument("options.pairs is not a PairPolicy");
+  }
+  if (o.moduli != auto_moduli && (o.moduli < min_moduli || o.moduli > max_moduli)) {
+    throw InvalidArgument("options.moduli = " + std::to_string(o.moduli) + ": expected " +
+                          std::to_string(min_moduli) + ".." + std::to_string(max_moduli) +
+                          " or ozaki::auto_moduli");
+  }
+  switch (o.crt_scaling) {
+    case CrtScaling::Auto:
+    case CrtScaling::Fast:
+    case CrtScaling::Accurate: break;
+    default: throw InvalidArgument("options.crt_scaling is not a CrtScaling");
   }
   if (o.workspace_limit < 0) throw InvalidArgument("options.workspace_limit must be >= 0");
   if (o.k_block != auto_k_block && (o.k_block < 16 || o.k_block > max_k_block)) {

@@ -15,6 +15,8 @@
 #include <ozaki/impl/arguments.hpp>
 #include <ozaki/impl/backend_traits.hpp>
 #include <ozaki/impl/backends.hpp>
+#include <ozaki/impl/crt_driver.hpp>
+#include <ozaki/impl/driver_common.hpp>
 #include <ozaki/impl/native.hpp>
 #include <ozaki/impl/recombine.hpp>
 #include <ozaki/impl/schedule.hpp>
@@ -32,47 +34,6 @@
 
 namespace ozaki {
 namespace Impl {
-
-/// RAII profiling region named after the path taken, e.g. "ozaki::gemm[Int8Slices,cuBLAS]".
-class ProfilingRegion {
- public:
-  explicit ProfilingRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
-  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
-  ProfilingRegion(const ProfilingRegion&) = delete;
-  ProfilingRegion& operator=(const ProfilingRegion&) = delete;
-};
-
-/// Phase times for Options::time_phases: fences the space at each lap.
-template <class ExecSpace>
-class PhaseClock {
- public:
-  PhaseClock(const ExecSpace& space, bool enabled) : space_(space), enabled_(enabled) {
-    if (enabled_) {
-      space_.fence();
-      last_ = std::chrono::steady_clock::now();
-    }
-  }
-  /// Adds the time since the previous lap to `seconds`.
-  void lap(double& seconds) {
-    if (!enabled_) return;
-    space_.fence();
-    const auto now = std::chrono::steady_clock::now();
-    seconds += std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-  }
-
- private:
-  ExecSpace space_;
-  bool enabled_;
-  std::chrono::steady_clock::time_point last_;
-};
-
-/// How Int8SlicesGemm::run ended.
-enum class Int8Outcome {
-  Done,          // C holds the result
-  NonFinite,     // A or B holds NaN or Inf; C untouched
-  NativeFaster,  // Algorithm::Auto, and the chosen S makes native FP64 faster; C untouched
-};
 
 template <class ExecSpace>
 struct Int8SlicesGemm {
@@ -302,21 +263,36 @@ bool run_emulation(const ExecSpace& space, bool trans_a, bool trans_b, double al
   return true;
 }
 
-/// For Algorithm::Auto, before any work: true when native FP64 GEMM beats even the cheapest
-/// Int8Slices that could meet the requested accuracy (`why` says by how much).  When it does
-/// not, an automatic S is estimated and the choice is made again with the S found
-/// (Int8SlicesGemm::run), so the estimate is not wasted where Int8Slices then runs.
+/// Algorithm::Auto's choice before any work, from the INT8 products each algorithm needs at
+/// best (its first guess) and the device's INT8/FP64 throughput ratio:
+///   - slices given (and moduli not): Int8Slices with that S;  moduli given: Int8Crt;
+///   - neither: FP64-equivalent accuracy, from whichever scheme needs fewer products (scheme
+///     II's first guess, crt_first_guess, against scheme I's pairs plus its estimate);
+///   - prepared operands: Int8Slices (they hold slices);
+/// and then Native where even that many products are slower than one FP64 GEMM.  A scheme
+/// with an automatic count checks again once it knows the count (Int8Outcome::NativeFaster),
+/// so that the estimate is not wasted where it then runs.
 template <class ExecSpace>
-bool native_is_faster_at_best(const ExecSpace& space, std::int64_t K, const Options& o,
-                              std::string& why) {
+Algorithm choose_auto(const ExecSpace& space, std::int64_t K, const Options& o, bool prepared,
+                      std::string& why) {
   const double ratio = Int8Gemm<ExecSpace>::int8_over_fp64_throughput(space);
-  const bool automatic = o.slices == auto_slices;
-  const int S = automatic ? best_case_slices(K, o.pairs, o.pair_count) : o.slices;
-  if (!native_is_faster(ratio, S, o.pairs, o.pair_count, automatic ? 1 : 0)) return false;
-  why = "Auto: native FP64 GEMM is faster here (at least " +
-        std::to_string(selected_pair_count(S, o.pairs, std::min(o.pair_count, S * S))) +
+  const bool auto_slices_count = o.slices == auto_slices;
+  const int S = auto_slices_count ? best_case_slices(K, o.pairs, o.pair_count) : o.slices;
+  const int pairs = selected_pair_count(S, o.pairs, std::min(o.pair_count, S * S));
+  const int slices_products = pairs + (auto_slices_count ? 1 : 0);
+  const int crt_products = o.moduli != auto_moduli ? o.moduli : crt_first_guess(K);
+  Algorithm pick = Algorithm::Int8Crt;
+  if (prepared || (!auto_slices_count && o.moduli == auto_moduli) ||
+      (auto_slices_count && o.moduli == auto_moduli && slices_products < crt_products)) {
+    pick = Algorithm::Int8Slices;
+  }
+  if (prepared) return pick;
+  const int products = pick == Algorithm::Int8Crt ? crt_products : slices_products;
+  if (!native_beats_products(ratio, products)) return pick;
+  why = std::string("Auto: native FP64 GEMM is faster here (") + to_string(pick) +
+        " needs at least " + std::to_string(products) +
         " INT8 products against an INT8/FP64 throughput ratio of " + std::to_string(ratio) + ")";
-  return true;
+  return Algorithm::Native;
 }
 
 /// The rules for prepared operands; throws before anything runs.
@@ -327,9 +303,10 @@ void check_prepared(const SliceStorage<ExecSpace>* a, const SliceStorage<ExecSpa
   if ((a != nullptr && trans_a) || (b != nullptr && trans_b)) {
     throw InvalidArgument("a prepared operand already holds op(X): its transpose must be \"N\"");
   }
-  if (o.algorithm == Algorithm::Native || o.algorithm == Algorithm::CublasEmulation) {
+  if (o.algorithm == Algorithm::Native || o.algorithm == Algorithm::CublasEmulation ||
+      o.algorithm == Algorithm::Int8Crt) {
     throw InvalidArgument(
-        "prepared operands hold int8 slices, not FP64 values: they need "
+        "prepared operands hold int8 slices, not FP64 values or residues: they need "
         "Algorithm::Int8Slices (or Auto)");
   }
   const int S = a != nullptr ? a->slices : b->slices;
@@ -389,9 +366,10 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   if (options.algorithm == Algorithm::Native) return native("", false);
   std::string why;
   const bool any_prepared = prepared_a != nullptr || prepared_b != nullptr;
-  if (options.algorithm == Algorithm::Auto && !any_prepared &&
-      native_is_faster_at_best(space, shape.k, options, why)) {
-    return native(why, false);
+  Algorithm algorithm = options.algorithm;
+  if (algorithm == Algorithm::Auto) {
+    algorithm = choose_auto(space, shape.k, options, any_prepared, why);
+    if (algorithm == Algorithm::Native) return native(why, false);
   }
   if (options.algorithm == Algorithm::CublasEmulation) {
     ProfilingRegion region("ozaki::gemm[CublasEmulation]");
@@ -407,8 +385,9 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
     return native(why + ": native FP64 GEMM used instead", true);
   }
 
-  ProfilingRegion region(std::string("ozaki::gemm[Int8Slices,") + Int8Gemm<ExecSpace>::name() +
-                         "]");
+  const bool crt = algorithm == Algorithm::Int8Crt;
+  ProfilingRegion region(std::string(crt ? "ozaki::gemm[Int8Crt," : "ozaki::gemm[Int8Slices,") +
+                         Int8Gemm<ExecSpace>::name() + "]");
   // op(B)^T: both operands become rows along K, split by the same kernels.  A row-major C is
   // computed as C^T = op(B)^T op(A)^T, so that the INT32 products (column-major) and the
   // recombination's writes run along C's contiguous index.
@@ -418,11 +397,21 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
       !any_prepared && C.stride(1) == 1 && C.stride(0) != 1 && shape.m > 1 && shape.n > 1;
   const typename V::Matrix Ct(
       C.data(), Kokkos::LayoutStride(C.extent(1), C.stride(1), C.extent(0), C.stride(0)));
-  const Int8Outcome outcome =
-      c_row_major ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, nullptr, nullptr, alpha, beta,
-                                                   Ct, options, workspace, report)
-                  : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, prepared_a, prepared_b, alpha,
-                                                   beta, C, options, workspace, report);
+  // Options as the drivers see them: Auto stays Auto (it may still pick native).
+  Int8Outcome outcome;
+  if (crt) {
+    outcome = c_row_major ? Int8CrtGemm<ExecSpace>::run(space, opBt, opA, alpha, beta, Ct,
+                                                        options, workspace, report)
+                          : Int8CrtGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C,
+                                                        options, workspace, report);
+  } else {
+    outcome = c_row_major ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, nullptr, nullptr,
+                                                           alpha, beta, Ct, options, workspace,
+                                                           report)
+                          : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, prepared_a,
+                                                           prepared_b, alpha, beta, C, options,
+                                                           workspace, report);
+  }
   if (outcome == Int8Outcome::NonFinite && any_prepared) {
     throw InvalidArgument(
         "the operand given as a View contains NaN or Inf, and the prepared operand keeps no FP64 "

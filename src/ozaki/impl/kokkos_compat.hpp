@@ -8,8 +8,8 @@
 ///    detects it by overload resolution (no version macro: Kokkos Kernels 3.4 has none) and
 ///    otherwise fences around the instance-less call.
 ///  - Mathematical functions moved from Kokkos::Experimental to Kokkos and 3.4 has no frexp or
-///    ldexp at all.  ozaki needs only frexp and ldexp (both exact operations); the global
-///    ::frexp / ::ldexp are callable from host code and from CUDA/HIP device code alike.
+///    ldexp at all.  ozaki needs only frexp, ldexp (both exact operations) and sqrt; the global
+///    ::frexp / ::ldexp / ::sqrt are callable from host code and from CUDA/HIP device code alike.
 ///  - Kokkos 5 requires C++20; ozaki's sources are C++17 and compile as C++20 too.
 
 #include <KokkosBlas3_gemm.hpp>
@@ -25,6 +25,7 @@ namespace compat {
 
 KOKKOS_INLINE_FUNCTION double frexp(double x, int* exponent) { return ::frexp(x, exponent); }
 KOKKOS_INLINE_FUNCTION double ldexp(double x, int exponent) { return ::ldexp(x, exponent); }
+KOKKOS_INLINE_FUNCTION double sqrt(double x) { return ::sqrt(x); }
 
 template <class Space, class AView, class BView, class CView, class = void>
 struct HasSpaceGemm : std::false_type {};

@@ -116,6 +116,9 @@ struct ProductLowerBound {
 struct SliceCountChoice {
   ErrorRatios ratios;  // upper bounds of the model's ratios
   int int8_gemms = 0;  // INT8 GEMM calls the estimate took
+  /// Where the per-entry lower bounds are: ring 0 alone leaves them in its products
+  /// (ProductLowerBound with scale 2^-14), deeper rings in EstimateRegion::lower.
+  bool lower_stored = false;
 };
 
 /// The error ratios of accuracy.hpp for op(A) (rows along K) and op(B)^T, whose scale
@@ -171,6 +174,7 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
   if (choice.ratios.inverse < HUGE_VAL) return choice;
   // Deeper rings: keep the largest bound over all level pairs.
   Kokkos::deep_copy(space, region.lower, 0.0);
+  choice.lower_stored = true;
   raise_lower_bound(space, region.products, chunks, scale0, region.lower);
   for (int ring = 1; ring <= max_magnitude_level; ++ring) {
     for (const auto& levels : magnitude_ring(ring)) {

@@ -153,6 +153,74 @@ struct ProductRegion {
   }
 };
 
+// ---- Int8Crt (scheme II) ----------------------------------------------------------------------
+
+/// Moduli assumed when sizing a workspace for an automatic moduli count.
+constexpr int assumed_auto_moduli = 16;
+/// Fewest columns of C per pass of scheme II's products, whatever the workspace limit: INT8
+/// GEMMs much narrower than this lose tensor-core efficiency.
+constexpr std::int64_t crt_min_block_columns = 1024;
+
+/// K chunks of scheme II's products: kpad in pieces of at most the K block.
+inline std::int64_t crt_chunks(std::int64_t K, std::int64_t k_block) {
+  const std::int64_t block = resolved_k_block(k_block);
+  return (padded_k(K) + block - 1) / block;
+}
+
+/// Bits, norms and the accurate rule's scratch per row: they live through the whole call.
+template <class ExecSpace>
+struct CrtScaleRegion {
+  using V = Views<ExecSpace>;
+  typename V::Exponents bits_a, bits_b, rho;
+  typename V::Norms l2a, l1a, l2b, l1b;
+  static CrtScaleRegion carve(Carver& c, const Shape3& s) {
+    CrtScaleRegion r;
+    r.bits_a = typename V::Exponents(c.take<int>(s.m), s.m);
+    r.bits_b = typename V::Exponents(c.take<int>(s.n), s.n);
+    r.rho = typename V::Exponents(c.take<int>(s.m), s.m);
+    r.l2a = typename V::Norms(c.take<double>(s.m), s.m);
+    r.l1a = typename V::Norms(c.take<double>(s.m), s.m);
+    r.l2b = typename V::Norms(c.take<double>(s.n), s.n);
+    r.l1b = typename V::Norms(c.take<double>(s.n), s.n);
+    return r;
+  }
+};
+
+/// The accurate rule's magnitudes and bound product (used before the residues, same bytes).
+template <class ExecSpace>
+struct CrtBoundRegion {
+  using V = Views<ExecSpace>;
+  typename V::Digits q_a, q_b;
+  typename V::Products bound;
+  static CrtBoundRegion carve(Carver& c, const Shape3& s, std::int64_t chunks) {
+    CrtBoundRegion r;
+    const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m), npad = padded_rows(s.n);
+    r.q_a = typename V::Digits(c.take<std::int8_t>(mpad * kpad), mpad, kpad);
+    r.q_b = typename V::Digits(c.take<std::int8_t>(npad * kpad), npad, kpad);
+    r.bound =
+        typename V::Products(c.take<std::int32_t>(chunks * npad * mpad), chunks, npad, mpad);
+    return r;
+  }
+};
+
+/// Residues of both operands and the INT32 products of one block of `width` columns of C.
+template <class ExecSpace>
+struct CrtProductRegion {
+  using V = Views<ExecSpace>;
+  typename V::Digits residues_a, residues_b;
+  typename V::Products products;  // (modulus * chunks + chunk, column in block, m)
+  static CrtProductRegion carve(Carver& c, const Shape3& s, int L, std::int64_t chunks,
+                                std::int64_t width) {
+    CrtProductRegion r;
+    const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m), npad = padded_rows(s.n);
+    r.residues_a = typename V::Digits(c.take<std::int8_t>(mpad * L * kpad), mpad, L * kpad);
+    r.residues_b = typename V::Digits(c.take<std::int8_t>(npad * L * kpad), npad, L * kpad);
+    r.products = typename V::Products(c.take<std::int32_t>(L * chunks * width * mpad),
+                                      L * chunks, width, mpad);
+    return r;
+  }
+};
+
 inline std::int64_t resolved_workspace_limit(const Options& o) {
   return o.workspace_limit == 0 ? default_workspace_limit : o.workspace_limit;
 }
@@ -191,6 +259,56 @@ std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool aut
     EstimateRegion<ExecSpace>::carve(
         phase1, s, (s.k + resolved_k_block(o.k_block) - 1) / resolved_k_block(o.k_block));
     bytes = std::max(bytes, phase1.used());
+  }
+  return bytes;
+}
+
+}  // namespace Impl
+}  // namespace ozaki
+
+namespace ozaki {
+namespace Impl {
+
+/// Columns of C per pass of scheme II: all of them if their products fit the workspace limit,
+/// else as many as do (a multiple of 16), at least min(npad, crt_min_block_columns).
+template <class ExecSpace>
+std::int64_t crt_block_columns(const Shape3& s, int L, const Options& o, const OperandPlan& plan) {
+  const std::int64_t chunks = crt_chunks(s.k, o.k_block);
+  Carver without_products(nullptr);
+  ExponentRegion<ExecSpace>::carve(without_products, s);
+  RowCopyRegion<ExecSpace>::carve(without_products, s, plan);
+  CrtScaleRegion<ExecSpace>::carve(without_products, s);
+  CrtProductRegion<ExecSpace>::carve(without_products, s, L, chunks, 0);
+  const std::int64_t room =
+      resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
+  const std::int64_t npad = padded_rows(s.n);
+  const std::int64_t per_column = 4 * L * chunks * padded_rows(s.m);
+  const std::int64_t fits = room / per_column / 16 * 16;
+  return std::min(npad, std::max(std::min(npad, crt_min_block_columns), fits));
+}
+
+/// Bytes scheme II needs for L moduli (and the accurate rule's bound, if `accurate`, with the
+/// estimate for an automatic count if `automatic`).
+template <class ExecSpace>
+std::size_t crt_bytes(const Shape3& s, int L, const Options& o, bool accurate, bool automatic,
+                      const OperandPlan& plan) {
+  const std::int64_t chunks = crt_chunks(s.k, o.k_block);
+  Carver c(nullptr);
+  ExponentRegion<ExecSpace>::carve(c, s);
+  RowCopyRegion<ExecSpace>::carve(c, s, plan);
+  CrtScaleRegion<ExecSpace>::carve(c, s);
+  const std::size_t phase_offset = c.used();
+  CrtProductRegion<ExecSpace>::carve(c, s, L, chunks,
+                                     crt_block_columns<ExecSpace>(s, L, o, plan));
+  std::size_t bytes = c.used();
+  if (accurate) {
+    Carver bound(nullptr, phase_offset);
+    CrtBoundRegion<ExecSpace>::carve(bound, s, chunks);
+    if (automatic) {
+      EstimateRegion<ExecSpace>::carve(
+          bound, s, (s.k + resolved_k_block(o.k_block) - 1) / resolved_k_block(o.k_block));
+    }
+    bytes = std::max(bytes, bound.used());
   }
   return bytes;
 }

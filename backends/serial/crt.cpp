@@ -1,0 +1,257 @@
+// The serial oracle of Ozaki scheme II.  See ozaki/serial/crt.hpp.
+#include <ozaki/impl/crt_rules.hpp>
+#include <ozaki/serial/crt.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace ozaki {
+namespace serial {
+
+namespace {
+
+using Impl::crt_max_bits;
+
+/// Per row of X (rows along K): scale exponent, ||x||_2 2^-e and ||x||_1 2^-e.
+struct RowNorms {
+  std::vector<int> exponent;
+  std::vector<long double> l2, l1;
+};
+
+RowNorms row_norms(const ConstMatrixRef& X) {
+  RowNorms n;
+  for (std::int64_t r = 0; r < X.rows; ++r) {
+    double mu = 0;
+    for (std::int64_t k = 0; k < X.cols; ++k) mu = std::max(mu, std::fabs(X(r, k)));
+    const int e = scale_exponent(mu);
+    long double squares = 0, l1 = 0;
+    for (std::int64_t k = 0; k < X.cols; ++k) {
+      const long double x = std::ldexp(std::fabs(static_cast<long double>(X(r, k))), -e);
+      squares += x * x;
+      l1 += x;
+    }
+    n.exponent.push_back(e);
+    n.l2.push_back(std::sqrt(squares));
+    n.l1.push_back(l1);
+  }
+  return n;
+}
+
+/// max_r sqrt(K) l2_r / l1_r over the nonzero rows (1 for none).
+long double peak(const RowNorms& n, std::int64_t K) {
+  long double worst = 1;
+  for (std::size_t r = 0; r < n.l2.size(); ++r) {
+    if (n.l1[r] > 0) worst = std::max(worst, std::sqrt(static_cast<long double>(K)) * n.l2[r] / n.l1[r]);
+  }
+  return worst;
+}
+
+std::vector<int> fast_bits(const RowNorms& n, double T) {
+  std::vector<int> bits;
+  for (const long double l2 : n.l2) {
+    bits.push_back(l2 > 0 ? std::min(crt_max_bits, std::ilogb(static_cast<long double>(T) / l2))
+                          : crt_max_bits);
+  }
+  return bits;
+}
+
+/// The accurate rule's 7-bit magnitude: ceil(|x| 2^(7-e)), 0 below 2^-100 (such x round to 0
+/// at any bits <= crt_max_bits).
+int magnitude7(double x, int e) {
+  const long double v = std::ldexp(std::fabs(static_cast<long double>(x)), 7 - e);
+  return v < 0x1p-100L ? 0 : static_cast<int>(std::ceil(v));
+}
+
+/// Symmetric residue of x modulo m.
+int symmetric_residue(__int128 x, int m) {
+  int r = static_cast<int>(x % m);  // in (-m, m), sign of x
+  if (r > Impl::crt_high(m)) r -= m;
+  if (r < Impl::crt_low(m)) r += m;
+  return r;
+}
+
+void check_bits(const std::vector<int>& bits, int L, std::int64_t K) {
+  const int fewest = bits.empty() ? crt_max_bits : *std::min_element(bits.begin(), bits.end());
+  if (fewest < Impl::crt_min_bits) {
+    throw std::invalid_argument("serial::crt_scale: " + std::to_string(L) + " moduli leave " +
+                                std::to_string(fewest) + " bits at K = " + std::to_string(K));
+  }
+}
+
+}  // namespace
+
+CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,
+                   CrtScaling scaling) {
+  const std::int64_t M = opA.rows, K = opA.cols, N = opB.cols;
+  const RowNorms na = row_norms(opA), nb = row_norms(opB.transposed());
+  CrtScale out;
+  out.scaling = scaling;
+  if (scaling == CrtScaling::Auto) {
+    out.scaling = peak(na, K) * peak(nb, K) > Impl::crt_accurate_peak ? CrtScaling::Accurate
+                                                                      : CrtScaling::Fast;
+  }
+  if (out.scaling == CrtScaling::Fast) {
+    const double T = Impl::crt_fast_target(L, K);
+    out.a = fast_bits(na, T);
+    out.b = fast_bits(nb, T);
+  } else {
+    // P = q(A) q(B) exactly; lambda = floor(log2(range / P)) + 14, "unbounded" where P = 0.
+    constexpr int unbounded = 4096;
+    const double range = Impl::crt_accurate_range(L);
+    std::vector<int> lambda(static_cast<std::size_t>(M * N));
+    for (std::int64_t n = 0; n < N; ++n) {
+      for (std::int64_t m = 0; m < M; ++m) {
+        std::int64_t P = 0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          P += std::int64_t(magnitude7(opA(m, k), na.exponent[m])) *
+               magnitude7(opB(k, n), nb.exponent[n]);
+        }
+        lambda[m + n * M] =
+            P == 0 ? unbounded : std::ilogb(range / static_cast<double>(P)) + 14;
+      }
+    }
+    std::vector<int> rho(M, unbounded);
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t m = 0; m < M; ++m) rho[m] = std::min(rho[m], lambda[m + n * M]);
+    out.b.assign(N, crt_max_bits);
+    for (std::int64_t n = 0; n < N; ++n) {
+      double low = unbounded;
+      for (std::int64_t m = 0; m < M; ++m) low = std::min(low, lambda[m + n * M] - 0.5 * rho[m]);
+      out.b[n] = std::min<int>(crt_max_bits, static_cast<int>(std::floor(low)));
+    }
+    out.a.assign(M, crt_max_bits);
+    for (std::int64_t m = 0; m < M; ++m) {
+      int low = unbounded;
+      for (std::int64_t n = 0; n < N; ++n) low = std::min(low, lambda[m + n * M] - out.b[n]);
+      out.a[m] = std::min(crt_max_bits, low);
+    }
+  }
+  check_bits(out.a, L, K);
+  check_bits(out.b, L, K);
+  return out;
+}
+
+__int128 crt_scaled_integer(double x, int e, int bits) {
+  // 53-bit x times a power of two: exact in long double; std::round rounds half away.
+  const long double scaled = std::ldexp(static_cast<long double>(x), bits - e);
+  return static_cast<__int128>(std::round(scaled));
+}
+
+CrtResidues crt_residues(const ConstMatrixRef& X, int L, const std::vector<int>& bits) {
+  if (L < min_moduli || L > max_moduli) throw std::invalid_argument("serial: moduli out of range");
+  CrtResidues out;
+  out.moduli = L;
+  out.rows = X.rows;
+  out.k = X.cols;
+  out.kpad = (X.cols + 15) / 16 * 16;
+  out.values.assign(static_cast<std::size_t>(out.rows * L * out.kpad), 0);
+  for (std::int64_t r = 0; r < X.rows; ++r) {
+    double mu = 0;
+    for (std::int64_t k = 0; k < X.cols; ++k) mu = std::max(mu, std::fabs(X(r, k)));
+    const int e = scale_exponent(mu);
+    out.exponents.push_back(e);
+    for (std::int64_t k = 0; k < X.cols; ++k) {
+      const __int128 x = crt_scaled_integer(X(r, k), e, bits[r]);
+      for (int l = 0; l < L; ++l) {
+        out.values[(r * L + l) * out.kpad + k] =
+            static_cast<std::int8_t>(symmetric_residue(x, crt_moduli[l]));
+      }
+    }
+  }
+  return out;
+}
+
+CrtScale crt_gemm(char transA, char transB, double alpha, const ConstMatrixRef& A,
+                  const ConstMatrixRef& B, double beta, const MatrixRef& C, int L,
+                  CrtScaling scaling) {
+  const ConstMatrixRef opA = op(A, transA), opB = op(B, transB);
+  const std::int64_t M = opA.rows, K = opA.cols, N = opB.cols;
+  const CrtScale scale = crt_scale(opA, opB, L, scaling);
+  const CrtResidues ra = crt_residues(opA, L, scale.a);
+  const CrtResidues rb = crt_residues(opB.transposed(), L, scale.b);
+  long double M_range = 1;
+  for (int l = 0; l < L; ++l) M_range *= crt_moduli[l];
+  std::vector<int> residue(L);
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t m = 0; m < M; ++m) {
+      // The rule's promise, checked: sum_k |a'||b'| < M/2 (so the CRT recovers C' exactly).
+      long double magnitude = 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        magnitude += std::fabs(static_cast<long double>(
+                         crt_scaled_integer(opA(m, k), ra.exponents[m], scale.a[m]))) *
+                     std::fabs(static_cast<long double>(
+                         crt_scaled_integer(opB(k, n), rb.exponents[n], scale.b[n])));
+      }
+      if (!(magnitude < M_range / 2)) {
+        throw std::logic_error("serial::crt_gemm: the scaling rule let |C'| reach M/2");
+      }
+      for (int l = 0; l < L; ++l) {
+        std::int64_t y = 0;  // exact: |residue products| <= 2^14
+        for (std::int64_t k = 0; k < K; ++k) {
+          y += std::int64_t(ra.residue(m, l, k)) * rb.residue(n, l, k);
+        }
+        residue[l] = symmetric_residue(y, crt_moduli[l]);
+      }
+      // Garner: C' = v_0 + v_1 m_0 + v_2 m_0 m_1 + ..., balanced digits v_l (symmetric
+      // residues), so that the mixed-radix value is C' itself in (-M/2, M/2].
+      std::vector<int> v(L);
+      for (int l = 0; l < L; ++l) {
+        const int ml = crt_moduli[l];
+        // value of v_0 .. v_{l-1} modulo m_l, and the product m_0 .. m_{l-1} modulo m_l
+        std::int64_t value = 0, weight = 1;
+        for (int j = 0; j < l; ++j) {
+          value = ((value + v[j] * weight) % ml + ml) % ml;
+          weight = weight * crt_moduli[j] % ml;
+        }
+        const std::int64_t inv = Impl::detail::inverse_mod(static_cast<int>(weight), ml);
+        const std::int64_t digit = (((residue[l] - value) % ml + ml) % ml) * inv % ml;
+        v[l] = symmetric_residue(digit, ml);
+      }
+      long double c_int = 0;
+      for (int l = L - 1; l >= 0; --l) c_int = c_int * crt_moduli[l] + v[l];
+      const int exponent = ra.exponents[m] - scale.a[m] + rb.exponents[n] - scale.b[n];
+      const double ab = static_cast<double>(std::ldexp(c_int, exponent));
+      C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+    }
+  }
+  return scale;
+}
+
+std::vector<double> crt_error_bound(char transA, char transB, double alpha,
+                                    const ConstMatrixRef& A, const ConstMatrixRef& B, double beta,
+                                    const ConstMatrixRef& C0, const CrtScale& scale,
+                                    int slack_bits) {
+  const ConstMatrixRef opA = op(A, transA), opB = op(B, transB);
+  const std::int64_t M = opA.rows, K = opA.cols, N = opB.cols;
+  const RowNorms na = row_norms(opA), nb = row_norms(opB.transposed());
+  const double u = std::ldexp(1.0, -53);
+  // Roundings after the exact C': the reconstruction's sum of parts (2u), alpha * ab, + beta C0.
+  const double gamma = 4 * u / (1 - 4 * u);
+  std::vector<double> bound(static_cast<std::size_t>(M * N));
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t m = 0; m < M; ++m) {
+      // Rounding to integers: |da| <= 2^(e - b - 1) per element.
+      const long double ha = std::ldexp(1.0L, na.exponent[m] - scale.a[m] + slack_bits - 1);
+      const long double hb = std::ldexp(1.0L, nb.exponent[n] - scale.b[n] + slack_bits - 1);
+      long double abs_product = 0, l1a = 0, l1b = 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        abs_product += std::fabs(static_cast<long double>(opA(m, k)) * opB(k, n));
+        l1a += std::fabs(static_cast<long double>(opA(m, k)));
+        l1b += std::fabs(static_cast<long double>(opB(k, n)));
+      }
+      const long double split = ha * l1b + hb * l1a + K * ha * hb;
+      const long double c0 = beta == 0 ? 0.0L : std::fabs(beta * static_cast<long double>(C0(m, n)));
+      const long double total = std::fabs(alpha) * split +
+                                gamma * (std::fabs(alpha) * (abs_product + split) + c0) +
+                                4 * static_cast<long double>(std::numeric_limits<double>::denorm_min());
+      bound[m + n * M] = static_cast<double>(total * (1 + 0x1p-40L));
+    }
+  }
+  return bound;
+}
+
+}  // namespace serial
+}  // namespace ozaki

@@ -1,0 +1,368 @@
+#pragma once
+/// \file crt.hpp
+/// Portable Kokkos kernels of Ozaki scheme II (Algorithm::Int8Crt); the rules they implement
+/// are in crt_rules.hpp, the derivations in docs/design.md §5.
+///
+///   row_norms           ||x_r||_2 and ||x_r||_1 scaled by 2^-e_r, per row (rows along K)
+///   fast_bits           bits per row from the Cauchy-Schwarz rule
+///   magnitudes7 + INT8 GEMM + accurate_bits    bits from the per-entry bound (accurate rule)
+///   crt_residues        every element scaled to an integer and reduced modulo each modulus
+///   (one INT8 GEMM per modulus and K chunk, in backends)
+///   crt_reconstruct     residues of C' -> C' exactly (CRT) -> FP64 -> alpha/beta update
+
+#include <ozaki/impl/crt_rules.hpp>
+#include <ozaki/impl/recombine.hpp>
+#include <ozaki/impl/slice_format.hpp>
+#include <ozaki/impl/split.hpp>
+#include <ozaki/impl/views.hpp>
+
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// Per-row bits (crt_rules.hpp) and scale exponents.
+template <class ExecSpace>
+using CrtBits = typename Views<ExecSpace>::Exponents;
+
+/// 2^h as a double for |h| <= 1023.
+KOKKOS_INLINE_FUNCTION double power_of_two(int h) { return compat::ldexp(1.0, h); }
+
+/// y rounded to an integer, half away from zero, exactly.
+KOKKOS_INLINE_FUNCTION double round_half_away(double y) {
+  if (!(magnitude(y) < 0x1p52)) return y;  // already an integer
+  const double t = static_cast<double>(static_cast<std::int64_t>(y));  // truncation
+  const double f = y - t;                                              // exact
+  return f >= 0.5 ? t + 1 : (f <= -0.5 ? t - 1 : t);
+}
+
+/// Nearest integer of y for |y| < 2^51 (ties either way): the classic 1.5 * 2^52 shift.
+KOKKOS_INLINE_FUNCTION double round_small(double y) {
+  const double shift = 0x1.8p52;
+  return (y + shift) - shift;
+}
+
+/// ||x_r 2^-e_r||_2 and ||x_r 2^-e_r||_1 for every row (0 for padding rows).
+template <class ExecSpace>
+void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+               const typename Views<ExecSpace>::Exponents& exponents,
+               const typename Views<ExecSpace>::Norms& l2,
+               const typename Views<ExecSpace>::Norms& l1) {
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  const std::int64_t K = X.extent(1);
+  Kokkos::parallel_for(
+      "ozaki::crt::row_norms", row_policy(space, X.extent(0)),
+      KOKKOS_LAMBDA(const member_type& team) {
+        const int r = team.league_rank();
+        const int e = exponents(r);
+        double squares = 0, sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& s) {
+              // Scaled to at most 1: no overflow; squares below 2^-1022 vanish, which the
+              // rule's margin covers (the largest element contributes at least 1/4).
+              const double x = compat::ldexp(magnitude(X(r, k)), -e);
+              s += x * x;
+            },
+            squares);
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& s) { s += compat::ldexp(magnitude(X(r, k)), -e); },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          l2(r) = compat::sqrt(squares);
+          l1(r) = sum;
+        });
+      });
+}
+
+/// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of crt_rules.hpp.
+template <class ExecSpace>
+double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2,
+                  const typename Views<ExecSpace>::Norms& l1) {
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::peak_ratio",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, l2.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t r, double& w) {
+        if (l1(r) > 0 && l2(r) / l1(r) > w) w = l2(r) / l1(r);
+      },
+      Kokkos::Max<double>(worst));
+  return worst;
+}
+
+/// Fast rule: bits(r) = min(crt_max_bits, floor(log2(T / l2(r)))).  Returns the fewest.
+template <class ExecSpace>
+int fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2, double T,
+              const CrtBits<ExecSpace>& bits) {
+  int fewest = crt_max_bits;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::fast_bits",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, l2.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t r, int& f) {
+        int b = crt_max_bits;
+        if (l2(r) > 0) {
+          int e = 0;
+          compat::frexp(T / l2(r), &e);  // T / l2 = g 2^e, g in [1/2, 1): floor(log2) = e - 1
+          b = e - 1 < crt_max_bits ? e - 1 : crt_max_bits;
+        }
+        bits(r) = b;
+        if (b < f) f = b;
+      },
+      Kokkos::Min<int>(fewest));
+  return fewest;
+}
+
+/// Accurate rule, step 1: q(x) = ceil(|x| 2^(7-e_r)) in [0, 127], 0 below 2^-100 (such x
+/// round to 0 at any bits), into rows x kpad int8 storage with zero padding.
+template <class ExecSpace>
+void magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                 const typename Views<ExecSpace>::Exponents& exponents,
+                 const typename Views<ExecSpace>::Digits& q) {
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  const std::int64_t K = X.extent(1), rows = X.extent(0), kpad = q.extent(1);
+  Kokkos::parallel_for(
+      "ozaki::crt::magnitudes7", row_policy(space, q.extent(0)),
+      KOKKOS_LAMBDA(const member_type& team) {
+        const int r = team.league_rank();
+        const int e = r < rows ? exponents(r) : 0;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad), [&](const std::int64_t k) {
+          int v = 0;
+          if (r < rows && k < K) {
+            const double x = compat::ldexp(magnitude(X(r, k)), 7 - e);  // exact above 2^-100
+            if (x >= 0x1p-100) {
+              v = static_cast<int>(x);
+              if (v < x) ++v;
+            }
+          }
+          q(r, k) = static_cast<std::int8_t>(v);
+        });
+      });
+}
+
+/// lambda_mn of the accurate rule from the chunks of P = q(A) q(B): floor(log2(range / P)) +
+/// 14, or `unbounded` where P = 0.
+constexpr int crt_unbounded = 4096;
+
+template <class Products>
+KOKKOS_INLINE_FUNCTION int accurate_lambda(const Products& P, std::int64_t chunks,
+                                           std::int64_t n, std::int64_t m, double range) {
+  double p = 0;  // exact: at most a few chunks of < 2^31
+  for (std::int64_t c = 0; c < chunks; ++c) p += P(c, n, m);
+  if (p == 0) return crt_unbounded;
+  int e = 0;
+  compat::frexp(range / p, &e);
+  return e - 1 + 14;
+}
+
+/// Accurate rule, step 2: from lambda, c_n = floor(min_m(lambda_mn - rho_m / 2)) with
+/// rho_m = min_n lambda_mn, then b_m = min_n(lambda_mn - c_n), both capped at crt_max_bits,
+/// so that b_m + c_n <= lambda_mn everywhere.  Returns the fewest bits of either side.
+template <class ExecSpace>
+int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
+                  std::int64_t chunks, double range, const CrtBits<ExecSpace>& rho,
+                  const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b) {
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  const std::int64_t M = bits_a.extent(0), N = bits_b.extent(0);
+  flat_for(
+      "ozaki::crt::accurate_rho", space, M, KOKKOS_LAMBDA(const std::int64_t m) {
+        int low = crt_unbounded;
+        for (std::int64_t n = 0; n < N; ++n) {
+          const int l = accurate_lambda(P, chunks, n, m, range);
+          low = l < low ? l : low;
+        }
+        rho(m) = low;
+      });
+  Kokkos::parallel_for(
+      "ozaki::crt::accurate_bits_b", row_policy(space, N), KOKKOS_LAMBDA(const member_type& team) {
+        const int n = team.league_rank();
+        double low = crt_unbounded;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, M),
+            [&](const std::int64_t m, double& v) {
+              const double x = accurate_lambda(P, chunks, n, m, range) - 0.5 * rho(m);
+              if (x < v) v = x;
+            },
+            Kokkos::Min<double>(low));
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          const double f = low >= crt_max_bits ? crt_max_bits : low;
+          int c = static_cast<int>(f);  // floor: f may be negative
+          if (c > f) --c;
+          bits_b(n) = c;
+        });
+      });
+  int fewest = crt_max_bits;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::accurate_bits_a",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M),
+      KOKKOS_LAMBDA(const std::int64_t m, int& f) {
+        int low = crt_max_bits;
+        for (std::int64_t n = 0; n < N; ++n) {
+          const int x = accurate_lambda(P, chunks, n, m, range) - bits_b(n);
+          low = x < low ? x : low;
+        }
+        bits_a(m) = low;
+        if (low < f) f = low;
+      },
+      Kokkos::Min<int>(fewest));
+  int fewest_b = crt_max_bits;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::fewest_bits",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, N),
+      KOKKOS_LAMBDA(const std::int64_t n, int& f) {
+        if (bits_b(n) < f) f = bits_b(n);
+      },
+      Kokkos::Min<int>(fewest_b));
+  return fewest < fewest_b ? fewest : fewest_b;
+}
+
+/// The accurate rule's error model: scheme I's model (accuracy.hpp) with per-row bits, the
+/// largest over all entries of
+///     (2^-(b_m+1) l1b_n + 2^-(c_n+1) l1a_m) / (sqrt(K) D(n, m))
+/// where D(n, m) is a lower bound of (|A||B|)_mn 2^-(e_m+f_n) (slice_count.hpp), so that the
+/// model errs towards more moduli.  +Inf where D = 0 under a nonzero numerator.
+template <class ExecSpace, class LowerBound>
+double crt_model_error(const ExecSpace& space, const LowerBound& D, std::int64_t K,
+                       const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b,
+                       const typename Views<ExecSpace>::Norms& l1a,
+                       const typename Views<ExecSpace>::Norms& l1b) {
+  const std::int64_t M = bits_a.extent(0), N = bits_b.extent(0);
+  const double root_k = compat::sqrt(static_cast<double>(K));
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::model_error",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+      KOKKOS_LAMBDA(const std::int64_t idx, double& w) {
+        const std::int64_t m = idx % M, n = idx / M;
+        if (l1a(m) == 0 || l1b(n) == 0) return;  // an exact zero product
+        const double numerator =
+            compat::ldexp(l1b(n), -bits_a(m) - 1) + compat::ldexp(l1a(m), -bits_b(n) - 1);
+        const double d = D(n, m);
+        const double e = d > 0 ? numerator / (root_k * d) : positive_infinity();
+        if (e > w) w = e;
+      },
+      Kokkos::Max<double>(worst));
+  return worst > 0 ? worst : 0.0;
+}
+
+/// Every element x of row r becomes x' = round(x 2^(bits_r - e_r)) (half away from zero,
+/// |x'| < 2^94, an exact double) and its symmetric residue modulo each of the L moduli is
+/// written to residues(r, l * kpad + k).  Padding columns and rows are zero.
+///
+/// Exactness: x 2^(bits - e) is two multiplications by powers of two, split so that neither
+/// leaves the normal range for any x whose x' is nonzero.  x' is cut into exact pieces
+/// x' = hi 2^64 + mid 2^32 + lo (|hi| < 2^30, |mid|, |lo| < 2^32), so that
+/// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^41 congruent to x',
+/// and y - m round(y / m) is exact too.  Each thread takes 4 consecutive k and writes each
+/// modulus' 4 residues as one 32-bit store.
+template <class ExecSpace>
+void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                  const typename Views<ExecSpace>::Exponents& exponents,
+                  const CrtBits<ExecSpace>& bits, const CrtConstants& constants,
+                  const typename Views<ExecSpace>::Digits& residues) {
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  const std::int64_t K = X.extent(1), rows = X.extent(0);
+  const int L = constants.moduli;
+  const std::int64_t kpad = residues.extent(1) / L;
+  const CrtConstants c = constants;
+  Kokkos::parallel_for(
+      "ozaki::crt::residues", row_policy(space, residues.extent(0)),
+      KOKKOS_LAMBDA(const member_type& team) {
+        const int r = team.league_rank();
+        const bool real_row = r < rows;
+        const int shift = real_row ? bits(r) - exponents(r) : 0;
+        const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4), [&](const std::int64_t quad) {
+          const std::int64_t k = 4 * quad;
+          double hi[4], mid[4], lo[4];
+          for (int j = 0; j < 4; ++j) {
+            const double x = real_row && k + j < K ? X(r, k + j) : 0.0;
+            const double t = round_half_away(x * p1 * p2);
+            hi[j] = static_cast<double>(static_cast<std::int64_t>(t * 0x1p-64));
+            const double rest = t - hi[j] * 0x1p64;
+            mid[j] = static_cast<double>(static_cast<std::int64_t>(rest * 0x1p-32));
+            lo[j] = rest - mid[j] * 0x1p32;
+          }
+          for (int l = 0; l < L; ++l) {
+            std::uint32_t word = 0;
+            for (int j = 0; j < 4; ++j) {
+              const double y = hi[j] * c.pow64[l] + (mid[j] * c.pow32[l] + lo[j]);
+              double v = y - round_small(y * c.inverse[l]) * c.modulus[l];
+              if (v > c.high[l]) v -= c.modulus[l];
+              if (v < c.high[l] - c.modulus[l] + 1) v += c.modulus[l];
+              word |= std::uint32_t(std::uint8_t(std::int8_t(static_cast<int>(v)))) << (8 * j);
+            }
+            // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
+            *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
+          }
+        });
+      });
+}
+
+/// C(m, n0 + j) from the INT32 products of one column block: P(l * chunks + c, j, m) is chunk c
+/// of modulus l.  Per entry:
+///   r_l = (sum_c P) mod m_l, |r_l| <= m_l/2 + 1;
+///   S_p = sum_l weight[l][p] r_l                (exact FP64 integers, crt_rules.hpp)
+///   k   = round(sum_p S_p quotient[p])          (|C'| < M/2 (1 - 2^-16): far from a tie)
+///   D_p = S_p - k range[p]                      (exact), carries normalised to |D_p| <= 2^39
+///   C'  = sum_p D_p 2^(top - 40p)               (summed from the least significant part:
+///                                                within 2u |C'|, docs/design.md §5)
+///   C(m, n) = alpha 2^(e_m - b_m + f_n - c_n) C' (+ beta C(m, n)).
+template <class ExecSpace>
+void crt_reconstruct(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
+                     std::int64_t chunks, std::int64_t n0, std::int64_t width,
+                     const CrtConstants& constants,
+                     const typename Views<ExecSpace>::Exponents& exponents_a,
+                     const CrtBits<ExecSpace>& bits_a,
+                     const typename Views<ExecSpace>::Exponents& exponents_b,
+                     const CrtBits<ExecSpace>& bits_b, double alpha, double beta,
+                     const typename Views<ExecSpace>::Matrix& C) {
+  const std::int64_t M = C.extent(0);
+  const CrtConstants c = constants;
+  const int L = c.moduli, parts = c.parts;
+  flat_for(
+      "ozaki::crt::reconstruct", space, M * width, KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t m = idx % M;
+        const std::int64_t j = idx / M;
+        const std::int64_t n = n0 + j;
+        double S[crt_max_parts] = {};
+        for (int l = 0; l < L; ++l) {
+          double y = 0;
+          for (std::int64_t ch = 0; ch < chunks; ++ch) y += P(l * chunks + ch, j, m);
+          const double r = y - round_small(y * c.inverse[l]) * c.modulus[l];
+#pragma unroll
+          for (int p = 0; p < crt_max_parts; ++p) {
+            if (p < parts) S[p] += c.weight[l][p] * r;
+          }
+        }
+        double q = 0;
+#pragma unroll
+        for (int p = 0; p < crt_max_parts; ++p) {
+          if (p < parts) q += S[p] * c.quotient[p];
+        }
+        const double k = round_small(q);
+#pragma unroll
+        for (int p = 0; p < crt_max_parts; ++p) {
+          if (p < parts) S[p] -= k * c.range[p];
+        }
+#pragma unroll
+        for (int p = crt_max_parts - 1; p >= 1; --p) {
+          if (p < parts) {
+            const double carry = round_small(S[p] * 0x1p-40);
+            S[p] -= carry * 0x1p40;
+            S[p - 1] += carry;
+          }
+        }
+        double v = 0;
+#pragma unroll
+        for (int p = crt_max_parts - 1; p >= 0; --p) {
+          if (p < parts) v = S[p] + v * 0x1p-40;
+        }
+        const double ab = compat::ldexp(v, c.top_exponent + exponents_a(m) - bits_a(m) +
+                                               exponents_b(n) - bits_b(n));
+        C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+      });
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,255 @@
+#pragma once
+/// \file crt_driver.hpp
+/// Ozaki scheme II (Algorithm::Int8Crt) on op(A) (M x K) and op(B)^T (N x K):
+///
+///   scale exponents (NaN/Inf -> native FP64), row norms           (split.hpp, crt.hpp)
+///   -> scaling rule: fast (norms only) or accurate (one INT8 product of magnitudes)
+///   -> automatic moduli count from the rule's error model, if asked for  (crt_rules.hpp)
+///   -> residues of both operands, all moduli in one pass each
+///   -> per block of columns of C: one INT8 GEMM per modulus (and K chunk), then the CRT
+///      reconstruction straight into C.
+///
+/// All scratch comes from the caller's Workspace (workspace_layout.hpp).
+
+#include <ozaki/impl/accuracy.hpp>
+#include <ozaki/impl/backends.hpp>
+#include <ozaki/impl/crt.hpp>
+#include <ozaki/impl/crt_rules.hpp>
+#include <ozaki/impl/slice_count.hpp>
+#include <ozaki/impl/driver_common.hpp>
+#include <ozaki/impl/split.hpp>
+#include <ozaki/impl/workspace_layout.hpp>
+#include <ozaki/options.hpp>
+#include <ozaki/workspace.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// Algorithm::Auto's cost model for a given INT8 product count: native FP64 GEMM is faster
+/// when the products alone, plus about 10% for splitting and reconstruction
+/// (docs/benchmarks.md), take at least as long as one FP64 GEMM.  0: ratio unknown, never.
+inline bool native_beats_products(double int8_over_fp64, int products) {
+  return int8_over_fp64 > 0 && 1.1 * products >= int8_over_fp64;
+}
+
+template <class ExecSpace>
+struct Int8CrtGemm {
+  using V = Views<ExecSpace>;
+  using Backend = Int8Gemm<ExecSpace>;
+
+  /// Writes C only when it returns Done.
+  static Int8Outcome run(const ExecSpace& space, const typename V::ConstMatrix& opA,
+                         const typename V::ConstMatrix& opBt, double alpha, double beta,
+                         const typename V::Matrix& C, const Options& options,
+                         Workspace<ExecSpace>& ws, Report& report) {
+    const Shape3 s{static_cast<std::int64_t>(opA.extent(0)),
+                   static_cast<std::int64_t>(opBt.extent(0)),
+                   static_cast<std::int64_t>(opA.extent(1))};
+    const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m), npad = padded_rows(s.n);
+    const std::int64_t block = resolved_k_block(options.k_block);
+    const std::int64_t chunks = crt_chunks(s.k, options.k_block);
+    const bool automatic = options.moduli == auto_moduli;
+    PhaseClock<ExecSpace> clock(space, options.time_phases);
+    constexpr bool copies = copies_strided_rows<ExecSpace>();
+    OperandPlan plan;
+    plan.copy_a = copies && s.k > 1 && opA.stride(1) != 1;
+    plan.copy_b = copies && s.k > 1 && opBt.stride(1) != 1;
+
+    int L = automatic ? assumed_auto_moduli : options.moduli;
+    const bool maybe_accurate = options.crt_scaling != CrtScaling::Fast;
+    unsigned char* base = WorkspaceAccess<ExecSpace>::reserve(
+        ws, crt_bytes<ExecSpace>(s, L, options, maybe_accurate, automatic, plan));
+
+    ExponentRegion<ExecSpace> exponents;
+    RowCopyRegion<ExecSpace> copies_of;
+    CrtScaleRegion<ExecSpace> scale;
+    CrtBoundRegion<ExecSpace> bound;
+    std::size_t phase_offset = 0, bound_end = 0;
+    typename V::ConstMatrix rows_a = opA, rows_b = opBt;
+    CrtScaling scaling = options.crt_scaling;
+    double q_a = 0, q_b = 0;
+
+    // Everything before the residues; run again if the workspace has to grow (growing loses
+    // the buffer's contents).  False on NaN/Inf.
+    auto prepare = [&]() {
+      Carver carver(base);
+      exponents = ExponentRegion<ExecSpace>::carve(carver, s);
+      copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, plan);
+      scale = CrtScaleRegion<ExecSpace>::carve(carver, s);
+      phase_offset = carver.used();
+      auto pass1 = [&](bool copy, const typename V::ConstMatrix& op,
+                       const typename RowCopyRegion<ExecSpace>::Rows& copy_rows,
+                       const typename RowCopyRegion<ExecSpace>::Rows& tile_max,
+                       const typename V::Exponents& exps, typename V::ConstMatrix& rows) {
+        if (!copy) return row_scale_exponents(space, rows, exps);
+        copy_to_k_contiguous(space, op, copy_rows, tile_max);
+        rows = typename V::ConstMatrix(copy_rows.data(),
+                                       Kokkos::LayoutStride(op.extent(0), s.k, s.k, 1));
+        return exponents_from_tile_max(space, tile_max, exps);
+      };
+      const bool a_bad = pass1(plan.copy_a, opA, copies_of.a, copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad =
+          pass1(plan.copy_b, opBt, copies_of.b, copies_of.max_b, exponents.b, rows_b);
+      if (a_bad || b_bad) return false;
+      row_norms(space, rows_a, exponents.a, scale.l2a, scale.l1a);
+      row_norms(space, rows_b, exponents.b, scale.l2b, scale.l1b);
+      q_a = peak_ratio(space, scale.l2a, scale.l1a);
+      q_b = peak_ratio(space, scale.l2b, scale.l1b);
+      if (scaling == CrtScaling::Auto) {
+        const double k = static_cast<double>(s.k);
+        scaling = k * q_a * q_b > crt_accurate_peak ? CrtScaling::Accurate : CrtScaling::Fast;
+      }
+      if (scaling == CrtScaling::Accurate) {
+        Carver phase1(base, phase_offset);
+        bound = CrtBoundRegion<ExecSpace>::carve(phase1, s, chunks);
+        bound_end = phase1.used();
+        magnitudes7(space, rows_a, exponents.a, bound.q_a);
+        magnitudes7(space, rows_b, exponents.b, bound.q_b);
+        for (std::int64_t c = 0; c < chunks; ++c) {
+          Int8GemmProblem p;
+          p.rows_a = mpad;
+          p.rows_b = npad;
+          p.length = std::min(block, kpad - c * block);
+          p.a = bound.q_a.data() + c * block;
+          p.lda = kpad;
+          p.b = bound.q_b.data() + c * block;
+          p.ldb = kpad;
+          p.c = bound.bound.data() + c * npad * mpad;
+          p.ldc = mpad;
+          Backend::run(space, p);
+        }
+      }
+      return true;
+    };
+    // The bits of every row and column for L moduli; returns the fewest.
+    auto choose_bits = [&](int moduli) {
+      if (scaling == CrtScaling::Fast) {
+        const double T = crt_fast_target(moduli, s.k);
+        if (!(T >= 1)) return -1;
+        return std::min(fast_bits(space, scale.l2a, T, scale.bits_a),
+                        fast_bits(space, scale.l2b, T, scale.bits_b));
+      }
+      return accurate_bits(space, bound.bound, chunks, crt_accurate_range(moduli), scale.rho,
+                           scale.bits_a, scale.bits_b);
+    };
+
+    if (!prepare()) return Int8Outcome::NonFinite;
+    clock.lap(report.seconds_split);
+    if (scaling == CrtScaling::Accurate) {
+      report.estimate_int8_gemms = static_cast<int>(chunks);
+      report.int8_operations += 2.0 * mpad * npad * kpad;
+    }
+    if (automatic) {
+      if (scaling == CrtScaling::Fast) {
+        L = crt_fast_moduli(s.k, q_a, q_b);
+        report.modeled_error = crt_fast_model(L, s.k, q_a, q_b);
+      } else {
+        // Lower bounds of |A||B| from INT8 magnitudes (as for scheme I's automatic S), then
+        // the model with the bits of max_moduli.
+        Carver after_bound(base, bound_end);
+        const EstimateRegion<ExecSpace> estimate = EstimateRegion<ExecSpace>::carve(
+            after_bound, s, magnitude_chunks(s.k, options.k_block));
+        const SliceCountChoice choice = choose_slice_count(
+            space, rows_a, rows_b, exponents.a, exponents.b, options.k_block, estimate);
+        report.estimate_int8_gemms += choice.int8_gemms;
+        report.int8_operations += 2.0 * mpad * npad * kpad * choice.int8_gemms /
+                                  static_cast<double>(magnitude_chunks(s.k, options.k_block));
+        choose_bits(max_moduli);
+        const double at_max =
+            choice.lower_stored
+                ? crt_model_error(space, estimate.lower, s.k, scale.bits_a, scale.bits_b,
+                                  scale.l1a, scale.l1b)
+                : crt_model_error(space,
+                                  ProductLowerBound<ExecSpace>{
+                                      estimate.products, magnitude_chunks(s.k, options.k_block),
+                                      0x1p-14},
+                                  s.k, scale.bits_a, scale.bits_b, scale.l1a, scale.l1b);
+        L = crt_accurate_moduli(at_max);
+        if (!(at_max < HUGE_VAL)) {
+          report.reason =
+              "auto moduli: some (|A||B|)_mn lies below the resolution of the int8 estimate, "
+              "so the largest count was taken";
+        }
+        report.modeled_error =
+            at_max * std::exp2(0.5 * (crt_log2_range(max_moduli) - crt_log2_range(L)));
+      }
+      const double ratio = Backend::int8_over_fp64_throughput(space);
+      const int products = L + report.estimate_int8_gemms;
+      if (options.algorithm == Algorithm::Auto && native_beats_products(ratio, products)) {
+        report.moduli = L;
+        report.reason = "Auto: native FP64 GEMM is faster here (" + std::to_string(L) +
+                        " moduli, " + std::string(to_string(scaling)) +
+                        " scaling, need " + std::to_string(products) +
+                        " INT8 products; INT8/FP64 throughput ratio " + std::to_string(ratio) +
+                        ")";
+        return Int8Outcome::NativeFaster;
+      }
+    }
+    clock.lap(report.seconds_estimate);
+
+    const std::size_t needed =
+        crt_bytes<ExecSpace>(s, L, options, scaling == CrtScaling::Accurate, automatic, plan);
+    if (needed > ws.bytes()) {
+      base = WorkspaceAccess<ExecSpace>::reserve(ws, needed);
+      prepare();
+    }
+    const int fewest = choose_bits(L);
+    check_crt_bits(fewest, L, s.k);
+
+    const std::int64_t width = crt_block_columns<ExecSpace>(s, L, options, plan);
+    Carver phase2(base, phase_offset);
+    const CrtProductRegion<ExecSpace> region =
+        CrtProductRegion<ExecSpace>::carve(phase2, s, L, chunks, width);
+    const CrtConstants constants = make_crt_constants(L);
+    crt_residues(space, rows_a, exponents.a, scale.bits_a, constants, region.residues_a);
+    crt_residues(space, rows_b, exponents.b, scale.bits_b, constants, region.residues_b);
+    clock.lap(report.seconds_split);
+
+    int gemms = 0;
+    const std::int64_t ld = L * kpad;
+    for (std::int64_t n0 = 0; n0 < s.n; n0 += width) {
+      const std::int64_t columns = std::min(width, s.n - n0);
+      const std::int64_t padded_columns = std::min(width, npad - n0);
+      for (int l = 0; l < L; ++l) {
+        for (std::int64_t c = 0; c < chunks; ++c) {
+          Int8GemmProblem p;
+          p.rows_a = mpad;
+          p.rows_b = padded_columns;
+          p.length = std::min(block, kpad - c * block);
+          p.a = region.residues_a.data() + l * kpad + c * block;
+          p.lda = ld;
+          p.b = region.residues_b.data() + n0 * ld + l * kpad + c * block;
+          p.ldb = ld;
+          p.c = region.products.data() + (l * chunks + c) * width * mpad;
+          p.ldc = mpad;
+          Backend::run(space, p);
+          report.int8_operations += 2.0 * p.rows_a * p.rows_b * p.length;
+          ++gemms;
+        }
+      }
+      clock.lap(report.seconds_int8);
+      crt_reconstruct(space, region.products, chunks, n0, columns, constants, exponents.a,
+                      scale.bits_a, exponents.b, scale.bits_b, alpha, beta, C);
+      ++report.recombine_passes;
+      clock.lap(report.seconds_recombine);
+    }
+
+    report.algorithm = Algorithm::Int8Crt;
+    report.backend = Backend::name();
+    report.moduli = L;
+    report.crt_scaling = scaling;
+    report.crt_bits = fewest;
+    report.int8_gemms = gemms;
+    report.k_chunk = std::min(block, kpad);
+    report.workspace_bytes = ws.bytes();
+    return Int8Outcome::Done;
+  }
+};
+
+}  // namespace Impl
+}  // namespace ozaki

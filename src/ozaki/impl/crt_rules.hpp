@@ -1,0 +1,252 @@
+#pragma once
+/// \file crt_rules.hpp
+/// The definition of Ozaki scheme II (Algorithm::Int8Crt) that the Kokkos kernels and the
+/// serial oracle share: constants, the range rule and the reconstruction constants.  Plain
+/// C++ (no Kokkos), so that backends/serial can include it.  docs/design.md §5 derives it.
+///
+/// Scaling.  Row m of op(A) has the scale exponent e_m of scheme I (max |a_mk| <= 2^e_m) and
+/// keeps b_m bits below it: a'_mk = round(a_mk 2^(b_m - e_m)) (half away from zero), an
+/// integer with |a'_mk| < 2^b_m.  Columns of op(B) likewise with f_n and c_n.  The integer
+/// product C'_mn = sum_k a'_mk b'_kn is recovered exactly from its residues modulo the moduli
+/// m_1..m_L as long as |C'_mn| < M/2, M = m_1 ... m_L.  The scalings below guarantee
+///     sum_k |a'_mk| |b'_kn| <= half_range = (M/2)(1 - 2^-16),
+/// the margin covering the floating-point evaluation of the rule itself and leaving the
+/// reconstruction's quotient at least 2^-17 away from a rounding tie.
+
+#include <ozaki/errors.hpp>
+#include <ozaki/options.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ozaki {
+namespace Impl {
+
+/// Most bits a row may keep: |a'| < 2^94, so that the residue kernels can cut a' into three
+/// exact 32-bit pieces (crt.hpp).
+constexpr int crt_max_bits = 94;
+/// Fewest bits a row must keep; fewer means too few moduli for this K (an error).  At 16 or
+/// more the accurate rule's rounding allowance (below) holds.
+constexpr int crt_min_bits = 16;
+/// Relative margin of half_range below M/2.
+constexpr double crt_range_margin = 0x1p-16;
+/// The reconstruction splits CRT weights into parts of this many bits (crt.hpp).
+constexpr int crt_part_bits = 40;
+/// Parts needed for max_moduli (M < 2^184).
+constexpr int crt_max_parts = 5;
+
+/// The symmetric residue range of modulus m: [crt_low(m), crt_high(m)].
+constexpr int crt_high(int m) { return m % 2 == 0 ? m / 2 - 1 : (m - 1) / 2; }
+constexpr int crt_low(int m) { return crt_high(m) - m + 1; }
+
+/// (M/2)(1 - 2^-16) for the first L moduli, rounded below the true value (each of the L
+/// roundings is relative 2^-53, far inside the margin).
+inline double crt_half_range(int L) {
+  double M = 1;
+  for (int l = 0; l < L; ++l) M *= crt_moduli[l];
+  return 0.5 * M * (1 - crt_range_margin);
+}
+
+/// log2 M for the first L moduli.
+inline double crt_log2_range(int L) {
+  double bits = 0;
+  for (int l = 0; l < L; ++l) bits += std::log2(static_cast<double>(crt_moduli[l]));
+  return bits;
+}
+
+/// Fast (Cauchy-Schwarz) rule.  With |a'_mk| <= |a_mk| 2^(b_m-e_m) + 1/2,
+///     sum_k |a'_mk||b'_kn| <= ||a'_m||_2 ||b'_n||_2 <= (2^b_m n_m + sqrt(K)/2)(2^c_n n_n + sqrt(K)/2)
+/// where n_m = ||a_m||_2 2^-e_m.  So 2^b_m n_m <= T and 2^c_n n_n <= T with
+///     T = sqrt(half_range) - sqrt(K)/2
+/// suffice: b_m = floor(log2(T / n_m)).  Returns T (0 or less: no bits at all).
+inline double crt_fast_target(int L, std::int64_t K) {
+  return std::sqrt(crt_half_range(L)) - 0.5 * std::sqrt(static_cast<double>(K));
+}
+
+/// Accurate rule.  With the 7-bit magnitudes q(a) = ceil(|a| 2^(7-e_m)) in [0, 127] (0 only
+/// for a = 0) and P_mn = sum_k q(a_mk) q(b_kn) (one INT8 GEMM), |a'| <= 2^(b-7) q(a) + 1/2
+/// <= 2^(b-7) q(a) (1 + 2^(6-b)) because q(a) >= 1 wherever a' != 0.  For b, c >= 16:
+///     sum_k |a'||b'| <= 2^(b+c-14) P_mn (1 + 2^-10)^2 <= 2^(b+c-14) P_mn (1 + 2^-8).
+/// So b_m + c_n <= lambda_mn = floor(log2(accurate_range / P_mn)) + 14 suffices, with
+/// accurate_range = half_range / (1 + 2^-8).
+inline double crt_accurate_range(int L) { return crt_half_range(L) / (1 + 0x1p-8); }
+
+/// Auto scaling's test: peak = max over rows of sqrt(K) ||x_r||_2 / ||x_r||_1 (1 for rows of
+/// equal magnitudes, about 1.3 for phi = 0.5, large for wide exponent ranges).  Cauchy-Schwarz
+/// overestimates |A||B| by about peak_A * peak_B; beyond 8 (3 bits, about half a modulus) the
+/// accurate rule's extra product pays for itself.
+constexpr double crt_accurate_peak = 8;
+
+/// Modelled typical error relative to |A||B| of the fast rule with L moduli (docs/design.md
+/// §5): the split of row m rounds each element by up to 2^(e_m - b_m - 1) with random signs,
+/// and with entries of |A||B| near their mean-field value ||a_m||_1 ||b_n||_1 / K,
+///     error_mn ~ sqrt(K) (2^-(b_m+1) / l1_m + 2^-(c_n+1) / l1_n),   l1_m = ||a_m||_1 2^-e_m.
+/// With 2^-b_m <= 2 n_m / T: error <= sqrt(K) (q_A + q_B) / T, q = max_r n_r / l1_r.
+inline double crt_fast_model(int L, std::int64_t K, double q_a, double q_b) {
+  const double T = crt_fast_target(L, K);
+  if (!(T > 0)) return HUGE_VAL;
+  return std::sqrt(static_cast<double>(K)) * (q_a + q_b) / T;
+}
+
+/// Target of the models: u = 2^-53, as for scheme I (accuracy.hpp).
+constexpr double crt_target_error = 0x1p-53;
+
+/// The moduli count Auto assumes before any work: the fast rule's choice for uniformly
+/// distributed data (n_r / l1_r = 2 / sqrt(3 K)), the mildest real data.
+inline int crt_first_guess(std::int64_t K) {
+  const double q = 2 / std::sqrt(3.0 * static_cast<double>(K));
+  for (int L = min_moduli; L < max_moduli; ++L) {
+    if (crt_fast_model(L, K, q, q) <= crt_target_error) return L;
+  }
+  return max_moduli;
+}
+
+/// Smallest L whose fast-rule model meets the target (max_moduli if none does).
+inline int crt_fast_moduli(std::int64_t K, double q_a, double q_b) {
+  for (int L = min_moduli; L < max_moduli; ++L) {
+    if (crt_fast_model(L, K, q_a, q_b) <= crt_target_error) return L;
+  }
+  return max_moduli;
+}
+
+/// Smallest L for the accurate rule, given the modelled error `error_at_max` found with
+/// max_moduli (crt.hpp, crt_model_error: the scheme I model of accuracy.hpp with per-row bits
+/// and lower bounds of (|A||B|)_mn from INT8 magnitudes): each modulus fewer shrinks the range
+/// by its bits, split between the two operands, so the error grows by sqrt(M_max / M_L).
+inline int crt_accurate_moduli(double error_at_max) {
+  if (!(error_at_max < HUGE_VAL)) return max_moduli;
+  const double top = crt_log2_range(max_moduli);
+  for (int L = min_moduli; L < max_moduli; ++L) {
+    if (error_at_max * std::exp2(0.5 * (top - crt_log2_range(L))) <= crt_target_error) return L;
+  }
+  return max_moduli;
+}
+
+/// Throws when the bits a rule left are too few (too few moduli for this K).
+inline void check_crt_bits(int fewest_bits, int L, std::int64_t K) {
+  if (fewest_bits < crt_min_bits) {
+    throw InvalidArgument("Int8Crt: " + std::to_string(L) + " moduli leave only " +
+                          std::to_string(fewest_bits) + " bits per element at K = " +
+                          std::to_string(K) + " (at least " + std::to_string(crt_min_bits) +
+                          " are needed): use more moduli");
+  }
+}
+
+/// Reconstruction constants for the first L moduli (crt.hpp uses them).  With
+/// w_l = (M/m_l) * ((M/m_l)^-1 mod m_l), C' = sum_l w_l r_l - k M for the integer k nearest
+/// to sum_l w_l r_l / M.  Every w_l (and M) is cut into `parts` pieces of 40 bits,
+///     w_l = sum_p weight[l][p] 2^(E - 40(p+1)),   E = bit length of M,
+/// so that every partial sum sum_l weight[l][p] r_l is an exact FP64 integer:
+/// |r_l| <= 129, weight < 2^40, L <= 24: below 2^51.6.
+struct CrtConstants {
+  int moduli = 0;
+  int parts = 0;
+  int top_exponent = 0;                  // E - 40: the exponent of part 0
+  double modulus[max_moduli] = {};       // m_l
+  double inverse[max_moduli] = {};       // 1 / m_l, rounded
+  double pow32[max_moduli] = {};         // 2^32 mod m_l
+  double pow64[max_moduli] = {};         // 2^64 mod m_l
+  double high[max_moduli] = {};          // crt_high(m_l)
+  double weight[max_moduli][crt_max_parts] = {};
+  double range[crt_max_parts] = {};      // M in the same parts
+  double quotient[crt_max_parts] = {};   // 2^(E - 40(p+1)) / M, rounded
+};
+
+namespace detail {
+
+/// Unsigned multi-word integer, 32-bit words, least significant first.
+using BigNatural = std::vector<std::uint32_t>;
+
+inline void multiply_small(BigNatural& x, std::uint32_t v) {
+  std::uint64_t carry = 0;
+  for (auto& word : x) {
+    const std::uint64_t t = std::uint64_t(word) * v + carry;
+    word = static_cast<std::uint32_t>(t);
+    carry = t >> 32;
+  }
+  if (carry != 0) x.push_back(static_cast<std::uint32_t>(carry));
+}
+
+inline int bit_length(const BigNatural& x) {
+  for (int w = static_cast<int>(x.size()) - 1; w >= 0; --w) {
+    if (x[w] != 0) {
+      int b = 32;
+      while (!((x[w] >> (b - 1)) & 1u)) --b;
+      return 32 * w + b;
+    }
+  }
+  return 0;
+}
+
+/// Bits [low, low + count) of x as an integer (bits below 0 read as zero), count <= 52.
+inline double bit_field(const BigNatural& x, int low, int count) {
+  std::uint64_t v = 0;
+  for (int i = count - 1; i >= 0; --i) {
+    const int bit = low + i;
+    const bool set = bit >= 0 && bit / 32 < static_cast<int>(x.size()) && ((x[bit / 32] >> (bit % 32)) & 1u);
+    v = (v << 1) | (set ? 1u : 0u);
+  }
+  return static_cast<double>(v);
+}
+
+inline int inverse_mod(int a, int m) {
+  // Extended Euclid; a and m coprime.
+  int t = 0, new_t = 1, r = m, new_r = a % m;
+  while (new_r != 0) {
+    const int q = r / new_r;
+    const int tt = t - q * new_t;
+    t = new_t;
+    new_t = tt;
+    const int rr = r - q * new_r;
+    r = new_r;
+    new_r = rr;
+  }
+  return t < 0 ? t + m : t;
+}
+
+}  // namespace detail
+
+inline CrtConstants make_crt_constants(int L) {
+  CrtConstants c;
+  c.moduli = L;
+  detail::BigNatural M{1};
+  for (int l = 0; l < L; ++l) detail::multiply_small(M, static_cast<std::uint32_t>(crt_moduli[l]));
+  const int E = detail::bit_length(M);
+  c.parts = (E + crt_part_bits - 1) / crt_part_bits;
+  c.top_exponent = E - crt_part_bits;
+  double M_double = 0;
+  for (int p = 0; p < c.parts; ++p) {
+    const int low = E - crt_part_bits * (p + 1);
+    c.range[p] = detail::bit_field(M, low, crt_part_bits);
+    M_double += std::ldexp(c.range[p], low);
+  }
+  for (int p = 0; p < c.parts; ++p) {
+    c.quotient[p] = std::ldexp(1.0, E - crt_part_bits * (p + 1)) / M_double;
+  }
+  for (int l = 0; l < L; ++l) {
+    const int m = crt_moduli[l];
+    c.modulus[l] = m;
+    c.inverse[l] = 1.0 / m;
+    c.pow32[l] = static_cast<double>((std::uint64_t(1) << 32) % m);
+    c.pow64[l] = static_cast<double>(((std::uint64_t(1) << 32) % m) * ((std::uint64_t(1) << 32) % m) % m);
+    c.high[l] = crt_high(m);
+    // w_l = (M / m_l) * inverse((M / m_l) mod m_l).
+    detail::BigNatural w{1};
+    int others_mod_m = 1;
+    for (int j = 0; j < L; ++j) {
+      if (j == l) continue;
+      detail::multiply_small(w, static_cast<std::uint32_t>(crt_moduli[j]));
+      others_mod_m = others_mod_m * (crt_moduli[j] % m) % m;
+    }
+    detail::multiply_small(w, static_cast<std::uint32_t>(detail::inverse_mod(others_mod_m, m)));
+    for (int p = 0; p < c.parts; ++p) {
+      c.weight[l][p] = detail::bit_field(w, E - crt_part_bits * (p + 1), crt_part_bits);
+    }
+  }
+  return c;
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,56 @@
+#pragma once
+/// \file driver_common.hpp
+/// What the scheme I and scheme II drivers share: profiling regions, phase timing and how a
+/// driver run ended.
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// RAII profiling region named after the path taken, e.g. "ozaki::gemm[Int8Slices,cuBLAS]".
+class ProfilingRegion {
+ public:
+  explicit ProfilingRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ProfilingRegion() { Kokkos::Profiling::popRegion(); }
+  ProfilingRegion(const ProfilingRegion&) = delete;
+  ProfilingRegion& operator=(const ProfilingRegion&) = delete;
+};
+
+/// Phase times for Options::time_phases: fences the space at each lap.
+template <class ExecSpace>
+class PhaseClock {
+ public:
+  PhaseClock(const ExecSpace& space, bool enabled) : space_(space), enabled_(enabled) {
+    if (enabled_) {
+      space_.fence();
+      last_ = std::chrono::steady_clock::now();
+    }
+  }
+  /// Adds the time since the previous lap to `seconds`.
+  void lap(double& seconds) {
+    if (!enabled_) return;
+    space_.fence();
+    const auto now = std::chrono::steady_clock::now();
+    seconds += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  ExecSpace space_;
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+/// How a driver (Int8SlicesGemm::run, Int8CrtGemm::run) ended.
+enum class Int8Outcome {
+  Done,          // C holds the result
+  NonFinite,     // A or B holds NaN or Inf; C untouched
+  NativeFaster,  // Algorithm::Auto, and the chosen S (moduli) makes native FP64 faster; C untouched
+};
+
+}  // namespace Impl
+}  // namespace ozaki

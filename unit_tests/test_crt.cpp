@@ -1,0 +1,455 @@
+// Ozaki scheme II (Algorithm::Int8Crt) on the test space against the serial oracle: the
+// residues and the accurate rule's bits bit for bit, the fast rule's bits to within one, and
+// end-to-end results within the documented bound of a double-double reference.
+#include "common.hpp"
+
+#include <ozaki/impl/crt.hpp>
+#include <ozaki/impl/crt_rules.hpp>
+#include <ozaki/impl/int8_gemm.hpp>
+#include <ozaki/impl/backends.hpp>
+#include <ozaki/serial/crt.hpp>
+
+#include <limits>
+
+namespace {
+
+using namespace ozaki_test;
+using ozaki::CrtScaling;
+using ozaki::Options;
+using V = ozaki::Impl::Views<TestSpace>;
+
+constexpr double u = 0x1p-53;
+
+Options crt(int L, CrtScaling scaling = CrtScaling::Auto) {
+  Options o;
+  o.algorithm = ozaki::Algorithm::Int8Crt;
+  o.moduli = L;
+  o.crt_scaling = scaling;
+  return o;
+}
+
+V::ConstMatrix as_const(const DeviceMatrix& X) {
+  return V::ConstMatrix(X.view.data(), X.view.layout());
+}
+
+template <class T>
+std::vector<T> host_vector(const Kokkos::View<T*, typename V::device_type>& v) {
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
+  return std::vector<T>(h.data(), h.data() + h.extent(0));
+}
+
+V::Exponents device_ints(const std::vector<int>& values) {
+  V::Exponents d("ints", values.size());
+  Kokkos::deep_copy(d, Kokkos::View<const int*, Kokkos::HostSpace>(values.data(), values.size()));
+  return d;
+}
+
+// ---- residues: bit for bit ------------------------------------------------------------------
+
+struct ResidueCase {
+  std::int64_t rows, cols;
+  double phi;
+  int moduli;
+};
+
+class CrtResidues : public ::testing::TestWithParam<std::tuple<ResidueCase, Layout>> {};
+
+TEST_P(CrtResidues, MatchOracleBitForBit) {
+  const auto [c, layout] = GetParam();
+  Random rng(500 + c.rows + c.moduli);
+  // Rows of very different magnitude, subnormal ones included.
+  HostMatrix host = random_host(c.rows, c.cols, c.phi, rng, [](std::int64_t i) {
+    return i % 5 == 4 ? -1070 : int((37 * i) % 201) - 100;
+  });
+  if (c.rows > 2) {
+    for (std::int64_t k = 0; k < c.cols; ++k) host.values[1 + c.rows * k] = 0;  // a zero row
+  }
+  // Bits over the whole allowed range, above and below 53.
+  std::vector<int> bits(c.rows);
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    bits[r] = ozaki::Impl::crt_min_bits +
+              int((r * 29) % (ozaki::Impl::crt_max_bits - ozaki::Impl::crt_min_bits + 1));
+  }
+  const ozaki::serial::CrtResidues want = ozaki::serial::crt_residues(host.cref(), c.moduli, bits);
+
+  DeviceMatrix X = device_copy(host, layout);
+  TestSpace space;
+  const V::ConstMatrix x = as_const(X);
+  V::Exponents exponents("exponents", c.rows);
+  ASSERT_FALSE(ozaki::Impl::row_scale_exponents(space, x, exponents));
+  const std::int64_t kpad = ozaki::Impl::padded_k(c.cols);
+  V::Digits residues("residues", (c.rows + 15) / 16 * 16, c.moduli * kpad);
+  Kokkos::deep_copy(residues, std::int8_t(99));  // poison: every byte must be written
+  ozaki::Impl::crt_residues(space, x, exponents, device_ints(bits),
+                            ozaki::Impl::make_crt_constants(c.moduli), residues);
+  auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), residues);
+  ASSERT_EQ(host_vector(exponents), want.exponents);
+  for (std::int64_t r = 0; r < std::int64_t(got.extent(0)); ++r) {
+    for (int l = 0; l < c.moduli; ++l) {
+      for (std::int64_t k = 0; k < kpad; ++k) {
+        const int expected = r < c.rows ? want.residue(r, l, k) : 0;
+        ASSERT_EQ(int(got(r, l * kpad + k)), expected)
+            << "row " << r << ", modulus " << ozaki::crt_moduli[l] << ", column " << k
+            << ", bits " << (r < c.rows ? bits[r] : 0);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CrtResidues,
+    ::testing::Combine(::testing::Values(ResidueCase{1, 1, 0.5, 2}, ResidueCase{7, 33, 0.5, 8},
+                                         ResidueCase{20, 64, 4.0, 15},
+                                         ResidueCase{33, 130, 2.0, 20}),
+                       ::testing::Values(Layout::Left, Layout::Right, Layout::Stride)));
+
+// ---- scaling rules ---------------------------------------------------------------------------
+
+struct SpaceScale {
+  std::vector<int> a, b;
+};
+
+/// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N).
+SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtScaling scaling) {
+  TestSpace space;
+  const std::int64_t M = A.rows, K = A.cols, N = B.cols;
+  const DeviceMatrix dA = device_copy(A, Layout::Right);
+  HostMatrix Bt;  // op(B)^T, N x K
+  Bt.rows = N;
+  Bt.cols = K;
+  for (std::int64_t k = 0; k < K; ++k)
+    for (std::int64_t n = 0; n < N; ++n) Bt.values.push_back(B(k, n));
+  const DeviceMatrix dBt = device_copy(Bt, Layout::Right);
+  V::Exponents ea("ea", M), eb("eb", N), bits_a("bits_a", M), bits_b("bits_b", N), rho("rho", M);
+  V::Norms l2a("l2a", M), l1a("l1a", M), l2b("l2b", N), l1b("l1b", N);
+  ozaki::Impl::row_scale_exponents(space, as_const(dA), ea);
+  ozaki::Impl::row_scale_exponents(space, as_const(dBt), eb);
+  if (scaling == CrtScaling::Fast) {
+    ozaki::Impl::row_norms(space, as_const(dA), ea, l2a, l1a);
+    ozaki::Impl::row_norms(space, as_const(dBt), eb, l2b, l1b);
+    const double T = ozaki::Impl::crt_fast_target(L, K);
+    ozaki::Impl::fast_bits(space, l2a, T, bits_a);
+    ozaki::Impl::fast_bits(space, l2b, T, bits_b);
+  } else {
+    const std::int64_t kpad = ozaki::Impl::padded_k(K);
+    const std::int64_t mpad = (M + 15) / 16 * 16, npad = (N + 15) / 16 * 16;
+    V::Digits qa("qa", mpad, kpad), qb("qb", npad, kpad);
+    V::Products P("P", 1, npad, mpad);
+    ozaki::Impl::magnitudes7(space, as_const(dA), ea, qa);
+    ozaki::Impl::magnitudes7(space, as_const(dBt), eb, qb);
+    ozaki::Impl::Int8GemmProblem p;
+    p.rows_a = mpad;
+    p.rows_b = npad;
+    p.length = kpad;
+    p.a = qa.data();
+    p.lda = kpad;
+    p.b = qb.data();
+    p.ldb = kpad;
+    p.c = P.data();
+    p.ldc = mpad;
+    ozaki::Impl::Int8Gemm<TestSpace>::run(space, p);
+    ozaki::Impl::accurate_bits(space, P, 1, ozaki::Impl::crt_accurate_range(L), rho, bits_a,
+                               bits_b);
+  }
+  return SpaceScale{host_vector(bits_a), host_vector(bits_b)};
+}
+
+class CrtScalingRules : public ::testing::TestWithParam<std::tuple<double, int>> {};
+
+TEST_P(CrtScalingRules, AccurateBitsMatchOracleExactlyFastWithinOne) {
+  const auto [phi, L] = GetParam();
+  Random rng(700 + L);
+  const std::int64_t M = 19, N = 23, K = 150;
+  const HostMatrix A = random_host(M, K, phi, rng, [](std::int64_t i) { return int(i % 7) * 9 - 30; });
+  const HostMatrix B = random_host(K, N, phi, rng);
+  const auto want_acc = ozaki::serial::crt_scale(A.cref(), B.cref(), L, CrtScaling::Accurate);
+  const SpaceScale got_acc = scale_on_space(A, B, L, CrtScaling::Accurate);
+  EXPECT_EQ(got_acc.a, want_acc.a);
+  EXPECT_EQ(got_acc.b, want_acc.b);
+  const auto want_fast = ozaki::serial::crt_scale(A.cref(), B.cref(), L, CrtScaling::Fast);
+  const SpaceScale got_fast = scale_on_space(A, B, L, CrtScaling::Fast);
+  for (std::int64_t m = 0; m < M; ++m) EXPECT_LE(std::abs(got_fast.a[m] - want_fast.a[m]), 1);
+  for (std::int64_t n = 0; n < N; ++n) EXPECT_LE(std::abs(got_fast.b[n] - want_fast.b[n]), 1);
+  // The accurate rule keeps at least as many bits in total where the fast one is loose.
+  if (phi >= 2) {
+    long sum_acc = 0, sum_fast = 0;
+    for (std::int64_t m = 0; m < M; ++m) sum_acc += want_acc.a[m], sum_fast += want_fast.a[m];
+    for (std::int64_t n = 0; n < N; ++n) sum_acc += want_acc.b[n], sum_fast += want_fast.b[n];
+    EXPECT_GT(sum_acc, sum_fast) << "phi = " << phi;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(PhiAndModuli, CrtScalingRules,
+                         ::testing::Combine(::testing::Values(0.5, 2.0, 4.0),
+                                            ::testing::Values(8, 14, 20)));
+
+// ---- end to end ------------------------------------------------------------------------------
+
+/// Asserts for every element |C - ref| <= bound (ref in double-double), and that C agrees with
+/// the oracle's scheme II (both within the bound of the exact result).
+void expect_crt_accuracy(char ta, char tb, double alpha, const HostMatrix& A, const HostMatrix& B,
+                         double beta, const HostMatrix& C0, const GemmRun& run) {
+  ASSERT_EQ(run.report.algorithm, ozaki::Algorithm::Int8Crt) << run.report.reason;
+  const int L = run.report.moduli;
+  ASSERT_GE(L, ozaki::min_moduli);
+  ASSERT_LE(L, ozaki::max_moduli);
+  const CrtScaling scaling = run.report.crt_scaling;
+  ASSERT_TRUE(scaling == CrtScaling::Fast || scaling == CrtScaling::Accurate);
+  HostMatrix ref = C0, oracle = C0;
+  ozaki::serial::dd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
+  const ozaki::serial::CrtScale scale = ozaki::serial::crt_gemm(
+      ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
+  // The fast rule's bits may differ by one from the oracle's (its norms are rounded sums).
+  const int slack = scaling == CrtScaling::Fast ? 1 : 0;
+  const std::vector<double> bound = ozaki::serial::crt_error_bound(
+      ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), scale, slack);
+  int fewest = ozaki::Impl::crt_max_bits;
+  for (int b : scale.a) fewest = std::min(fewest, b);
+  for (int b : scale.b) fewest = std::min(fewest, b);
+  EXPECT_LE(std::abs(run.report.crt_bits - fewest), slack);
+  for (std::int64_t j = 0; j < run.C.cols; ++j) {
+    for (std::int64_t i = 0; i < run.C.rows; ++i) {
+      const std::size_t idx = i + j * run.C.rows;
+      const double got = run.C.values[idx];
+      ASSERT_TRUE(std::isfinite(got)) << "C(" << i << "," << j << ") = " << got;
+      ASSERT_LE(std::fabs(got - ref.values[idx]), bound[idx] + u * std::fabs(ref.values[idx]))
+          << "C(" << i << "," << j << "): got " << got << ", reference " << ref.values[idx]
+          << ", " << L << " moduli, " << ozaki::to_string(scaling) << " scaling";
+      ASSERT_LE(std::fabs(got - oracle.values[idx]),
+                2 * bound[idx] + 2 * u * std::fabs(ref.values[idx]))
+          << "C(" << i << "," << j << ") differs from the serial oracle: " << got << " vs "
+          << oracle.values[idx];
+    }
+  }
+}
+
+class CrtModuliAndSpread
+    : public ::testing::TestWithParam<std::tuple<int, double, CrtScaling>> {};
+
+TEST_P(CrtModuliAndSpread, WithinBoundOfReference) {
+  const auto [L, phi, scaling] = GetParam();
+  Random rng(900 + 3 * L + int(phi));
+  const std::int64_t M = 17, N = 13, K = 61;
+  const HostMatrix A = random_host(M, K, phi, rng), B = random_host(K, N, phi, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  const GemmRun run = run_gemm('N', 'N', 1.5, A, B, -0.5, C0, crt(L, scaling));
+  EXPECT_EQ(run.report.moduli, L);
+  EXPECT_EQ(run.report.crt_scaling, scaling);
+  EXPECT_EQ(run.report.int8_gemms, L);  // one product per modulus (K far below 2^17)
+  EXPECT_EQ(run.report.estimate_int8_gemms, scaling == CrtScaling::Accurate ? 1 : 0);
+  expect_crt_accuracy('N', 'N', 1.5, A, B, -0.5, C0, run);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModuli, CrtModuliAndSpread,
+                         ::testing::Combine(::testing::Range(8, 21),
+                                            ::testing::Values(0.5, 2.0, 4.0),
+                                            ::testing::Values(CrtScaling::Fast,
+                                                              CrtScaling::Accurate)));
+
+TEST(Crt, MoreModuliMeanSmallerError) {
+  Random rng(41);
+  const std::int64_t M = 24, N = 20, K = 300;
+  const HostMatrix A = random_host(M, K, 1.0, rng), B = random_host(K, N, 1.0, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  HostMatrix ref = C0;
+  ozaki::serial::dd_gemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
+  const auto abs_ab = abs_product('N', 'N', A, B);
+  double previous = HUGE_VAL;
+  for (int L = 6; L <= 12; L += 2) {
+    const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, crt(L, CrtScaling::Fast));
+    const double err = normwise_error(run.C, ref, abs_ab);
+    // Two moduli add about 16 bits, split between the operands: the error falls by about 2^8.
+    EXPECT_LT(err, previous / 16) << L << " moduli";
+    previous = err;
+  }
+}
+
+class CrtAuto : public ::testing::TestWithParam<std::tuple<double, int>> {};
+
+TEST_P(CrtAuto, NoWorseThanNativeFp64) {
+  const auto [phi, K] = GetParam();
+  Random rng(4321 + K);
+  const std::int64_t M = 48, N = 40;
+  const HostMatrix A = random_host(M, K, phi, rng), B = random_host(K, N, phi, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, crt(ozaki::auto_moduli));
+  HostMatrix ref = C0, native = C0;
+  ozaki::serial::dd_gemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
+  ozaki::serial::dgemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, native.ref());
+  const auto abs_ab = abs_product('N', 'N', A, B);
+  const double err = normwise_error(run.C, ref, abs_ab);
+  const double err_native = normwise_error(native, ref, abs_ab);
+  RecordProperty("moduli", run.report.moduli);
+  EXPECT_LE(err, err_native) << "phi = " << phi << ", K = " << K << ", " << run.report.moduli
+                             << " moduli (" << ozaki::to_string(run.report.crt_scaling)
+                             << "): ozaki " << err << " vs native " << err_native;
+  EXPECT_GT(err_native, 0.0);
+  EXPECT_GT(run.report.modeled_error, 0.0);
+  EXPECT_LE(run.report.modeled_error, u);
+  // Wide exponent ranges take the accurate rule, narrow ones the fast rule.
+  EXPECT_EQ(run.report.crt_scaling, phi >= 2 ? CrtScaling::Accurate : CrtScaling::Fast);
+  expect_crt_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run);
+}
+
+INSTANTIATE_TEST_SUITE_P(PhiAndK, CrtAuto,
+                         ::testing::Combine(::testing::Values(0.5, 2.0, 4.0),
+                                            ::testing::Values(64, 1024, 4096)));
+
+TEST(Crt, LayoutsTransposesAndRowMajorC) {
+  Random rng(42);
+  const std::int64_t M = 21, N = 18, K = 40;
+  for (Layout la : {Layout::Left, Layout::Right, Layout::Stride}) {
+    for (Layout lc : {Layout::Left, Layout::Right}) {
+      const HostMatrix A = random_host(K, M, 1.0, rng), B = random_host(N, K, 1.0, rng);
+      const HostMatrix C0 = random_host(M, N, 0.5, rng);
+      const GemmRun run = run_gemm('T', 'T', -1.0, A, la, B, Layout::Right, 2.0, C0, lc,
+                                   crt(14, CrtScaling::Accurate));
+      expect_crt_accuracy('T', 'T', -1.0, A, B, 2.0, C0, run);
+    }
+  }
+}
+
+TEST(Crt, KBeyond2To17IsChunked) {
+  Random rng(43);
+  const std::int64_t M = 3, N = 2, K = 139941;
+  const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  for (CrtScaling scaling : {CrtScaling::Fast, CrtScaling::Accurate}) {
+    const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, crt(12, scaling));
+    EXPECT_EQ(run.report.int8_gemms, 2 * 12);  // two K chunks per modulus
+    EXPECT_LE(run.report.k_chunk, ozaki::max_k_block);
+    expect_crt_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run);
+  }
+}
+
+TEST(Crt, SmallKBlockAndWorkspaceLimitGiveTheSameResult) {
+  Random rng(44);
+  const std::int64_t M = 40, N = 2100, K = 100;
+  const HostMatrix A = random_host(M, K, 2.0, rng), B = random_host(K, N, 2.0, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  const GemmRun whole = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, crt(13, CrtScaling::Accurate));
+  EXPECT_EQ(whole.report.recombine_passes, 1);
+  Options o = crt(13, CrtScaling::Accurate);
+  o.k_block = 32;                 // 4 chunks of K per modulus, and of the bound product
+  o.workspace_limit = 1 << 20;    // forces blocks of 1024 columns: 3 passes
+  const GemmRun blocked = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
+  EXPECT_EQ(blocked.report.recombine_passes, 3);
+  EXPECT_EQ(blocked.report.int8_gemms, 13 * 4 * 3);
+  EXPECT_EQ(blocked.report.estimate_int8_gemms, 4);
+  // Chunks and blocks change no integer: the results are identical.
+  EXPECT_EQ(blocked.C.values, whole.C.values);
+  expect_crt_accuracy('N', 'N', 1.0, A, B, 0.5, C0, blocked);
+}
+
+// ---- hard numerics and bad input -------------------------------------------------------------
+
+TEST(Crt, NaNAndInfGiveTheIeeeResultAndAReportedFallback) {
+  Random rng(45);
+  HostMatrix A = random_host(6, 8, 0.5, rng), B = random_host(8, 5, 0.5, rng);
+  const HostMatrix C0 = random_host(6, 5, 0.5, rng);
+  A.values[7] = std::numeric_limits<double>::quiet_NaN();
+  B.values[9] = std::numeric_limits<double>::infinity();
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, crt(16));
+  EXPECT_TRUE(run.report.fallback);
+  EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native);
+  HostMatrix want = C0;
+  ozaki::serial::dgemm('N', 'N', 1.0, A.cref(), B.cref(), 1.0, want.ref());
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    if (std::isnan(want.values[i])) {
+      EXPECT_TRUE(std::isnan(run.C.values[i])) << i;
+    } else if (std::isinf(want.values[i])) {
+      EXPECT_EQ(run.C.values[i], want.values[i]) << i;
+    } else {
+      EXPECT_NEAR(run.C.values[i], want.values[i], 1e-14 * (1 + std::fabs(want.values[i]))) << i;
+    }
+  }
+}
+
+TEST(Crt, ExtremeMagnitudesNeitherOverflowNorUnderflowSpuriously) {
+  Random rng(46);
+  const std::int64_t M = 5, N = 3, K = 20;
+  const HostMatrix A = random_host(M, K, 1.0, rng, [](std::int64_t i) {
+    return i == 0 ? 960 : i == 1 ? -990 : i == 2 ? -1060 : i == 3 ? 900 : 0;
+  });
+  const HostMatrix B = random_host(N, K, 1.0, rng, [](std::int64_t j) {
+    return j == 0 ? -990 : j == 1 ? 0 : 40;
+  });
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  for (CrtScaling scaling : {CrtScaling::Fast, CrtScaling::Accurate}) {
+    const GemmRun run = run_gemm('N', 'T', 1.0, A, B, 0.5, C0, crt(16, scaling));
+    expect_crt_accuracy('N', 'T', 1.0, A, B, 0.5, C0, run);
+  }
+}
+
+TEST(Crt, ZeroRowsColumnsAndOperands) {
+  Random rng(47);
+  HostMatrix A = random_host(5, 11, 0.5, rng), B = random_host(11, 4, 0.5, rng);
+  for (std::int64_t k = 0; k < 11; ++k) A.values[2 + 5 * k] = 0;
+  for (std::int64_t k = 0; k < 11; ++k) B.values[k + 11 * 3] = 0;
+  const HostMatrix C0 = random_host(5, 4, 0.5, rng);
+  for (CrtScaling scaling : {CrtScaling::Fast, CrtScaling::Accurate}) {
+    const GemmRun run = run_gemm('N', 'N', 2.0, A, B, -1.0, C0, crt(10, scaling));
+    for (std::int64_t j = 0; j < 4; ++j) EXPECT_EQ(run.C(2, j), -C0(2, j));
+    for (std::int64_t i = 0; i < 5; ++i) EXPECT_EQ(run.C(i, 3), -C0(i, 3));
+    expect_crt_accuracy('N', 'N', 2.0, A, B, -1.0, C0, run);
+    HostMatrix Z = A;
+    for (double& z : Z.values) z = 0;
+    const GemmRun zero = run_gemm('N', 'N', 2.0, Z, B, 3.0, C0, crt(10, scaling));
+    for (std::size_t i = 0; i < C0.values.size(); ++i)
+      EXPECT_EQ(zero.C.values[i], 3.0 * C0.values[i]);
+  }
+}
+
+TEST(Crt, EmptyShapesAndAlphaZero) {
+  Random rng(48);
+  const HostMatrix C0 = random_host(3, 4, 0.5, rng);
+  HostMatrix A0;
+  A0.rows = 3;
+  HostMatrix B0;
+  B0.cols = 4;
+  const GemmRun k0 = run_gemm('N', 'N', 1.0, A0, B0, 2.0, C0, crt(12));
+  for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(k0.C.values[i], 2.0 * C0.values[i]);
+  HostMatrix A = random_host(3, 5, 0.5, rng), B = random_host(5, 4, 0.5, rng);
+  A.values[0] = std::numeric_limits<double>::quiet_NaN();
+  const GemmRun a0 = run_gemm('N', 'N', 0.0, A, B, -1.0, C0, crt(12));
+  EXPECT_EQ(a0.report.algorithm, ozaki::Algorithm::None);
+  for (std::size_t i = 0; i < C0.values.size(); ++i) EXPECT_EQ(a0.C.values[i], -C0.values[i]);
+}
+
+TEST(Crt, BadOptionsAndTooFewModuliThrowWithCUntouched) {
+  Random rng(49);
+  const std::int64_t M = 6, N = 4, K = 4096;
+  const DeviceMatrix A = device_copy(random_host(M, K, 0.5, rng), Layout::Left);
+  const DeviceMatrix B = device_copy(random_host(K, N, 0.5, rng), Layout::Left);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  const DeviceMatrix C = device_copy(C0, Layout::Left);
+  auto call = [&](const Options& o) {
+    return ozaki::gemm(TestSpace(), "N", "N", 1.0, A.left, B.left, 1.0, C.left, o);
+  };
+  EXPECT_THROW(call(crt(1)), ozaki::InvalidArgument);
+  EXPECT_THROW(call(crt(ozaki::max_moduli + 1)), ozaki::InvalidArgument);
+  Options bad = crt(10);
+  bad.crt_scaling = static_cast<CrtScaling>(7);
+  EXPECT_THROW(call(bad), ozaki::InvalidArgument);
+  // Two moduli (M = 65280) cannot hold a product of K = 4096 terms with 16 bits each.
+  EXPECT_THROW(call(crt(2, CrtScaling::Fast)), ozaki::InvalidArgument);
+  EXPECT_THROW(call(crt(2, CrtScaling::Accurate)), ozaki::InvalidArgument);
+  EXPECT_EQ(to_host(C.view).values, C0.values);
+}
+
+TEST(Crt, AutoAlgorithmPrefersCrtForFp64AccuracyWhereNoDeviceRatioIsKnown) {
+  Random rng(50);
+  const HostMatrix A = random_host(20, 300, 0.5, rng), B = random_host(300, 10, 0.5, rng);
+  const HostMatrix C0 = random_host(20, 10, 0.5, rng);
+  const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, Options{});
+  if (ozaki::Impl::Int8Gemm<TestSpace>::int8_over_fp64_throughput(TestSpace()) == 0) {
+    EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Int8Crt) << run.report.reason;
+    expect_crt_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run);
+  } else {
+    EXPECT_TRUE(run.report.algorithm == ozaki::Algorithm::Int8Crt ||
+                run.report.algorithm == ozaki::Algorithm::Native)
+        << run.report.reason;
+  }
+}
+
+}  // namespace
