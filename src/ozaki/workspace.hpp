@@ -15,7 +15,9 @@
 /// G = number of INT8 GEMMs of the schedule:
 ///   scale exponents      4 (M + N)
 ///   K-contiguous copies  8 M K and/or 8 N K, GPU spaces only, for operands whose rows are
-///                        strided (op(A) of a column-major A, for one)
+///                        strided (op(A) of a column-major A, for one) when an automatic S
+///                        (or moduli count) is estimated; other strided operands are read in
+///                        place, with per-tile partials of 16 (M or N) ceil(K/32) bytes
 ///   slices               (M + N) S kpad
 ///   INT32 products       batch * 4 N mpad, mpad = M rounded up to 16,
 ///                        batch = min(G, what fits options.workspace_limit)
@@ -126,6 +128,7 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
   constexpr bool copies = Impl::copies_strided_rows<ExecSpace>();
   Impl::OperandPlan plan;
   plan.copy_a = plan.copy_b = copies;
+  plan.strided_a = plan.strided_b = true;
   const Impl::Shape3 shape{m, n, k};
   std::size_t bytes = 0;
   if (options.algorithm != Algorithm::Int8Crt) {

@@ -76,6 +76,46 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
       });
 }
 
+/// row_norms for rows that are not K-contiguous, without copying them: per 32-column tile,
+/// one thread per row (consecutive threads on X's contiguous index), partial sums into
+/// squares(tile, r) and sums(tile, r), then one thread per row adds its tiles.
+template <class ExecSpace>
+void strided_row_norms(
+    const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+    const typename Views<ExecSpace>::Exponents& exponents,
+    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>&
+        squares,
+    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>&
+        sums,
+    const typename Views<ExecSpace>::Norms& l2, const typename Views<ExecSpace>::Norms& l1) {
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  const std::int64_t tiles = (K + 31) / 32;
+  flat_for(
+      "ozaki::crt::strided_row_norms", space, rows * tiles, KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t r = idx % rows, t = idx / rows;
+        const std::int64_t end = 32 * t + 32 < K ? 32 * t + 32 : K;
+        const int e = exponents(r);
+        double sq = 0, sum = 0;
+        for (std::int64_t k = 32 * t; k < end; ++k) {
+          const double x = compat::ldexp(magnitude(X(r, k)), -e);
+          sq += x * x;
+          sum += x;
+        }
+        squares(t, r) = sq;
+        sums(t, r) = sum;
+      });
+  flat_for(
+      "ozaki::crt::strided_row_norms_sum", space, rows, KOKKOS_LAMBDA(const std::int64_t r) {
+        double sq = 0, sum = 0;
+        for (std::int64_t t = 0; t < tiles; ++t) {
+          sq += squares(t, r);
+          sum += sums(t, r);
+        }
+        l2(r) = compat::sqrt(sq);
+        l1(r) = sum;
+      });
+}
+
 /// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of crt_rules.hpp.
 template <class ExecSpace>
 double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2,
@@ -119,24 +159,22 @@ template <class ExecSpace>
 void magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                  const typename Views<ExecSpace>::Exponents& exponents,
                  const typename Views<ExecSpace>::Digits& q) {
-  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  const std::int64_t K = X.extent(1), rows = X.extent(0), kpad = q.extent(1);
-  Kokkos::parallel_for(
-      "ozaki::crt::magnitudes7", row_policy(space, q.extent(0)),
-      KOKKOS_LAMBDA(const member_type& team) {
-        const int r = team.league_rank();
+  const std::int64_t rows = X.extent(0);
+  for_each_quad(
+      "ozaki::crt::magnitudes7", space, X, q.extent(0), q.extent(1),
+      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
         const int e = r < rows ? exponents(r) : 0;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad), [&](const std::int64_t k) {
-          int v = 0;
-          if (r < rows && k < K) {
-            const double x = compat::ldexp(magnitude(X(r, k)), 7 - e);  // exact above 2^-100
-            if (x >= 0x1p-100) {
-              v = static_cast<int>(x);
-              if (v < x) ++v;
-            }
+        std::uint32_t word = 0;
+        for (int j = 0; j < 4; ++j) {
+          const double v = compat::ldexp(magnitude(x[j]), 7 - e);  // exact above 2^-100
+          int m = 0;
+          if (v >= 0x1p-100) {
+            m = static_cast<int>(v);
+            if (m < v) ++m;
           }
-          q(r, k) = static_cast<std::int8_t>(v);
-        });
+          word |= std::uint32_t(m) << (8 * j);
+        }
+        *reinterpret_cast<std::uint32_t*>(&q(r, k)) = word;
       });
 }
 
@@ -260,42 +298,35 @@ void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::Const
                   const typename Views<ExecSpace>::Exponents& exponents,
                   const CrtBits<ExecSpace>& bits, const CrtConstants& constants,
                   const typename Views<ExecSpace>::Digits& residues) {
-  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  const std::int64_t K = X.extent(1), rows = X.extent(0);
+  const std::int64_t rows = X.extent(0);
   const int L = constants.moduli;
   const std::int64_t kpad = residues.extent(1) / L;
   const CrtConstants c = constants;
-  Kokkos::parallel_for(
-      "ozaki::crt::residues", row_policy(space, residues.extent(0)),
-      KOKKOS_LAMBDA(const member_type& team) {
-        const int r = team.league_rank();
-        const bool real_row = r < rows;
-        const int shift = real_row ? bits(r) - exponents(r) : 0;
+  for_each_quad(
+      "ozaki::crt::residues", space, X, residues.extent(0), kpad,
+      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
+        const int shift = r < rows ? bits(r) - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4), [&](const std::int64_t quad) {
-          const std::int64_t k = 4 * quad;
-          double hi[4], mid[4], lo[4];
+        double hi[4], mid[4], lo[4];
+        for (int j = 0; j < 4; ++j) {
+          const double t = round_half_away(x[j] * p1 * p2);
+          hi[j] = static_cast<double>(static_cast<std::int64_t>(t * 0x1p-64));
+          const double rest = t - hi[j] * 0x1p64;
+          mid[j] = static_cast<double>(static_cast<std::int64_t>(rest * 0x1p-32));
+          lo[j] = rest - mid[j] * 0x1p32;
+        }
+        for (int l = 0; l < L; ++l) {
+          std::uint32_t word = 0;
           for (int j = 0; j < 4; ++j) {
-            const double x = real_row && k + j < K ? X(r, k + j) : 0.0;
-            const double t = round_half_away(x * p1 * p2);
-            hi[j] = static_cast<double>(static_cast<std::int64_t>(t * 0x1p-64));
-            const double rest = t - hi[j] * 0x1p64;
-            mid[j] = static_cast<double>(static_cast<std::int64_t>(rest * 0x1p-32));
-            lo[j] = rest - mid[j] * 0x1p32;
+            const double y = hi[j] * c.pow64[l] + (mid[j] * c.pow32[l] + lo[j]);
+            double v = y - round_small(y * c.inverse[l]) * c.modulus[l];
+            if (v > c.high[l]) v -= c.modulus[l];
+            if (v < c.high[l] - c.modulus[l] + 1) v += c.modulus[l];
+            word |= std::uint32_t(std::uint8_t(std::int8_t(static_cast<int>(v)))) << (8 * j);
           }
-          for (int l = 0; l < L; ++l) {
-            std::uint32_t word = 0;
-            for (int j = 0; j < 4; ++j) {
-              const double y = hi[j] * c.pow64[l] + (mid[j] * c.pow32[l] + lo[j]);
-              double v = y - round_small(y * c.inverse[l]) * c.modulus[l];
-              if (v > c.high[l]) v -= c.modulus[l];
-              if (v < c.high[l] - c.modulus[l] + 1) v += c.modulus[l];
-              word |= std::uint32_t(std::uint8_t(std::int8_t(static_cast<int>(v)))) << (8 * j);
-            }
-            // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
-            *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
-          }
-        });
+          // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
+          *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
+        }
       });
 }
 

@@ -57,8 +57,15 @@ struct Int8CrtGemm {
     PhaseClock<ExecSpace> clock(space, options.time_phases);
     constexpr bool copies = copies_strided_rows<ExecSpace>();
     OperandPlan plan;
-    plan.copy_a = copies && s.k > 1 && opA.stride(1) != 1;
-    plan.copy_b = copies && s.k > 1 && opBt.stride(1) != 1;
+    // Strided rows are read in place (tile kernels), except where the estimate of an automatic
+    // count under the accurate rule reads them too: a GPU then copies them once.
+    const bool strided_a = s.k > 1 && opA.stride(1) != 1;
+    const bool strided_b = s.k > 1 && opBt.stride(1) != 1;
+    const bool estimate_possible = automatic && options.crt_scaling != CrtScaling::Fast;
+    plan.copy_a = copies && strided_a && estimate_possible;
+    plan.copy_b = copies && strided_b && estimate_possible;
+    plan.strided_a = strided_a && !plan.copy_a;
+    plan.strided_b = strided_b && !plan.copy_b;
 
     int L = automatic ? assumed_auto_moduli : options.moduli;
     const bool maybe_accurate = options.crt_scaling != CrtScaling::Fast;
@@ -82,22 +89,24 @@ struct Int8CrtGemm {
       copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, plan);
       scale = CrtScaleRegion<ExecSpace>::carve(carver, s);
       phase_offset = carver.used();
-      auto pass1 = [&](bool copy, const typename V::ConstMatrix& op,
-                       const typename RowCopyRegion<ExecSpace>::Rows& copy_rows,
-                       const typename RowCopyRegion<ExecSpace>::Rows& tile_max,
-                       const typename V::Exponents& exps, typename V::ConstMatrix& rows) {
-        if (!copy) return row_scale_exponents(space, rows, exps);
-        copy_to_k_contiguous(space, op, copy_rows, tile_max);
-        rows = typename V::ConstMatrix(copy_rows.data(),
-                                       Kokkos::LayoutStride(op.extent(0), s.k, s.k, 1));
-        return exponents_from_tile_max(space, tile_max, exps);
-      };
-      const bool a_bad = pass1(plan.copy_a, opA, copies_of.a, copies_of.max_a, exponents.a, rows_a);
-      const bool b_bad =
-          pass1(plan.copy_b, opBt, copies_of.b, copies_of.max_b, exponents.b, rows_b);
+      const bool a_bad = operand_pass1(space, plan.copy_a, plan.strided_a, opA, copies_of.a,
+                                       copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad = operand_pass1(space, plan.copy_b, plan.strided_b, opBt, copies_of.b,
+                                       copies_of.max_b, exponents.b, rows_b);
       if (a_bad || b_bad) return false;
-      row_norms(space, rows_a, exponents.a, scale.l2a, scale.l1a);
-      row_norms(space, rows_b, exponents.b, scale.l2b, scale.l1b);
+      // (The tile maxima are consumed: their storage takes the partial sums of squares.)
+      if (plan.strided_a) {
+        strided_row_norms(space, rows_a, exponents.a, copies_of.max_a, copies_of.sums_a,
+                          scale.l2a, scale.l1a);
+      } else {
+        row_norms(space, rows_a, exponents.a, scale.l2a, scale.l1a);
+      }
+      if (plan.strided_b) {
+        strided_row_norms(space, rows_b, exponents.b, copies_of.max_b, copies_of.sums_b,
+                          scale.l2b, scale.l1b);
+      } else {
+        row_norms(space, rows_b, exponents.b, scale.l2b, scale.l1b);
+      }
       q_a = peak_ratio(space, scale.l2a, scale.l1a);
       q_b = peak_ratio(space, scale.l2b, scale.l1b);
       if (scaling == CrtScaling::Auto) {

@@ -3,6 +3,9 @@
 /// What the scheme I and scheme II drivers share: profiling regions, phase timing and how a
 /// driver run ended.
 
+#include <ozaki/impl/split.hpp>
+#include <ozaki/impl/workspace_layout.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
@@ -44,6 +47,30 @@ class PhaseClock {
   bool enabled_;
   std::chrono::steady_clock::time_point last_;
 };
+
+/// Pass 1 for one operand: its scale exponents, read through a K-contiguous copy (made here,
+/// `rows` then views it), in 32-column tiles of its strided rows, or row by row.  True on
+/// NaN/Inf.
+template <class ExecSpace>
+bool operand_pass1(const ExecSpace& space, bool copy, bool strided,
+                   const typename Views<ExecSpace>::ConstMatrix& op,
+                   const typename RowCopyRegion<ExecSpace>::Rows& copy_rows,
+                   const typename RowCopyRegion<ExecSpace>::Rows& tile_max,
+                   const typename Views<ExecSpace>::Exponents& exps,
+                   typename Views<ExecSpace>::ConstMatrix& rows) {
+  if (copy) {
+    copy_to_k_contiguous(space, op, copy_rows, tile_max);
+    const std::int64_t K = op.extent(1);
+    rows = typename Views<ExecSpace>::ConstMatrix(copy_rows.data(),
+                                                  Kokkos::LayoutStride(op.extent(0), K, K, 1));
+    return exponents_from_tile_max(space, tile_max, exps);
+  }
+  if (strided) {
+    strided_tile_max(space, op, tile_max);
+    return exponents_from_tile_max(space, tile_max, exps);
+  }
+  return row_scale_exponents(space, rows, exps);
+}
 
 /// How a driver (Int8SlicesGemm::run, Int8CrtGemm::run) ended.
 enum class Int8Outcome {

@@ -108,8 +108,14 @@ struct Int8SlicesGemm {
     OperandPlan plan;
     plan.split_a = prepared_a == nullptr;
     plan.split_b = prepared_b == nullptr;
-    plan.copy_a = copies && plan.split_a && s.k > 1 && opA.stride(1) != 1;
-    plan.copy_b = copies && plan.split_b && s.k > 1 && opBt.stride(1) != 1;
+    // Strided rows are read in place (tile kernels), except where the automatic-S estimate
+    // reads them too: a GPU then copies them once (copy_to_k_contiguous).
+    const bool strided_a = plan.split_a && s.k > 1 && opA.stride(1) != 1;
+    const bool strided_b = plan.split_b && s.k > 1 && opBt.stride(1) != 1;
+    plan.copy_a = copies && strided_a && automatic;
+    plan.copy_b = copies && strided_b && automatic;
+    plan.strided_a = strided_a && !plan.copy_a;
+    plan.strided_b = strided_b && !plan.copy_b;
     // Reserve what the expected S needs; an automatic S that comes out larger grows it below.
     const int expected_s = prepared != nullptr ? prepared->slices
                            : automatic         ? assumed_auto_slices
@@ -122,22 +128,13 @@ struct Int8SlicesGemm {
     const std::size_t phase_offset = carver.used();
     // The operands as the row kernels read them: K-contiguous copies where made.
     typename V::ConstMatrix rows_a = opA, rows_b = opBt;
-    // Pass 1 for one operand (true on NaN/Inf), fused into its copy where one is made.
-    auto operand_pass1 = [&](bool copy, const typename V::ConstMatrix& op,
-                             const typename RowCopyRegion<ExecSpace>::Rows& copy_rows,
-                             const typename RowCopyRegion<ExecSpace>::Rows& tile_max,
-                             const typename V::Exponents& exps, typename V::ConstMatrix& rows) {
-      if (!copy) return row_scale_exponents(space, rows, exps);
-      copy_to_k_contiguous(space, op, copy_rows, tile_max);
-      rows = typename V::ConstMatrix(copy_rows.data(),
-                                     Kokkos::LayoutStride(op.extent(0), s.k, s.k, 1));
-      return exponents_from_tile_max(space, tile_max, exps);
-    };
     auto scale_exponents = [&]() {
-      const bool a_bad = plan.split_a && operand_pass1(plan.copy_a, opA, copies_of.a,
-                                                       copies_of.max_a, exponents.a, rows_a);
-      const bool b_bad = plan.split_b && operand_pass1(plan.copy_b, opBt, copies_of.b,
-                                                       copies_of.max_b, exponents.b, rows_b);
+      const bool a_bad =
+          plan.split_a && operand_pass1(space, plan.copy_a, plan.strided_a, opA, copies_of.a,
+                                        copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad =
+          plan.split_b && operand_pass1(space, plan.copy_b, plan.strided_b, opBt, copies_of.b,
+                                        copies_of.max_b, exponents.b, rows_b);
       return !(a_bad || b_bad);
     };
     if (!scale_exponents()) return Int8Outcome::NonFinite;

@@ -197,48 +197,130 @@ void row_magnitudes(const ExecSpace& space, const typename Views<ExecSpace>::Con
       });
 }
 
+/// Row tiles of for_each_quad's transposing path: 32 rows x 128 columns of K.
+constexpr int quad_tile_rows = 32;
+constexpr int quad_tile_k = 128;
+
+/// Calls f(r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
+/// x[j] = X(r, k + j) (0 beyond X's rows and K): the shape of every kernel that turns rows
+/// of FP64 into K-contiguous int8 (slices, residues, magnitudes), one thread per 4 k so that
+/// each writes whole 32-bit words and a warp 128 contiguous bytes per output row.
+///
+/// K-contiguous X: one team per row, consecutive threads on consecutive k (coalesced reads).
+/// Otherwise (op(A) of a column-major A, say) X is read in 32 x 128 tiles through team
+/// scratch, consecutive lanes on consecutive rows (X's contiguous index), so that no FP64 copy
+/// of X is needed.  The tile pitch of 129 keeps the transposed writes to scratch at most
+/// 2-way bank-conflicted.
+template <class ExecSpace, class QuadFunction>
+void for_each_quad(const char* label, const ExecSpace& space,
+                   const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
+                   std::int64_t kpad, const QuadFunction& f) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  if (K <= 1 || X.stride(1) == 1) {
+    Kokkos::parallel_for(
+        label, row_policy(space, rows_out), KOKKOS_LAMBDA(const member_type& team) {
+          const int r = team.league_rank();
+          const bool real_row = r < rows;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4),
+                               [&](const std::int64_t quad) {
+                                 const std::int64_t k = 4 * quad;
+                                 double x[4];
+                                 for (int j = 0; j < 4; ++j)
+                                   x[j] = real_row && k + j < K ? X(r, k + j) : 0.0;
+                                 f(r, k, x);
+                               });
+        });
+    return;
+  }
+  using Tile = Kokkos::View<double[quad_tile_rows][quad_tile_k + 1],
+                            typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::int64_t tiles_r = (rows_out + quad_tile_rows - 1) / quad_tile_rows;
+  const std::int64_t tiles_k = (kpad + quad_tile_k - 1) / quad_tile_k;
+  constexpr bool host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
+  policy_type policy(space, static_cast<int>(tiles_r * tiles_k), host ? 1 : 8, 32);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
+  Kokkos::parallel_for(
+      label, policy, KOKKOS_LAMBDA(const member_type& team) {
+        const std::int64_t r0 = (team.league_rank() % tiles_r) * quad_tile_rows;
+        const std::int64_t k0 = (team.league_rank() / tiles_r) * quad_tile_k;
+        Tile tile(team.team_scratch(0));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_k), [&](const int kk) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_rows), [&](const int rr) {
+            const std::int64_t r = r0 + rr, k = k0 + kk;
+            tile(rr, kk) = r < rows && k < K ? X(r, k) : 0.0;
+          });
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_rows), [&](const int rr) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_k / 4), [&](const int q) {
+            const std::int64_t r = r0 + rr, k = k0 + 4 * q;
+            if (r < rows_out && k < kpad) {
+              double x[4];
+              for (int j = 0; j < 4; ++j) x[j] = tile(rr, 4 * q + j);
+              f(static_cast<int>(r), k, x);
+            }
+          });
+        });
+      });
+}
+
+/// Pass 1 for rows that are not K-contiguous, without copying them: one thread per row and
+/// 32-column tile, consecutive threads on consecutive rows (X's contiguous index), writing
+/// the tile's max |x| (+Inf for NaN/Inf) to tile_max(tile, row) for exponents_from_tile_max.
+template <class ExecSpace>
+void strided_tile_max(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                      const Kokkos::View<double**, Kokkos::LayoutRight,
+                                         typename Views<ExecSpace>::device_type>& tile_max) {
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  const std::int64_t tiles = (K + 31) / 32;
+  flat_for(
+      "ozaki::split::strided_tile_max", space, rows * tiles, KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t r = idx % rows, t = idx / rows;
+        const std::int64_t end = 32 * t + 32 < K ? 32 * t + 32 : K;
+        double mu = 0;
+        for (std::int64_t k = 32 * t; k < end; ++k) {
+          const double x = X(r, k);
+          const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+          mu = v > mu ? v : mu;
+        }
+        tile_max(t, r) = mu;
+      });
+}
+
 /// Pass 3.  Every element X(r,k) is read once and all its S digits are written:
 /// digits(r, block(s) * kpad + k) with block(s) = s, or S-1-s when reversed.
 /// Columns [K, kpad) of every block and rows [rows, digits.extent(0)) are zeroed, so GEMMs
-/// over the padded storage add nothing.  Each thread takes 4 consecutive k and writes each
-/// slice's 4 digits as one aligned 32-bit store (kpad is a multiple of 16), so a warp writes
-/// 128 contiguous bytes per slice.
+/// over the padded storage add nothing.  Each call of the quad function writes each slice's
+/// 4 digits as one aligned 32-bit store (kpad is a multiple of 16).
 template <class ExecSpace>
 void split_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                 const SliceStorage<ExecSpace>& out) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
-  using member_type = typename policy_type::member_type;
   const auto digits = out.digits;
   const auto exponents = out.exponents;
   const int S = out.slices;
-  const std::int64_t K = out.k;
   const std::int64_t kpad = out.kpad;
   const bool reversed = out.reversed;
   const std::int64_t rows = X.extent(0);
-  Kokkos::parallel_for(
-      "ozaki::split::split_rows", row_policy(space, digits.extent(0)),
-      KOKKOS_LAMBDA(const member_type& team) {
-        const int r = team.league_rank();
-        const bool real_row = r < rows;
-        const int e = real_row ? exponents(r) : 0;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4), [&](const std::int64_t quad) {
-          const std::int64_t k = 4 * quad;
-          const SplitElement v0(real_row && k + 0 < K ? X(r, k + 0) : 0.0, e, S);
-          const SplitElement v1(real_row && k + 1 < K ? X(r, k + 1) : 0.0, e, S);
-          const SplitElement v2(real_row && k + 2 < K ? X(r, k + 2) : 0.0, e, S);
-          const SplitElement v3(real_row && k + 3 < K ? X(r, k + 3) : 0.0, e, S);
-          for (int s = 0; s < S; ++s) {
-            // Little-endian packing: byte j of the word is column k + j.
-            const std::uint32_t word = std::uint32_t(std::uint8_t(v0.slice(s, S))) |
-                                       std::uint32_t(std::uint8_t(v1.slice(s, S))) << 8 |
-                                       std::uint32_t(std::uint8_t(v2.slice(s, S))) << 16 |
-                                       std::uint32_t(std::uint8_t(v3.slice(s, S))) << 24;
-            const int block = reversed ? S - 1 - s : s;
-            // 4-byte aligned (rows are 256-byte aligned, kpad and k multiples of 4); reading
-            // the bytes back through int8_t is allowed aliasing.
-            *reinterpret_cast<std::uint32_t*>(&digits(r, block * kpad + k)) = word;
-          }
-        });
+  for_each_quad(
+      "ozaki::split::split_rows", space, X, digits.extent(0), kpad,
+      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
+        const int e = r < rows ? exponents(r) : 0;
+        const SplitElement v0(x[0], e, S), v1(x[1], e, S), v2(x[2], e, S), v3(x[3], e, S);
+        for (int s = 0; s < S; ++s) {
+          // Little-endian packing: byte j of the word is column k + j.
+          const std::uint32_t word = std::uint32_t(std::uint8_t(v0.slice(s, S))) |
+                                     std::uint32_t(std::uint8_t(v1.slice(s, S))) << 8 |
+                                     std::uint32_t(std::uint8_t(v2.slice(s, S))) << 16 |
+                                     std::uint32_t(std::uint8_t(v3.slice(s, S))) << 24;
+          const int block = reversed ? S - 1 - s : s;
+          // 4-byte aligned (rows are 256-byte aligned, kpad and k multiples of 4); reading
+          // the bytes back through int8_t is allowed aliasing.
+          *reinterpret_cast<std::uint32_t*>(&digits(r, block * kpad + k)) = word;
+        }
       });
 }
 

@@ -56,10 +56,13 @@ struct Shape3 {
   std::int64_t m = 0, n = 0, k = 0;
 };
 
-/// Which operands a call copies to K-contiguous rows and which it splits (a prepared
-/// operand is neither).
+/// How a call reads each operand's rows: through a K-contiguous FP64 copy (GPU spaces, and
+/// only where the INT8 estimate reads the rows: copy_to_k_contiguous), strided in place (rows
+/// not K-contiguous: tile kernels, for_each_quad), or plainly; and which operands it splits
+/// (a prepared operand is neither).
 struct OperandPlan {
   bool copy_a = false, copy_b = false;
+  bool strided_a = false, strided_b = false;
   bool split_a = true, split_b = true;
 };
 
@@ -75,24 +78,24 @@ struct ExponentRegion {
   }
 };
 
-/// K-contiguous copies of the operands whose rows are strided (GPU spaces only: see
-/// copy_to_k_contiguous).  They live through the whole call.
+/// K-contiguous copies of the operands whose rows are copied (plan.copy_*), and per-tile
+/// partial results for rows read in tiles (copied or strided).  They live through the whole
+/// call.
 template <class ExecSpace>
 struct RowCopyRegion {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>;
   Rows a, b;
-  Rows max_a, max_b;  // per 32-column tile, each row's max |x|, written while copying
+  Rows max_a, max_b;    // per 32-column tile, each row's max |x| (later: its sum of squares)
+  Rows sums_a, sums_b;  // strided rows: per tile, each row's scaled 1-norm (scheme II)
   static RowCopyRegion carve(Carver& c, const Shape3& s, const OperandPlan& plan) {
     RowCopyRegion r;
     const std::int64_t tiles = (s.k + 31) / 32;
-    if (plan.copy_a) {
-      r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
-      r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
-    }
-    if (plan.copy_b) {
-      r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
-      r.max_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
-    }
+    if (plan.copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
+    if (plan.copy_a || plan.strided_a) r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
+    if (plan.strided_a) r.sums_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
+    if (plan.copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
+    if (plan.copy_b || plan.strided_b) r.max_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
+    if (plan.strided_b) r.sums_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
     return r;
   }
 };
