@@ -119,11 +119,17 @@ cmd_device() {
   "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" \
     --json "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
   python3 "$repo/perf_tests/plot.py" "$out/bench.csv" "$out/bench.png" || true
+  # Wide exponent ranges (phi = 4): scheme II's accurate rule.  OZAKI_WIDE=0 skips it.
+  if [ "${OZAKI_WIDE:-1}" != 0 ]; then
+    "$repo/build-cuda/perf_tests/ozaki_bench" --suite wide --csv "$out/bench-wide.csv" \
+      --json "$out/bench-wide.json" 2>&1 | tee "$out/bench-wide.log"
+  fi
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
     ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum -c 400 \
-      "$repo/build-cuda/perf_tests/ozaki_bench" --shapes 8192 --configs int8:7:tri,int8:3:tri \
-      --reps 1 --samples 4 --no-phases >"$out/ncu.log" 2>&1 || true
+      "$repo/build-cuda/perf_tests/ozaki_bench" --shapes 8192 \
+      --configs int8:7:tri,int8:3:tri,crt:15:fast --reps 1 --samples 4 --no-phases \
+      >"$out/ncu.log" 2>&1 || true
   fi
 }
 

@@ -8,7 +8,8 @@
 //
 //   ozaki_bench                                  demo: one shape, native vs ozaki defaults
 //   ozaki_bench --suite device --csv r.csv       the H200 suite of docs/benchmarks.md
-//   ozaki_bench --shapes 4096,16384x16384x1024 --configs native,int8:7:tri,int8:3:tri
+//   ozaki_bench --shapes 4096,16384x16384x1024 --configs native,int8:7:tri,crt:15:fast
+//   ozaki_bench --suite wide                     phi = 4: scheme II's accurate rule
 //
 // Run with --help for every option.
 
@@ -48,10 +49,16 @@ struct Config {
   ozaki::Options options;
 };
 
-struct Settings {
-  std::vector<ShapeArg> shapes;
+/// One shape and the configurations measured on it.
+struct Run {
+  ShapeArg shape;
   std::vector<Config> configs;
+};
+
+struct Settings {
+  std::vector<Run> runs;
   double phi = 0.5;
+  bool phi_given = false;
   int reps = 5;
   int samples = 128;
   std::uint64_t seed = 2026;
@@ -70,9 +77,12 @@ struct Settings {
                       auto               ozaki defaults: Algorithm::Auto, automatic S
                       int8:S[:POLICY]    Int8Slices with S slices (or auto); POLICY tri (default),
                                          full, or a pair count
+                      crt:L[:SCALING]    Int8Crt with L moduli (or auto); SCALING auto (default),
+                                         fast or accurate
                       emu:S              cuBLAS FP64 emulation, min(8S, 55) bits (or auto:
                                          cuBLAS's dynamic choice)
-  --suite NAME      demo (default) or device (the suite of docs/benchmarks.md)
+  --suite NAME      demo (default), device or wide (the suites of docs/benchmarks.md; wide
+                    sets phi = 4 unless --phi is given)
   --phi X           exponent spread of the inputs                 (default 0.5)
   --reps N          timed repetitions; the median is reported     (default 5)
   --samples N       entries checked against double-double         (default 128)
@@ -126,6 +136,18 @@ Config parse_config(const std::string& s) {
         c.options.pair_count = std::stoi(parts[2]);
       }
     }
+  } else if (parts[0] == "crt") {
+    c.options.algorithm = ozaki::Algorithm::Int8Crt;
+    if (parts.size() > 1 && parts[1] != "auto") c.options.moduli = std::stoi(parts[1]);
+    if (parts.size() > 2) {
+      if (parts[2] == "fast") {
+        c.options.crt_scaling = ozaki::CrtScaling::Fast;
+      } else if (parts[2] == "accurate") {
+        c.options.crt_scaling = ozaki::CrtScaling::Accurate;
+      } else if (parts[2] != "auto") {
+        throw std::invalid_argument("unknown scaling in '" + s + "'");
+      }
+    }
   } else if (parts[0] == "emu") {
     c.options.algorithm = ozaki::Algorithm::CublasEmulation;
     if (parts.size() > 1 && parts[1] != "auto") c.options.slices = std::stoi(parts[1]);
@@ -152,8 +174,10 @@ Settings parse(int argc, char* argv[]) {
       configs = value();
     else if (a == "--suite")
       suite = value();
-    else if (a == "--phi")
+    else if (a == "--phi") {
       st.phi = std::stod(value());
+      st.phi_given = true;
+    }
     else if (a == "--reps")
       st.reps = std::stoi(value());
     else if (a == "--samples")
@@ -173,26 +197,48 @@ Settings parse(int argc, char* argv[]) {
     else
       throw std::invalid_argument("unknown option " + a + " (see --help)");
   }
-  if (suite == "demo") {
-    if (shapes.empty()) shapes = on_host ? "1024" : "8192";
-    if (configs.empty()) configs = "native,auto";
+  auto add_runs = [&](const std::string& shape_list, const std::string& config_list) {
+    std::vector<Config> cs;
+    for (const auto& c : split_list(config_list, ',')) cs.push_back(parse_config(c));
+    for (const auto& sh : split_list(shape_list, ',')) st.runs.push_back({parse_shape(sh), cs});
+  };
+  if (!shapes.empty() || !configs.empty()) suite = "custom:" + suite;
+  if (suite == "demo" || suite == "custom:demo") {
+    add_runs(shapes.empty() ? (on_host ? "1024" : "8192") : shapes,
+             configs.empty() ? "native,auto" : configs);
   } else if (suite == "device") {
-    if (shapes.empty()) shapes = "1024,2048,4096,8192,16384,16384x16384x1024,1024x1024x65536";
-    if (configs.empty()) {
-      configs = "native,auto,int8:auto:tri,emu:auto,emu:7";
-      for (int S = 2; S <= 8; ++S)
-        configs += ",int8:" + std::to_string(S) + ":tri,int8:" + std::to_string(S) + ":full";
+    // Every algorithm at every shape of the issues; the scheme I sweep (S = 2..8, both pair
+    // policies) at 8192^3, where the issues' criteria are.
+    const std::string core =
+        "native,auto,int8:auto:tri,int8:3:tri,int8:7:tri,emu:auto,emu:7,crt:auto,crt:13:fast,"
+        "crt:14:fast,crt:15:fast,crt:16:fast";
+    std::string sweep = core;
+    for (int S = 2; S <= 8; ++S) {
+      if (S != 3 && S != 7) sweep += ",int8:" + std::to_string(S) + ":tri";
+      sweep += ",int8:" + std::to_string(S) + ":full";
     }
-    // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB.
-    if (st.workspace_limit == 0) st.workspace_limit = std::int64_t(40) << 30;
+    add_runs("1024,2048,4096", core);
+    add_runs("8192", sweep);
+    add_runs("16384,16384x16384x1024,1024x1024x65536,32768x32768x1024", core);
+  } else if (suite == "wide") {
+    // Wide exponent ranges: scheme II's accurate rule against native, scheme I and cuBLAS.
+    if (!st.phi_given) st.phi = 4;
+    add_runs("8192",
+             "native,auto,crt:auto,crt:auto:accurate,crt:16:accurate,crt:17:accurate,"
+             "crt:18:accurate,crt:19:accurate,crt:20:accurate,crt:22:accurate,crt:18:fast,"
+             "int8:auto:tri,emu:auto");
+  } else if (suite.rfind("custom:", 0) == 0) {
+    add_runs(shapes.empty() ? (on_host ? "1024" : "8192") : shapes,
+             configs.empty() ? "native,auto" : configs);
   } else {
     throw std::invalid_argument("unknown suite '" + suite + "'");
   }
-  for (const auto& s : split_list(shapes, ',')) st.shapes.push_back(parse_shape(s));
-  for (const auto& c : split_list(configs, ',')) st.configs.push_back(parse_config(c));
-  for (auto& c : st.configs) c.options.workspace_limit = st.workspace_limit;
-  if (st.reps < 1 || st.samples < 1)
-    throw std::invalid_argument("--reps and --samples must be >= 1");
+  // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB.
+  if (suite != "demo" && suite != "custom:demo") {
+    if (st.workspace_limit == 0) st.workspace_limit = std::int64_t(40) << 30;
+  }
+  for (auto& run : st.runs)
+    for (auto& c : run.configs) c.options.workspace_limit = st.workspace_limit;
   return st;
 }
 
@@ -365,23 +411,29 @@ Figures figures(const Result& r) {
 }
 
 void print_table(const std::vector<Result>& results) {
-  std::printf("%-20s %-14s %-6s %3s %5s %5s %10s %8s %7s %8s %6s %6s %6s %9s %9s %9s\n", "shape",
-              "config", "algo", "S", "pairs", "gemms", "time[ms]", "TFLOP/s", "xnative",
+  std::printf("%-20s %-18s %-6s %3s %5s %5s %10s %8s %7s %8s %6s %6s %6s %9s %9s %9s\n", "shape",
+              "config", "algo", "S/L", "pr/bt", "gemms", "time[ms]", "TFLOP/s", "xnative",
               "INT8TOP/s", "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
   for (const auto& r : results) {
     if (!r.error_message.empty()) {
-      std::printf("%-20s %-14s  failed: %s\n", shape_name(r.shape).c_str(), r.config.c_str(),
+      std::printf("%-20s %-18s  failed: %s\n", shape_name(r.shape).c_str(), r.config.c_str(),
                   r.error_message.c_str());
       continue;
     }
     const Figures f = figures(r);
     const char* algo = r.report.algorithm == ozaki::Algorithm::Native            ? "native"
                        : r.report.algorithm == ozaki::Algorithm::CublasEmulation ? "emu"
+                       : r.report.algorithm == ozaki::Algorithm::Int8Crt         ? "crt"
                                                                                  : "int8";
+    // S/L: slices (scheme I) or moduli (scheme II); pairs/bits: slice pairs or fewest bits kept.
+    const int count = r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.moduli
+                                                                       : r.report.slices;
+    const int detail = r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.crt_bits
+                                                                        : r.report.slice_pairs;
     std::printf(
-        "%-20s %-14s %-6s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e "
+        "%-20s %-18s %-6s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e "
         "%9.2e\n",
-        shape_name(r.shape).c_str(), r.config.c_str(), algo, r.report.slices, r.report.slice_pairs,
+        shape_name(r.shape).c_str(), r.config.c_str(), algo, count, detail,
         r.report.int8_gemms, r.seconds * 1e3, f.tflops, f.speedup, f.int8_tops, 100 * f.split_share,
         100 * f.estimate_share, 100 * f.recombine_share, r.report.workspace_bytes / 1048576.0,
         r.errors.normwise, r.errors.relative);
@@ -390,7 +442,8 @@ void print_table(const std::vector<Result>& results) {
 
 void write_csv(const std::string& path, const std::vector<Result>& results, const Settings& st) {
   std::ofstream out(path);
-  out << "m,n,k,phi,config,algorithm,backend,slices,pairs,int8_gemms,seconds,tflops,speedup_vs_"
+  out << "m,n,k,phi,config,algorithm,backend,slices,pairs,moduli,crt_scaling,crt_bits,int8_gemms,"
+         "estimate_gemms,seconds,tflops,speedup_vs_"
          "native,"
          "int8_tops,split_share,estimate_share,recombine_share,workspace_bytes,err_normwise,err_"
          "relative,"
@@ -399,8 +452,10 @@ void write_csv(const std::string& path, const std::vector<Result>& results, cons
     const Figures f = figures(r);
     out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << st.phi << ',' << r.config
         << ',' << ozaki::to_string(r.report.algorithm) << ',' << r.report.backend << ','
-        << r.report.slices << ',' << r.report.slice_pairs << ',' << r.report.int8_gemms << ','
-        << r.seconds << ',' << f.tflops << ',' << f.speedup << ',' << f.int8_tops << ','
+        << r.report.slices << ',' << r.report.slice_pairs << ',' << r.report.moduli << ','
+        << (r.report.moduli > 0 ? ozaki::to_string(r.report.crt_scaling) : "") << ','
+        << r.report.crt_bits << ',' << r.report.int8_gemms << ','
+        << r.report.estimate_int8_gemms << ',' << r.seconds << ',' << f.tflops << ',' << f.speedup << ',' << f.int8_tops << ','
         << f.split_share << ',' << f.estimate_share << ',' << f.recombine_share << ','
         << r.report.workspace_bytes << ',' << r.errors.normwise << ',' << r.errors.relative << ','
         << r.report.fallback << ",\"" << r.error_message << r.report.reason << "\"\n";
@@ -417,7 +472,12 @@ void write_json(const std::string& path, const std::vector<Result>& results, con
     out << "    {\"m\": " << r.shape.m << ", \"n\": " << r.shape.n << ", \"k\": " << r.shape.k
         << ", \"config\": \"" << r.config << "\", \"algorithm\": \""
         << ozaki::to_string(r.report.algorithm) << "\", \"slices\": " << r.report.slices
-        << ", \"pairs\": " << r.report.slice_pairs << ", \"int8_gemms\": " << r.report.int8_gemms
+        << ", \"pairs\": " << r.report.slice_pairs << ", \"moduli\": " << r.report.moduli
+        << ", \"crt_scaling\": \""
+        << (r.report.moduli > 0 ? ozaki::to_string(r.report.crt_scaling) : "")
+        << "\", \"crt_bits\": " << r.report.crt_bits
+        << ", \"int8_gemms\": " << r.report.int8_gemms
+        << ", \"estimate_gemms\": " << r.report.estimate_int8_gemms
         << ", \"seconds\": " << r.seconds << ", \"tflops\": " << f.tflops
         << ", \"speedup_vs_native\": " << f.speedup << ", \"int8_tops\": " << f.int8_tops
         << ", \"split_share\": " << f.split_share << ", \"estimate_share\": " << f.estimate_share
@@ -450,14 +510,15 @@ int main(int argc, char* argv[]) {
       Space::name(), st.phi, st.reps, st.samples);
   std::vector<Result> results;
   bool any_failed = false;
-  for (const auto& shape : st.shapes) {
+  for (const auto& run : st.runs) {
+    const ShapeArg& shape = run.shape;
     Inputs in = make_inputs(shape, st.phi, st.seed);
     const auto samples = reference_samples(in, shape, st.samples, st.seed + 99);
     // Native first: every other row of this shape is measured against it.
     Config native{"native", {}};
     native.options.algorithm = ozaki::Algorithm::Native;
     const Result reference = run_config(space, shape, in, native, samples, st);
-    for (const auto& cfg : st.configs) {
+    for (const auto& cfg : run.configs) {
       Result r = cfg.options.algorithm == ozaki::Algorithm::Native
                      ? reference
                      : run_config(space, shape, in, cfg, samples, st);
@@ -465,7 +526,7 @@ int main(int argc, char* argv[]) {
       any_failed = any_failed || !r.error_message.empty();
       results.push_back(r);
     }
-    print_table({results.end() - st.configs.size(), results.end()});
+    print_table({results.end() - run.configs.size(), results.end()});
     std::fflush(stdout);
   }
   std::printf("\nxnative: native time / this time.  err|A||B|: max |c - ref| / (|A||B|)_mn.\n");

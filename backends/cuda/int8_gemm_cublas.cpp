@@ -67,5 +67,17 @@ double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cud
   }
 }
 
+double Int8Gemm<Kokkos::Cuda, true>::fp64_flops_per_byte(const Kokkos::Cuda& space) {
+  cudaDeviceProp prop;
+  cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
+  // sm_90: cublasDgemm's 56.6 TFLOP/s over the ~4.0 TB/s that streaming kernels reach on the
+  // H200 (../shared/GUIDE.md); sm_80 (A100): 19.5 over ~1.5.
+  switch (prop.major * 10 + prop.minor) {
+    case 90: return 56.6 / 4.0;
+    case 80: return 19.5 / 1.5;
+    default: return 0;  // unknown: Auto's cost model ignores memory traffic
+  }
+}
+
 }  // namespace Impl
 }  // namespace ozaki

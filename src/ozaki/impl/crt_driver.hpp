@@ -189,13 +189,15 @@ struct Int8CrtGemm {
       }
       const double ratio = Backend::int8_over_fp64_throughput(space);
       const int products = L + report.estimate_int8_gemms;
-      if (options.algorithm == Algorithm::Auto && native_beats_products(ratio, products)) {
+      const double cost = crt_relative_cost(ratio, Backend::fp64_flops_per_byte(space), products,
+                                            L, s.m, s.n, s.k);
+      if (options.algorithm == Algorithm::Auto && cost >= 1) {
         report.moduli = L;
         report.reason = "Auto: native FP64 GEMM is faster here (" + std::to_string(L) +
                         " moduli, " + std::string(to_string(scaling)) +
                         " scaling, need " + std::to_string(products) +
-                        " INT8 products; INT8/FP64 throughput ratio " + std::to_string(ratio) +
-                        ")";
+                        " INT8 products and their memory traffic: modelled at " +
+                        std::to_string(cost) + " native GEMMs)";
         return Int8Outcome::NativeFaster;
       }
     }

@@ -124,6 +124,22 @@ inline int crt_accurate_moduli(double error_at_max) {
   return max_moduli;
 }
 
+/// Algorithm::Auto's cost model for scheme II, in units of one native FP64 GEMM of the same
+/// shape: the INT8 products at `int8_over_fp64` times the FP64 rate (plus 5% for their
+/// launch and padding), and the memory traffic of residues and reconstruction at a machine
+/// balance of `fp64_flops_per_byte`:
+///     (M + N) K (8 + 2L)   bytes: operands read, residues written and read back
+///     M N (4L + 16)        bytes: INT32 products read, C read and written
+/// Native FP64 GEMM is the faster choice where this is 1 or more.  Unknown ratios (0) make it
+/// 0: no preference for native.
+inline double crt_relative_cost(double int8_over_fp64, double fp64_flops_per_byte, int products,
+                                int L, std::int64_t M, std::int64_t N, std::int64_t K) {
+  if (!(int8_over_fp64 > 0)) return 0;
+  const double m = static_cast<double>(M), n = static_cast<double>(N), k = static_cast<double>(K);
+  const double bytes = (m + n) * k * (8 + 2 * L) + m * n * (4 * L + 16);
+  return 1.05 * products / int8_over_fp64 + fp64_flops_per_byte * bytes / (2 * m * n * k);
+}
+
 /// Throws when the bits a rule left are too few (too few moduli for this K).
 inline void check_crt_bits(int fewest_bits, int L, std::int64_t K) {
   if (fewest_bits < crt_min_bits) {

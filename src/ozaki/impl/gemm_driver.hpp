@@ -270,8 +270,9 @@ bool run_emulation(const ExecSpace& space, bool trans_a, bool trans_b, double al
 /// with an automatic count checks again once it knows the count (Int8Outcome::NativeFaster),
 /// so that the estimate is not wasted where it then runs.
 template <class ExecSpace>
-Algorithm choose_auto(const ExecSpace& space, std::int64_t K, const Options& o, bool prepared,
+Algorithm choose_auto(const ExecSpace& space, const Shape& shape, const Options& o, bool prepared,
                       std::string& why) {
+  const std::int64_t K = shape.k;
   const double ratio = Int8Gemm<ExecSpace>::int8_over_fp64_throughput(space);
   const bool auto_slices_count = o.slices == auto_slices;
   const int S = auto_slices_count ? best_case_slices(K, o.pairs, o.pair_count) : o.slices;
@@ -285,7 +286,12 @@ Algorithm choose_auto(const ExecSpace& space, std::int64_t K, const Options& o, 
   }
   if (prepared) return pick;
   const int products = pick == Algorithm::Int8Crt ? crt_products : slices_products;
-  if (!native_beats_products(ratio, products)) return pick;
+  const bool native_faster =
+      pick == Algorithm::Int8Crt
+          ? crt_relative_cost(ratio, Int8Gemm<ExecSpace>::fp64_flops_per_byte(space), products,
+                              products, shape.m, shape.n, K) >= 1
+          : native_beats_products(ratio, products);
+  if (!native_faster) return pick;
   why = std::string("Auto: native FP64 GEMM is faster here (") + to_string(pick) +
         " needs at least " + std::to_string(products) +
         " INT8 products against an INT8/FP64 throughput ratio of " + std::to_string(ratio) + ")";
@@ -365,7 +371,7 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   const bool any_prepared = prepared_a != nullptr || prepared_b != nullptr;
   Algorithm algorithm = options.algorithm;
   if (algorithm == Algorithm::Auto) {
-    algorithm = choose_auto(space, shape.k, options, any_prepared, why);
+    algorithm = choose_auto(space, shape, options, any_prepared, why);
     if (algorithm == Algorithm::Native) return native(why, false);
   }
   if (options.algorithm == Algorithm::CublasEmulation) {

@@ -47,6 +47,9 @@ struct Int8Gemm {
   /// INT8 over FP64 GEMM throughput, 0 when unknown: Algorithm::Auto then takes Int8Slices,
   /// so that host results follow the same algorithm as the GPU's.
   static double int8_over_fp64_throughput(const ExecSpace&) { return 0; }
+  /// FP64 GEMM flops per byte of memory bandwidth, 0 when unknown (Auto's cost model then
+  /// counts INT8 products only).
+  static double fp64_flops_per_byte(const ExecSpace&) { return 0; }
 };
 
 namespace detail {

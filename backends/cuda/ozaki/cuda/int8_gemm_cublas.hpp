@@ -26,6 +26,8 @@ struct Int8Gemm<Kokkos::Cuda, true> {
   static bool supported(const Kokkos::Cuda& space, std::string& why_not);
   /// Measured INT8 (TN) over FP64 GEMM throughput of this device's architecture, 0 if unknown.
   static double int8_over_fp64_throughput(const Kokkos::Cuda& space);
+  /// FP64 GEMM flops per byte of achievable memory bandwidth (machine balance), 0 if unknown.
+  static double fp64_flops_per_byte(const Kokkos::Cuda& space);
 };
 
 template <>
