@@ -97,40 +97,44 @@ cmd_demo() {
   "$build/perf_tests/ozaki_bench" "$@"
 }
 
-# On the GPU machine, in one call: CUDA build, CUDA tests, benchmark suite; logs to $OUT.
+# On the GPU machine, in one call: CUDA build, CUDA tests, benchmark suites; results to $OUT
+# in at most 7 files (the device tool returns 8): device.log (environment, build, tests),
+# bench.{csv,log,png} (suite device), bench-wide.{csv,log} (suite wide), ncu.log.
 cmd_device() {
   local out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out"
+  local log=$out/device.log
   {
     date -u
     nvidia-smi || true
     nvcc --version || true
     cmake --version | head -n 1
     echo "commit: ${OZAKI_COMMIT:-$(git -C "$repo" rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
-  } >"$out/environment.txt" 2>&1
+  } >"$log" 2>&1
   local t0=$SECONDS
-  configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda 2>&1 |
-    tee "$out/build.log"
-  echo "build: $((SECONDS - t0)) s" | tee -a "$out/build.log"
+  configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda \
+    >>"$log" 2>&1 || { echo "build failed" >>"$log"; return 1; }
+  echo "build: $((SECONDS - t0)) s" >>"$log"
   t0=$SECONDS
-  (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error --timeout 300 2>&1) |
-    tee "$out/tests.log" || true
-  echo "tests: $((SECONDS - t0)) s" | tee -a "$out/tests.log"
-  "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" \
-    --json "$out/bench.json" "$@" 2>&1 | tee "$out/bench.log"
-  python3 "$repo/perf_tests/plot.py" "$out/bench.csv" "$out/bench.png" || true
+  (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error --timeout 300 2>&1) \
+    >>"$log" || true
+  echo "tests: $((SECONDS - t0)) s" >>"$log"
+  "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" "$@" \
+    >"$out/bench.log" 2>&1 || true
+  python3 "$repo/perf_tests/plot.py" "$out/bench.csv" "$out/bench.png" >>"$log" 2>&1 || true
   # Wide exponent ranges (phi = 4): scheme II's accurate rule.  OZAKI_WIDE=0 skips it.
   if [ "${OZAKI_WIDE:-1}" != 0 ]; then
     "$repo/build-cuda/perf_tests/ozaki_bench" --suite wide --csv "$out/bench-wide.csv" \
-      --json "$out/bench-wide.json" 2>&1 | tee "$out/bench-wide.log"
+      >"$out/bench-wide.log" 2>&1 || true
   fi
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
     ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum -c 400 \
       "$repo/build-cuda/perf_tests/ozaki_bench" --shapes 8192 \
-      --configs int8:7:tri,int8:3:tri,crt:15:fast --reps 1 --samples 4 --no-phases \
-      >"$out/ncu.log" 2>&1 || true
+      --configs int8:7:tri,int8:3:tri,crt:15:fast,crt:18:accurate --reps 1 --samples 4 \
+      --no-phases >"$out/ncu.log" 2>&1 || true
   fi
+  echo "done: $(date -u)" >>"$log"
 }
 
 case ${1:-} in

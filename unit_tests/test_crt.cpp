@@ -148,8 +148,10 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
     p.c = P.data();
     p.ldc = mpad;
     ozaki::Impl::Int8Gemm<TestSpace>::run(space, p);
-    ozaki::Impl::accurate_bits(space, P, 1, ozaki::Impl::crt_accurate_range(L), rho, bits_a,
-                               bits_b);
+    Kokkos::View<int**, Kokkos::LayoutRight, typename V::device_type> partial(
+        "partial", (N + 255) / 256, M);
+    ozaki::Impl::accurate_bits(space, P, 1, ozaki::Impl::crt_accurate_range(L), rho, partial,
+                               bits_a, bits_b);
   }
   return SpaceScale{host_vector(bits_a), host_vector(bits_b)};
 }

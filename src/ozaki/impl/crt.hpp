@@ -17,6 +17,7 @@
 #include <ozaki/impl/views.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace ozaki {
 namespace Impl {
@@ -193,24 +194,55 @@ KOKKOS_INLINE_FUNCTION int accurate_lambda(const Products& P, std::int64_t chunk
   return e - 1 + 14;
 }
 
+/// Columns of the accurate rule's per-row minima handled by one thread (min_over_columns).
+constexpr std::int64_t crt_min_tile = 256;
+
+/// out(m) = min over n < N of value(n, m), for M x N values given by a function whose
+/// consecutive m are adjacent in memory: per tile of crt_min_tile columns one thread per m
+/// (coalesced), partial minima in partial(tile, m), then one thread per m over the tiles.
+template <class ExecSpace, class Value>
+void min_over_columns(const char* label, const ExecSpace& space, std::int64_t M, std::int64_t N,
+                      const Value& value, const Kokkos::View<int**, Kokkos::LayoutRight,
+                                                             typename Views<ExecSpace>::device_type>& partial,
+                      const CrtBits<ExecSpace>& out) {
+  const std::int64_t tiles = (N + crt_min_tile - 1) / crt_min_tile;
+  flat_for(
+      label, space, M * tiles, KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t m = idx % M, t = idx / M;
+        const std::int64_t end = (t + 1) * crt_min_tile < N ? (t + 1) * crt_min_tile : N;
+        int low = crt_unbounded;
+        for (std::int64_t n = t * crt_min_tile; n < end; ++n) {
+          const int v = value(n, m);
+          low = v < low ? v : low;
+        }
+        partial(t, m) = low;
+      });
+  flat_for(
+      label, space, M, KOKKOS_LAMBDA(const std::int64_t m) {
+        int low = crt_unbounded;
+        for (std::int64_t t = 0; t < tiles; ++t) low = partial(t, m) < low ? partial(t, m) : low;
+        out(m) = low;
+      });
+}
+
 /// Accurate rule, step 2: from lambda, c_n = floor(min_m(lambda_mn - rho_m / 2)) with
 /// rho_m = min_n lambda_mn, then b_m = min_n(lambda_mn - c_n), both capped at crt_max_bits,
 /// so that b_m + c_n <= lambda_mn everywhere.  Returns the fewest bits of either side.
+/// `partial` holds ceil(N / crt_min_tile) x M ints of scratch.
 template <class ExecSpace>
 int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
                   std::int64_t chunks, double range, const CrtBits<ExecSpace>& rho,
+                  const Kokkos::View<int**, Kokkos::LayoutRight,
+                                     typename Views<ExecSpace>::device_type>& partial,
                   const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b) {
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const std::int64_t M = bits_a.extent(0), N = bits_b.extent(0);
-  flat_for(
-      "ozaki::crt::accurate_rho", space, M, KOKKOS_LAMBDA(const std::int64_t m) {
-        int low = crt_unbounded;
-        for (std::int64_t n = 0; n < N; ++n) {
-          const int l = accurate_lambda(P, chunks, n, m, range);
-          low = l < low ? l : low;
-        }
-        rho(m) = low;
-      });
+  min_over_columns(
+      "ozaki::crt::accurate_rho", space, M, N,
+      KOKKOS_LAMBDA(const std::int64_t n, const std::int64_t m) {
+        return accurate_lambda(P, chunks, n, m, range);
+      },
+      partial, rho);
   Kokkos::parallel_for(
       "ozaki::crt::accurate_bits_b", row_policy(space, N), KOKKOS_LAMBDA(const member_type& team) {
         const int n = team.league_rank();
@@ -229,29 +261,26 @@ int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Produ
           bits_b(n) = c;
         });
       });
+  min_over_columns(
+      "ozaki::crt::accurate_bits_a", space, M, N,
+      KOKKOS_LAMBDA(const std::int64_t n, const std::int64_t m) {
+        return accurate_lambda(P, chunks, n, m, range) - bits_b(n);
+      },
+      partial, bits_a);
   int fewest = crt_max_bits;
   Kokkos::parallel_reduce(
-      "ozaki::crt::accurate_bits_a",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M),
-      KOKKOS_LAMBDA(const std::int64_t m, int& f) {
-        int low = crt_max_bits;
-        for (std::int64_t n = 0; n < N; ++n) {
-          const int x = accurate_lambda(P, chunks, n, m, range) - bits_b(n);
-          low = x < low ? x : low;
+      "ozaki::crt::fewest_bits",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M + N),
+      KOKKOS_LAMBDA(const std::int64_t i, int& f) {
+        if (i < M) {
+          if (bits_a(i) > crt_max_bits) bits_a(i) = crt_max_bits;
+          if (bits_a(i) < f) f = bits_a(i);
+        } else if (bits_b(i - M) < f) {
+          f = bits_b(i - M);
         }
-        bits_a(m) = low;
-        if (low < f) f = low;
       },
       Kokkos::Min<int>(fewest));
-  int fewest_b = crt_max_bits;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::fewest_bits",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, N),
-      KOKKOS_LAMBDA(const std::int64_t n, int& f) {
-        if (bits_b(n) < f) f = bits_b(n);
-      },
-      Kokkos::Min<int>(fewest_b));
-  return fewest < fewest_b ? fewest : fewest_b;
+  return fewest;
 }
 
 /// The accurate rule's error model: scheme I's model (accuracy.hpp) with per-row bits, the
@@ -283,25 +312,29 @@ double crt_model_error(const ExecSpace& space, const LowerBound& D, std::int64_t
   return worst > 0 ? worst : 0.0;
 }
 
-/// Every element x of row r becomes x' = round(x 2^(bits_r - e_r)) (half away from zero,
-/// |x'| < 2^94, an exact double) and its symmetric residue modulo each of the L moduli is
-/// written to residues(r, l * kpad + k).  Padding columns and rows are zero.
-///
-/// Exactness: x 2^(bits - e) is two multiplications by powers of two, split so that neither
-/// leaves the normal range for any x whose x' is nonzero.  x' is cut into exact pieces
-/// x' = hi 2^64 + mid 2^32 + lo (|hi| < 2^30, |mid|, |lo| < 2^32), so that
-/// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^41 congruent to x',
-/// and y - m round(y / m) is exact too.  Each thread takes 4 consecutive k and writes each
-/// modulus' 4 residues as one 32-bit store.
-template <class ExecSpace>
-void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                  const typename Views<ExecSpace>::Exponents& exponents,
-                  const CrtBits<ExecSpace>& bits, const CrtConstants& constants,
-                  const typename Views<ExecSpace>::Digits& residues) {
+namespace detail {
+
+/// f(std::integral_constant<int, L>{}) for the runtime moduli count L: the kernels below are
+/// compiled per L, so that their loops over the moduli unroll (all products' loads of an
+/// entry issue at once; the constants become immediate operands).
+template <int L = min_moduli, class F>
+void with_moduli_count(int moduli, const F& f) {
+  if constexpr (L <= max_moduli) {
+    if (moduli == L) {
+      f(std::integral_constant<int, L>{});
+    } else {
+      with_moduli_count<L + 1>(moduli, f);
+    }
+  }
+}
+
+template <int L, class ExecSpace>
+void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                        const typename Views<ExecSpace>::Exponents& exponents,
+                        const CrtBits<ExecSpace>& bits, const CrtConstants& c,
+                        const typename Views<ExecSpace>::Digits& residues) {
   const std::int64_t rows = X.extent(0);
-  const int L = constants.moduli;
   const std::int64_t kpad = residues.extent(1) / L;
-  const CrtConstants c = constants;
   for_each_quad(
       "ozaki::crt::residues", space, X, residues.extent(0), kpad,
       KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
@@ -315,6 +348,7 @@ void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::Const
           mid[j] = static_cast<double>(static_cast<std::int64_t>(rest * 0x1p-32));
           lo[j] = rest - mid[j] * 0x1p32;
         }
+#pragma unroll
         for (int l = 0; l < L; ++l) {
           std::uint32_t word = 0;
           for (int j = 0; j < 4; ++j) {
@@ -328,6 +362,79 @@ void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::Const
           *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
         }
       });
+}
+
+template <int L, class ExecSpace>
+void crt_reconstruct_fixed(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
+                           std::int64_t chunks, std::int64_t n0, std::int64_t width,
+                           const CrtConstants& c,
+                           const typename Views<ExecSpace>::Exponents& exponents_a,
+                           const CrtBits<ExecSpace>& bits_a,
+                           const typename Views<ExecSpace>::Exponents& exponents_b,
+                           const CrtBits<ExecSpace>& bits_b, double alpha, double beta,
+                           const typename Views<ExecSpace>::Matrix& C) {
+  constexpr int parts = crt_parts(L);
+  grid_for(
+      "ozaki::crt::reconstruct", space, C.extent(0), width,
+      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
+        const std::int64_t n = n0 + j;
+        // All L (times chunks) loads first: they are independent.
+        double y[L];
+#pragma unroll
+        for (int l = 0; l < L; ++l) y[l] = P(l * chunks, j, m);
+        for (std::int64_t ch = 1; ch < chunks; ++ch) {
+#pragma unroll
+          for (int l = 0; l < L; ++l) y[l] += P(l * chunks + ch, j, m);
+        }
+        double S[parts] = {};
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+          const double r = y[l] - round_small(y[l] * c.inverse[l]) * c.modulus[l];
+#pragma unroll
+          for (int p = 0; p < parts; ++p) S[p] += c.weight[l][p] * r;
+        }
+        double q = 0;
+#pragma unroll
+        for (int p = 0; p < parts; ++p) q += S[p] * c.quotient[p];
+        const double k = round_small(q);
+#pragma unroll
+        for (int p = 0; p < parts; ++p) S[p] -= k * c.range[p];
+#pragma unroll
+        for (int p = parts - 1; p >= 1; --p) {
+          const double carry = round_small(S[p] * 0x1p-40);
+          S[p] -= carry * 0x1p40;
+          S[p - 1] += carry;
+        }
+        double v = 0;
+#pragma unroll
+        for (int p = parts - 1; p >= 0; --p) v = S[p] + v * 0x1p-40;
+        const double ab = compat::ldexp(v, c.top_exponent + exponents_a(m) - bits_a(m) +
+                                               exponents_b(n) - bits_b(n));
+        C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+      });
+}
+
+}  // namespace detail
+
+/// Every element x of row r becomes x' = round(x 2^(bits_r - e_r)) (half away from zero,
+/// |x'| < 2^94, an exact double) and its symmetric residue modulo each of the L moduli is
+/// written to residues(r, l * kpad + k).  Padding columns and rows are zero.
+///
+/// Exactness: x 2^(bits - e) is two multiplications by powers of two, split so that neither
+/// leaves the normal range for any x whose x' is nonzero.  x' is cut into exact pieces
+/// x' = hi 2^64 + mid 2^32 + lo (|hi| < 2^30, |mid|, |lo| < 2^32), so that
+/// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^41 congruent to x',
+/// and y - m round(y / m) is exact too.  One thread per 4 consecutive k (for_each_quad)
+/// writes each modulus' 4 residues as one 32-bit store.
+template <class ExecSpace>
+void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                  const typename Views<ExecSpace>::Exponents& exponents,
+                  const CrtBits<ExecSpace>& bits, const CrtConstants& constants,
+                  const typename Views<ExecSpace>::Digits& residues) {
+  detail::with_moduli_count(constants.moduli, [&](auto count) {
+    detail::crt_residues_fixed<decltype(count)::value>(space, X, exponents, bits, constants,
+                                                       residues);
+  });
 }
 
 /// C(m, n0 + j) from the INT32 products of one column block: P(l * chunks + c, j, m) is chunk c
@@ -348,51 +455,11 @@ void crt_reconstruct(const ExecSpace& space, const typename Views<ExecSpace>::Pr
                      const typename Views<ExecSpace>::Exponents& exponents_b,
                      const CrtBits<ExecSpace>& bits_b, double alpha, double beta,
                      const typename Views<ExecSpace>::Matrix& C) {
-  const std::int64_t M = C.extent(0);
-  const CrtConstants c = constants;
-  const int L = c.moduli, parts = c.parts;
-  flat_for(
-      "ozaki::crt::reconstruct", space, M * width, KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t m = idx % M;
-        const std::int64_t j = idx / M;
-        const std::int64_t n = n0 + j;
-        double S[crt_max_parts] = {};
-        for (int l = 0; l < L; ++l) {
-          double y = 0;
-          for (std::int64_t ch = 0; ch < chunks; ++ch) y += P(l * chunks + ch, j, m);
-          const double r = y - round_small(y * c.inverse[l]) * c.modulus[l];
-#pragma unroll
-          for (int p = 0; p < crt_max_parts; ++p) {
-            if (p < parts) S[p] += c.weight[l][p] * r;
-          }
-        }
-        double q = 0;
-#pragma unroll
-        for (int p = 0; p < crt_max_parts; ++p) {
-          if (p < parts) q += S[p] * c.quotient[p];
-        }
-        const double k = round_small(q);
-#pragma unroll
-        for (int p = 0; p < crt_max_parts; ++p) {
-          if (p < parts) S[p] -= k * c.range[p];
-        }
-#pragma unroll
-        for (int p = crt_max_parts - 1; p >= 1; --p) {
-          if (p < parts) {
-            const double carry = round_small(S[p] * 0x1p-40);
-            S[p] -= carry * 0x1p40;
-            S[p - 1] += carry;
-          }
-        }
-        double v = 0;
-#pragma unroll
-        for (int p = crt_max_parts - 1; p >= 0; --p) {
-          if (p < parts) v = S[p] + v * 0x1p-40;
-        }
-        const double ab = compat::ldexp(v, c.top_exponent + exponents_a(m) - bits_a(m) +
-                                               exponents_b(n) - bits_b(n));
-        C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
-      });
+  detail::with_moduli_count(constants.moduli, [&](auto count) {
+    detail::crt_reconstruct_fixed<decltype(count)::value>(space, P, chunks, n0, width, constants,
+                                                          exponents_a, bits_a, exponents_b,
+                                                          bits_b, alpha, beta, C);
+  });
 }
 
 }  // namespace Impl

@@ -144,7 +144,7 @@ struct Int8CrtGemm {
                         fast_bits(space, scale.l2b, T, scale.bits_b));
       }
       return accurate_bits(space, bound.bound, chunks, crt_accurate_range(moduli), scale.rho,
-                           scale.bits_a, scale.bits_b);
+                           scale.partial, scale.bits_a, scale.bits_b);
     };
 
     if (!prepare()) return Int8Outcome::NonFinite;
@@ -154,6 +154,21 @@ struct Int8CrtGemm {
       report.int8_operations += 2.0 * mpad * npad * kpad;
     }
     if (automatic) {
+      const double ratio = Backend::int8_over_fp64_throughput(space);
+      auto cost_of = [&](int moduli, int products) {
+        return crt_relative_cost(ratio, Backend::fp64_flops_per_byte(space), products, moduli,
+                                 s.m, s.n, s.k);
+      };
+      // Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast
+      // model's count in our measurements (docs/benchmarks.md), plus its bound and estimate
+      // products.  Where even that makes native faster, skip the estimate.
+      const int hopeful = std::min(max_moduli, crt_fast_moduli(s.k, q_a, q_b) + 2);
+      if (options.algorithm == Algorithm::Auto && scaling == CrtScaling::Accurate &&
+          cost_of(hopeful, hopeful + 2) >= 1) {
+        report.reason = "Auto: native FP64 GEMM is faster here (wide exponent range: at least " +
+                        std::to_string(hopeful) + " moduli under the accurate scaling rule)";
+        return Int8Outcome::NativeFaster;
+      }
       if (scaling == CrtScaling::Fast) {
         L = crt_fast_moduli(s.k, q_a, q_b);
         report.modeled_error = crt_fast_model(L, s.k, q_a, q_b);
@@ -187,10 +202,8 @@ struct Int8CrtGemm {
         report.modeled_error =
             at_max * std::exp2(0.5 * (crt_log2_range(max_moduli) - crt_log2_range(L)));
       }
-      const double ratio = Backend::int8_over_fp64_throughput(space);
       const int products = L + report.estimate_int8_gemms;
-      const double cost = crt_relative_cost(ratio, Backend::fp64_flops_per_byte(space), products,
-                                            L, s.m, s.n, s.k);
+      const double cost = cost_of(L, products);
       if (options.algorithm == Algorithm::Auto && cost >= 1) {
         report.moduli = L;
         report.reason = "Auto: native FP64 GEMM is faster here (" + std::to_string(L) +

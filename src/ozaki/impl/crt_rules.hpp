@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ constexpr double crt_range_margin = 0x1p-16;
 constexpr int crt_part_bits = 40;
 /// Parts needed for max_moduli (M < 2^184).
 constexpr int crt_max_parts = 5;
+/// Parts for the first L moduli: every 5 of them add just under 40 bits (make_crt_constants
+/// checks this against the bit length of M).
+constexpr int crt_parts(int L) { return (L + 4) / 5; }
 
 /// The symmetric residue range of modulus m: [crt_low(m), crt_high(m)].
 constexpr int crt_high(int m) { return m % 2 == 0 ? m / 2 - 1 : (m - 1) / 2; }
@@ -231,6 +235,7 @@ inline CrtConstants make_crt_constants(int L) {
   for (int l = 0; l < L; ++l) detail::multiply_small(M, static_cast<std::uint32_t>(crt_moduli[l]));
   const int E = detail::bit_length(M);
   c.parts = (E + crt_part_bits - 1) / crt_part_bits;
+  if (c.parts != crt_parts(L)) throw std::logic_error("crt_parts disagrees with the moduli");
   c.top_exponent = E - crt_part_bits;
   double M_double = 0;
   for (int p = 0; p < c.parts; ++p) {
