@@ -17,6 +17,7 @@
 #include <ozaki/impl/views.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace ozaki {
@@ -29,12 +30,24 @@ using CrtBits = typename Views<ExecSpace>::Exponents;
 /// 2^h as a double for |h| <= 1023.
 KOKKOS_INLINE_FUNCTION double power_of_two(int h) { return compat::ldexp(1.0, h); }
 
-/// y rounded to an integer, half away from zero, exactly.
+/// y rounded to an integer, half away from zero, exactly, without conversion instructions
+/// (they are slow on GPUs): |y| + 2^52 rounds |y| < 2^52 to the nearest integer (ties to
+/// even), and a tie is then moved away from zero.
 KOKKOS_INLINE_FUNCTION double round_half_away(double y) {
-  if (!(magnitude(y) < 0x1p52)) return y;  // already an integer
-  const double t = static_cast<double>(static_cast<std::int64_t>(y));  // truncation
-  const double f = y - t;                                              // exact
-  return f >= 0.5 ? t + 1 : (f <= -0.5 ? t - 1 : t);
+  const double a = magnitude(y);
+  if (!(a < 0x1p52)) return y;  // already an integer
+  double t = (a + 0x1p52) - 0x1p52;
+  if (a - t == 0.5) t += 1;
+  return y < 0 ? -t : t;
+}
+
+/// The low 8 bits of an integer-valued double v, |v| < 2^51, as two's complement: the bit
+/// pattern of v + 1.5 2^52 is that of 1.5 2^52 plus v as an integer.
+KOKKOS_INLINE_FUNCTION std::uint32_t low_byte(double v) {
+  const double w = v + 0x1.8p52;
+  std::uint64_t bits;
+  std::memcpy(&bits, &w, sizeof bits);
+  return static_cast<std::uint32_t>(bits) & 0xffu;
 }
 
 /// Nearest integer of y for |y| < 2^51 (ties either way): the classic 1.5 * 2^52 shift.
@@ -43,36 +56,48 @@ KOKKOS_INLINE_FUNCTION double round_small(double y) {
   return (y + shift) - shift;
 }
 
-/// ||x_r 2^-e_r||_2 and ||x_r 2^-e_r||_1 for every row (0 for padding rows).
+/// ||x_r 2^-e_r||_2 and ||x_r 2^-e_r||_1 for every row (K-contiguous rows), in one pass: each
+/// thread of a row's team sums its strided share of both, the team's partial sums meet in
+/// scratch (a fixed order: the result does not depend on scheduling).
 template <class ExecSpace>
 void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                const typename Views<ExecSpace>::Exponents& exponents,
                const typename Views<ExecSpace>::Norms& l2,
                const typename Views<ExecSpace>::Norms& l1) {
-  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  using Partials = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t K = X.extent(1);
+  // Room for the largest team any space runs (CUDA's 1024 threads).
+  constexpr int max_team = 1024;
+  policy_type policy = row_policy(space, X.extent(0));
+  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team)));
   Kokkos::parallel_for(
-      "ozaki::crt::row_norms", row_policy(space, X.extent(0)),
-      KOKKOS_LAMBDA(const member_type& team) {
+      "ozaki::crt::row_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
         const int e = exponents(r);
-        double squares = 0, sum = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& s) {
-              // Scaled to at most 1: no overflow; squares below 2^-1022 vanish, which the
-              // rule's margin covers (the largest element contributes at least 1/4).
-              const double x = compat::ldexp(magnitude(X(r, k)), -e);
-              s += x * x;
-            },
-            squares);
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& s) { s += compat::ldexp(magnitude(X(r, k)), -e); },
-            sum);
+        const int t = team.team_rank(), size = team.team_size();
+        Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
+        double sq = 0, sum = 0;
+        for (std::int64_t k = t; k < K; k += size) {
+          // Scaled to at most 1: no overflow; squares below 2^-1022 vanish, which the
+          // rule's margin covers (the largest element contributes at least 1/4).
+          const double x = compat::ldexp(magnitude(X(r, k)), -e);
+          sq += x * x;
+          sum += x;
+        }
+        squares(t) = sq;
+        sums(t) = sum;
+        team.team_barrier();
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          l2(r) = compat::sqrt(squares);
-          l1(r) = sum;
+          double total_sq = 0, total = 0;
+          for (int i = 0; i < size; ++i) {
+            total_sq += squares(i);
+            total += sums(i);
+          }
+          l2(r) = compat::sqrt(total_sq);
+          l1(r) = total;
         });
       });
 }
@@ -338,25 +363,29 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
   for_each_quad(
       "ozaki::crt::residues", space, X, residues.extent(0), kpad,
       KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
-        const int shift = r < rows ? bits(r) - exponents(r) : 0;
+        const int b = r < rows ? bits(r) : 0;
+        const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
+        // x' = hi 2^64 + mid 2^32 + lo with signed pieces (nearest-integer splits, exact);
+        // a row of at most 62 bits has hi = 0.
         double hi[4], mid[4], lo[4];
         for (int j = 0; j < 4; ++j) {
           const double t = round_half_away(x[j] * p1 * p2);
-          hi[j] = static_cast<double>(static_cast<std::int64_t>(t * 0x1p-64));
+          hi[j] = b > 62 ? round_small(t * 0x1p-64) : 0.0;
           const double rest = t - hi[j] * 0x1p64;
-          mid[j] = static_cast<double>(static_cast<std::int64_t>(rest * 0x1p-32));
+          mid[j] = round_small(rest * 0x1p-32);
           lo[j] = rest - mid[j] * 0x1p32;
         }
 #pragma unroll
         for (int l = 0; l < L; ++l) {
           std::uint32_t word = 0;
           for (int j = 0; j < 4; ++j) {
+            // |y| < 2^40, so y / m is within 2^-19 of its rounding, and for odd m at least
+            // 2^-9 from a tie: v = y - m round(y / m) is the symmetric residue itself.  For
+            // m = 256 a tie gives +-128, whose low byte is -128's either way.
             const double y = hi[j] * c.pow64[l] + (mid[j] * c.pow32[l] + lo[j]);
-            double v = y - round_small(y * c.inverse[l]) * c.modulus[l];
-            if (v > c.high[l]) v -= c.modulus[l];
-            if (v < c.high[l] - c.modulus[l] + 1) v += c.modulus[l];
-            word |= std::uint32_t(std::uint8_t(std::int8_t(static_cast<int>(v)))) << (8 * j);
+            const double v = y - round_small(y * c.inverse[l]) * c.modulus[l];
+            word |= low_byte(v) << (8 * j);
           }
           // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
           *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
@@ -422,9 +451,9 @@ void crt_reconstruct_fixed(const ExecSpace& space, const typename Views<ExecSpac
 ///
 /// Exactness: x 2^(bits - e) is two multiplications by powers of two, split so that neither
 /// leaves the normal range for any x whose x' is nonzero.  x' is cut into exact pieces
-/// x' = hi 2^64 + mid 2^32 + lo (|hi| < 2^30, |mid|, |lo| < 2^32), so that
-/// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^41 congruent to x',
-/// and y - m round(y / m) is exact too.  One thread per 4 consecutive k (for_each_quad)
+/// x' = hi 2^64 + mid 2^32 + lo (|hi| <= 2^30, |mid|, |lo| <= 2^31), so that
+/// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^40 congruent to x',
+/// and y - m round(y / m) is exact too.  No conversion instruction is used.  One thread per 4 consecutive k (for_each_quad)
 /// writes each modulus' 4 residues as one 32-bit store.
 template <class ExecSpace>
 void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,

@@ -128,20 +128,33 @@ inline int crt_accurate_moduli(double error_at_max) {
   return max_moduli;
 }
 
+/// Residue kernels' cost per element and modulus, in FP64 GEMM flops (about 6 FP64 vector
+/// operations, which run at about half the FP64 tensor-core GEMM rate, plus memory stalls):
+/// calibrated on the H200 (docs/benchmarks.md).
+constexpr double crt_residue_flops = 84;
+/// A call's fixed cost (about 25 kernels and a few host synchronisations, ~0.25 ms on the
+/// H200), in FP64 GEMM flops at 56.6 TFLOP/s.
+constexpr double crt_fixed_flops = 1.4e10;
+
 /// Algorithm::Auto's cost model for scheme II, in units of one native FP64 GEMM of the same
-/// shape: the INT8 products at `int8_over_fp64` times the FP64 rate (plus 5% for their
-/// launch and padding), and the memory traffic of residues and reconstruction at a machine
-/// balance of `fp64_flops_per_byte`:
-///     (M + N) K (8 + 2L)   bytes: operands read, residues written and read back
-///     M N (4L + 16)        bytes: INT32 products read, C read and written
-/// Native FP64 GEMM is the faster choice where this is 1 or more.  Unknown ratios (0) make it
-/// 0: no preference for native.
+/// shape (flops 2MNK):
+///     1.05 products / int8_over_fp64          the INT8 GEMMs (5% for padding and launches)
+///   + balance M N (4L + 16) / 2MNK            INT32 products read back, C read and written
+///   + balance (M + N) K (8 + 2L) / 2MNK       operands read, residues written and read
+///   + crt_residue_flops (M + N) K L / 2MNK    residue arithmetic
+///   + crt_fixed_flops / 2MNK
+/// with balance = fp64_flops_per_byte.  Calibrated against the H200 measurements of
+/// docs/benchmarks.md (1024^3 to 16384^3 and the skinny shapes, within about 20%).  Native
+/// FP64 GEMM is the faster choice where this is 1 or more.  An unknown ratio (0) gives 0: no
+/// preference for native.
 inline double crt_relative_cost(double int8_over_fp64, double fp64_flops_per_byte, int products,
                                 int L, std::int64_t M, std::int64_t N, std::int64_t K) {
   if (!(int8_over_fp64 > 0)) return 0;
   const double m = static_cast<double>(M), n = static_cast<double>(N), k = static_cast<double>(K);
+  const double flops = 2 * m * n * k;
   const double bytes = (m + n) * k * (8 + 2 * L) + m * n * (4 * L + 16);
-  return 1.05 * products / int8_over_fp64 + fp64_flops_per_byte * bytes / (2 * m * n * k);
+  return 1.05 * products / int8_over_fp64 + fp64_flops_per_byte * bytes / flops +
+         crt_residue_flops * (m + n) * k * L / flops + crt_fixed_flops / flops;
 }
 
 /// Throws when the bits a rule left are too few (too few moduli for this K).

@@ -286,15 +286,19 @@ Algorithm choose_auto(const ExecSpace& space, const Shape& shape, const Options&
   }
   if (prepared) return pick;
   const int products = pick == Algorithm::Int8Crt ? crt_products : slices_products;
-  const bool native_faster =
-      pick == Algorithm::Int8Crt
-          ? crt_relative_cost(ratio, Int8Gemm<ExecSpace>::fp64_flops_per_byte(space), products,
-                              products, shape.m, shape.n, K) >= 1
-          : native_beats_products(ratio, products);
-  if (!native_faster) return pick;
-  why = std::string("Auto: native FP64 GEMM is faster here (") + to_string(pick) +
-        " needs at least " + std::to_string(products) +
-        " INT8 products against an INT8/FP64 throughput ratio of " + std::to_string(ratio) + ")";
+  if (pick == Algorithm::Int8Crt) {
+    const double cost = crt_relative_cost(ratio, Int8Gemm<ExecSpace>::fp64_flops_per_byte(space),
+                                          products, products, shape.m, shape.n, K);
+    if (cost < 1) return pick;
+    why = "Auto: native FP64 GEMM is faster here (Int8Crt with at least " +
+          std::to_string(products) + " moduli is modelled at " + std::to_string(cost) +
+          " native GEMMs for this shape)";
+    return Algorithm::Native;
+  }
+  if (!native_beats_products(ratio, products)) return pick;
+  why = "Auto: native FP64 GEMM is faster here (Int8Slices needs at least " +
+        std::to_string(products) + " INT8 products against an INT8/FP64 throughput ratio of " +
+        std::to_string(ratio) + ")";
   return Algorithm::Native;
 }
 
