@@ -123,7 +123,10 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 
 // The library holds compiled instances for the execution spaces Kokkos was built with, so
 // that including this header does not compile the kernels again.  src/eti/ defines them with
-// the same macro (PREFIX empty).
+// the same macro (PREFIX empty).  The scheme II kernels that tests also call directly are
+// listed too: their functors are large enough that Kokkos launches them from CUDA constant
+// memory, which without relocatable device code exists once per translation unit, so each
+// such kernel must be compiled in exactly one (two copies crashed the CUDA tests).
 #define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                   \
   namespace ozaki {                                                                               \
   namespace Impl {                                                                                \
@@ -134,6 +137,16 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
                                              const ::ozaki::Options&, ::ozaki::Workspace<SPACE>&, \
                                              const ::ozaki::Impl::SliceStorage<SPACE>*,           \
                                              const ::ozaki::Impl::SliceStorage<SPACE>*);          \
+  PREFIX template void crt_residues<SPACE>(                                                       \
+      const SPACE&, const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                              \
+      const ::ozaki::Impl::Views<SPACE>::Exponents&, const ::ozaki::Impl::Views<SPACE>::Exponents&, \
+      const ::ozaki::Impl::CrtConstants&, const ::ozaki::Impl::Views<SPACE>::Digits&);            \
+  PREFIX template void crt_reconstruct<SPACE>(                                                    \
+      const SPACE&, const ::ozaki::Impl::Views<SPACE>::Products&, std::int64_t, std::int64_t,     \
+      std::int64_t, const ::ozaki::Impl::CrtConstants&,                                           \
+      const ::ozaki::Impl::Views<SPACE>::Exponents&, const ::ozaki::Impl::Views<SPACE>::Exponents&, \
+      const ::ozaki::Impl::Views<SPACE>::Exponents&, const ::ozaki::Impl::Views<SPACE>::Exponents&, \
+      double, double, const ::ozaki::Impl::Views<SPACE>::Matrix&);                                \
   }                                                                                               \
   }
 #define OZAKI_IMPL_NO_PREFIX
