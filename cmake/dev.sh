@@ -147,9 +147,21 @@ cmd_device() {
   echo "done: $(date -u)" >>"$log"
 }
 
+# On the GPU machine, one test binary only (a quick look at one failure): builds its target and
+# runs it with the given arguments; output to $OUT/device.log.
+cmd_device_test() {
+  local out=${OUT:-$repo/build-cuda/out} target=$1
+  shift
+  mkdir -p "$out"
+  configure_and_build cuda "$repo/build-cuda" "$target" -DOZAKI_ENABLE_TESTS=ON \
+    -DOZAKI_TEST_SPACES=cuda >"$out/device.log" 2>&1 || { echo "build failed" >>"$out/device.log"; return 1; }
+  "$repo/build-cuda/unit_tests/$target" "$@" >>"$out/device.log" 2>&1 || true
+}
+
 case ${1:-} in
 demo) shift; cmd_demo "$@" ;;
 test) shift; cmd_test "$@" ;;
 device) shift; cmd_device "$@" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options]" >&2; exit 2 ;;
+device-test) shift; cmd_device_test "$@" ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args]" >&2; exit 2 ;;
 esac
