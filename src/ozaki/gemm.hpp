@@ -123,10 +123,38 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 
 // The library holds compiled instances for the execution spaces Kokkos was built with, so
 // that including this header does not compile the kernels again.  src/eti/ defines them with
-// the same macro (PREFIX empty).  The scheme II kernels that tests also call directly are
-// listed too: their functors are large enough that Kokkos launches them from CUDA constant
-// memory, which without relocatable device code exists once per translation unit, so each
-// such kernel must be compiled in exactly one (two copies crashed the CUDA tests).
+// the same macro (PREFIX empty).
+// The kernels the tests also call directly.  Each must be compiled in exactly one
+// translation unit: the library's driver calls them too, and a mix of two translation units'
+// copies of a template that launches CUDA extended lambdas (the test's, picked by the linker,
+// called from the library's) is not safe without relocatable device code.
+#define OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, V, RowsD, RowsI)                                   \
+  PREFIX template bool row_scale_exponents<SPACE>(const SPACE&, const V::ConstMatrix&,                \
+                                                  const V::Exponents&);                               \
+  PREFIX template void copy_to_k_contiguous<SPACE>(const SPACE&, const V::ConstMatrix&,               \
+                                                   const RowsD&, const RowsD&);                       \
+  PREFIX template bool exponents_from_tile_max<SPACE>(const SPACE&, const RowsD&,                     \
+                                                      const V::Exponents&);                           \
+  PREFIX template void split_rows<SPACE>(const SPACE&, const V::ConstMatrix&,                         \
+                                         const ::ozaki::Impl::SliceStorage<SPACE>&);                  \
+  PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                          \
+      const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,                \
+      const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);                \
+  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,     \
+                                        const V::Norms&, const V::Norms&);                            \
+  PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double, const V::Exponents&);   \
+  PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,   \
+                                          const V::Digits&);                                          \
+  PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double,    \
+                                           const V::Exponents&, const RowsI&, const V::Exponents&,    \
+                                           const V::Exponents&);                                      \
+  PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
+                                           const V::Exponents&, const ::ozaki::Impl::CrtConstants&,   \
+                                           const V::Digits&);                                         \
+  PREFIX template void crt_reconstruct<SPACE>(                                                        \
+      const SPACE&, const V::Products&, std::int64_t, std::int64_t, std::int64_t,                     \
+      const ::ozaki::Impl::CrtConstants&, const V::Exponents&, const V::Exponents&,                   \
+      const V::Exponents&, const V::Exponents&, double, double, const V::Matrix&);
 #define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                   \
   namespace ozaki {                                                                               \
   namespace Impl {                                                                                \
@@ -137,16 +165,9 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
                                              const ::ozaki::Options&, ::ozaki::Workspace<SPACE>&, \
                                              const ::ozaki::Impl::SliceStorage<SPACE>*,           \
                                              const ::ozaki::Impl::SliceStorage<SPACE>*);          \
-  PREFIX template void crt_residues<SPACE>(                                                       \
-      const SPACE&, const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,                              \
-      const ::ozaki::Impl::Views<SPACE>::Exponents&, const ::ozaki::Impl::Views<SPACE>::Exponents&, \
-      const ::ozaki::Impl::CrtConstants&, const ::ozaki::Impl::Views<SPACE>::Digits&);            \
-  PREFIX template void crt_reconstruct<SPACE>(                                                    \
-      const SPACE&, const ::ozaki::Impl::Views<SPACE>::Products&, std::int64_t, std::int64_t,     \
-      std::int64_t, const ::ozaki::Impl::CrtConstants&,                                           \
-      const ::ozaki::Impl::Views<SPACE>::Exponents&, const ::ozaki::Impl::Views<SPACE>::Exponents&, \
-      const ::ozaki::Impl::Views<SPACE>::Exponents&, const ::ozaki::Impl::Views<SPACE>::Exponents&, \
-      double, double, const ::ozaki::Impl::Views<SPACE>::Matrix&);                                \
+  OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, ::ozaki::Impl::Views<SPACE>,                         \
+                              ::ozaki::Impl::RowCopyRegion<SPACE>::Rows,                          \
+                              ::ozaki::Impl::CrtScaleRegion<SPACE>::Partial)                      \
   }                                                                                               \
   }
 #define OZAKI_IMPL_NO_PREFIX

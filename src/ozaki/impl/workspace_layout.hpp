@@ -176,11 +176,12 @@ struct CrtScaleRegion {
   using V = Views<ExecSpace>;
   typename V::Exponents bits_a, bits_b, rho;
   typename V::Norms l2a, l1a, l2b, l1b;
-  Kokkos::View<int**, Kokkos::LayoutRight, typename V::device_type> partial;  // accurate rule
+  using Partial = Kokkos::View<int**, Kokkos::LayoutRight, typename V::device_type>;
+  Partial partial;  // the accurate rule's per-row minima, per tile of 256 columns
   static CrtScaleRegion carve(Carver& c, const Shape3& s) {
     CrtScaleRegion r;
     const std::int64_t tiles = (s.n + 255) / 256;  // crt_min_tile (crt.hpp)
-    r.partial = decltype(r.partial)(c.take<int>(tiles * s.m), tiles, s.m);
+    r.partial = Partial(c.take<int>(tiles * s.m), tiles, s.m);
     r.bits_a = typename V::Exponents(c.take<int>(s.m), s.m);
     r.bits_b = typename V::Exponents(c.take<int>(s.n), s.n);
     r.rho = typename V::Exponents(c.take<int>(s.m), s.m);
