@@ -177,8 +177,7 @@ Settings parse(int argc, char* argv[]) {
     else if (a == "--phi") {
       st.phi = std::stod(value());
       st.phi_given = true;
-    }
-    else if (a == "--reps")
+    } else if (a == "--reps")
       st.reps = std::stoi(value());
     else if (a == "--samples")
       st.samples = std::stoi(value());
@@ -426,15 +425,15 @@ void print_table(const std::vector<Result>& results) {
                        : r.report.algorithm == ozaki::Algorithm::Int8Crt         ? "crt"
                                                                                  : "int8";
     // S/L: slices (scheme I) or moduli (scheme II); pairs/bits: slice pairs or fewest bits kept.
-    const int count = r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.moduli
-                                                                       : r.report.slices;
-    const int detail = r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.crt_bits
-                                                                        : r.report.slice_pairs;
+    const int count =
+        r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.moduli : r.report.slices;
+    const int detail =
+        r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.crt_bits : r.report.slice_pairs;
     std::printf(
         "%-20s %-18s %-6s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e "
         "%9.2e\n",
-        shape_name(r.shape).c_str(), r.config.c_str(), algo, count, detail,
-        r.report.int8_gemms, r.seconds * 1e3, f.tflops, f.speedup, f.int8_tops, 100 * f.split_share,
+        shape_name(r.shape).c_str(), r.config.c_str(), algo, count, detail, r.report.int8_gemms,
+        r.seconds * 1e3, f.tflops, f.speedup, f.int8_tops, 100 * f.split_share,
         100 * f.estimate_share, 100 * f.recombine_share, r.report.workspace_bytes / 1048576.0,
         r.errors.normwise, r.errors.relative);
   }
@@ -454,8 +453,8 @@ void write_csv(const std::string& path, const std::vector<Result>& results, cons
         << ',' << ozaki::to_string(r.report.algorithm) << ',' << r.report.backend << ','
         << r.report.slices << ',' << r.report.slice_pairs << ',' << r.report.moduli << ','
         << (r.report.moduli > 0 ? ozaki::to_string(r.report.crt_scaling) : "") << ','
-        << r.report.crt_bits << ',' << r.report.int8_gemms << ','
-        << r.report.estimate_int8_gemms << ',' << r.seconds << ',' << f.tflops << ',' << f.speedup << ',' << f.int8_tops << ','
+        << r.report.crt_bits << ',' << r.report.int8_gemms << ',' << r.report.estimate_int8_gemms
+        << ',' << r.seconds << ',' << f.tflops << ',' << f.speedup << ',' << f.int8_tops << ','
         << f.split_share << ',' << f.estimate_share << ',' << f.recombine_share << ','
         << r.report.workspace_bytes << ',' << r.errors.normwise << ',' << r.errors.relative << ','
         << r.report.fallback << ",\"" << r.error_message << r.report.reason << "\"\n";
@@ -475,8 +474,7 @@ void write_json(const std::string& path, const std::vector<Result>& results, con
         << ", \"pairs\": " << r.report.slice_pairs << ", \"moduli\": " << r.report.moduli
         << ", \"crt_scaling\": \""
         << (r.report.moduli > 0 ? ozaki::to_string(r.report.crt_scaling) : "")
-        << "\", \"crt_bits\": " << r.report.crt_bits
-        << ", \"int8_gemms\": " << r.report.int8_gemms
+        << "\", \"crt_bits\": " << r.report.crt_bits << ", \"int8_gemms\": " << r.report.int8_gemms
         << ", \"estimate_gemms\": " << r.report.estimate_int8_gemms
         << ", \"seconds\": " << r.seconds << ", \"tflops\": " << f.tflops
         << ", \"speedup_vs_native\": " << f.speedup << ", \"int8_tops\": " << f.int8_tops

@@ -202,8 +202,8 @@ struct GemmRun {
 };
 
 inline GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, Layout la,
-                 const HostMatrix& B, Layout lb, double beta, const HostMatrix& C0, Layout lc,
-                 const ozaki::Options& options) {
+                        const HostMatrix& B, Layout lb, double beta, const HostMatrix& C0,
+                        Layout lc, const ozaki::Options& options) {
   const DeviceMatrix dA = device_copy(A, la), dB = device_copy(B, lb), dC = device_copy(C0, lc);
   const std::string sa(1, ta), sb(1, tb);
   GemmRun run;
@@ -219,7 +219,7 @@ inline GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, Lay
 }
 
 inline GemmRun run_gemm(char ta, char tb, double alpha, const HostMatrix& A, const HostMatrix& B,
-                 double beta, const HostMatrix& C0, const ozaki::Options& options) {
+                        double beta, const HostMatrix& C0, const ozaki::Options& options) {
   return run_gemm(ta, tb, alpha, A, Layout::Left, B, Layout::Left, beta, C0, Layout::Left, options);
 }
 

@@ -5,14 +5,14 @@
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
 
-#include <csignal>
-#include <cstring>
-#include <cstdio>
-#include <cstdlib>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace {
 
@@ -22,9 +22,9 @@ void describe(const char* what, void* address) {
   if (address != nullptr && dladdr(address, &info) != 0) {
     std::snprintf(line, sizeof line, "%s %p in %s (%s + %#lx)\n", what, address,
                   info.dli_fname ? info.dli_fname : "?", info.dli_sname ? info.dli_sname : "?",
-                  static_cast<unsigned long>(static_cast<char*>(address) -
-                                             static_cast<char*>(info.dli_saddr ? info.dli_saddr
-                                                                               : info.dli_fbase)));
+                  static_cast<unsigned long>(
+                      static_cast<char*>(address) -
+                      static_cast<char*>(info.dli_saddr ? info.dli_saddr : info.dli_fbase)));
   } else {
     std::snprintf(line, sizeof line, "%s %p\n", what, address);
   }

@@ -3,10 +3,10 @@
 // end-to-end results within the documented bound of a double-double reference.
 #include "common.hpp"
 
+#include <ozaki/impl/backends.hpp>
 #include <ozaki/impl/crt.hpp>
 #include <ozaki/impl/crt_rules.hpp>
 #include <ozaki/impl/int8_gemm.hpp>
-#include <ozaki/impl/backends.hpp>
 #include <ozaki/serial/crt.hpp>
 
 #include <limits>
@@ -89,8 +89,8 @@ TEST_P(CrtResidues, MatchOracleBitForBit) {
       for (std::int64_t k = 0; k < kpad; ++k) {
         const int expected = r < c.rows ? want.residue(r, l, k) : 0;
         ASSERT_EQ(int(got(r, l * kpad + k)), expected)
-            << "row " << r << ", modulus " << ozaki::crt_moduli[l] << ", column " << k
-            << ", bits " << (r < c.rows ? bits[r] : 0);
+            << "row " << r << ", modulus " << ozaki::crt_moduli[l] << ", column " << k << ", bits "
+            << (r < c.rows ? bits[r] : 0);
       }
     }
   }
@@ -148,8 +148,8 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
     p.c = P.data();
     p.ldc = mpad;
     ozaki::Impl::Int8Gemm<TestSpace>::run(space, p);
-    Kokkos::View<int**, Kokkos::LayoutRight, typename V::device_type> partial(
-        "partial", (N + 255) / 256, M);
+    Kokkos::View<int**, Kokkos::LayoutRight, typename V::device_type> partial("partial",
+                                                                              (N + 255) / 256, M);
     ozaki::Impl::accurate_bits(space, P, 1, ozaki::Impl::crt_accurate_range(L), rho, partial,
                                bits_a, bits_b);
   }
@@ -162,7 +162,8 @@ TEST_P(CrtScalingRules, AccurateBitsMatchOracleExactlyFastWithinOne) {
   const auto [phi, L] = GetParam();
   Random rng(700 + L);
   const std::int64_t M = 19, N = 23, K = 150;
-  const HostMatrix A = random_host(M, K, phi, rng, [](std::int64_t i) { return int(i % 7) * 9 - 30; });
+  const HostMatrix A =
+      random_host(M, K, phi, rng, [](std::int64_t i) { return int(i % 7) * 9 - 30; });
   const HostMatrix B = random_host(K, N, phi, rng);
   const auto want_acc = ozaki::serial::crt_scale(A.cref(), B.cref(), L, CrtScaling::Accurate);
   const SpaceScale got_acc = scale_on_space(A, B, L, CrtScaling::Accurate);
@@ -199,8 +200,8 @@ void expect_crt_accuracy(char ta, char tb, double alpha, const HostMatrix& A, co
   ASSERT_TRUE(scaling == CrtScaling::Fast || scaling == CrtScaling::Accurate);
   HostMatrix ref = C0, oracle = C0;
   ozaki::serial::dd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
-  const ozaki::serial::CrtScale scale = ozaki::serial::crt_gemm(
-      ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
+  const ozaki::serial::CrtScale scale =
+      ozaki::serial::crt_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
   // The fast rule's bits may differ by one from the oracle's (its norms are rounded sums).
   const int slack = scaling == CrtScaling::Fast ? 1 : 0;
   const std::vector<double> bound = ozaki::serial::crt_error_bound(
@@ -215,8 +216,8 @@ void expect_crt_accuracy(char ta, char tb, double alpha, const HostMatrix& A, co
       const double got = run.C.values[idx];
       ASSERT_TRUE(std::isfinite(got)) << "C(" << i << "," << j << ") = " << got;
       ASSERT_LE(std::fabs(got - ref.values[idx]), bound[idx] + u * std::fabs(ref.values[idx]))
-          << "C(" << i << "," << j << "): got " << got << ", reference " << ref.values[idx]
-          << ", " << L << " moduli, " << ozaki::to_string(scaling) << " scaling";
+          << "C(" << i << "," << j << "): got " << got << ", reference " << ref.values[idx] << ", "
+          << L << " moduli, " << ozaki::to_string(scaling) << " scaling";
       ASSERT_LE(std::fabs(got - oracle.values[idx]),
                 2 * bound[idx] + 2 * u * std::fabs(ref.values[idx]))
           << "C(" << i << "," << j << ") differs from the serial oracle: " << got << " vs "
@@ -225,8 +226,7 @@ void expect_crt_accuracy(char ta, char tb, double alpha, const HostMatrix& A, co
   }
 }
 
-class CrtModuliAndSpread
-    : public ::testing::TestWithParam<std::tuple<int, double, CrtScaling>> {};
+class CrtModuliAndSpread : public ::testing::TestWithParam<std::tuple<int, double, CrtScaling>> {};
 
 TEST_P(CrtModuliAndSpread, WithinBoundOfReference) {
   const auto [L, phi, scaling] = GetParam();
@@ -242,11 +242,10 @@ TEST_P(CrtModuliAndSpread, WithinBoundOfReference) {
   expect_crt_accuracy('N', 'N', 1.5, A, B, -0.5, C0, run);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModuli, CrtModuliAndSpread,
-                         ::testing::Combine(::testing::Range(8, 21),
-                                            ::testing::Values(0.5, 2.0, 4.0),
-                                            ::testing::Values(CrtScaling::Fast,
-                                                              CrtScaling::Accurate)));
+INSTANTIATE_TEST_SUITE_P(
+    AllModuli, CrtModuliAndSpread,
+    ::testing::Combine(::testing::Range(8, 21), ::testing::Values(0.5, 2.0, 4.0),
+                       ::testing::Values(CrtScaling::Fast, CrtScaling::Accurate)));
 
 TEST(Crt, MoreModuliMeanSmallerError) {
   Random rng(41);
@@ -332,8 +331,8 @@ TEST(Crt, SmallKBlockAndWorkspaceLimitGiveTheSameResult) {
   const GemmRun whole = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, crt(13, CrtScaling::Accurate));
   EXPECT_EQ(whole.report.recombine_passes, 1);
   Options o = crt(13, CrtScaling::Accurate);
-  o.k_block = 32;                 // 4 chunks of K per modulus, and of the bound product
-  o.workspace_limit = 1 << 20;    // forces blocks of 1024 columns: 3 passes
+  o.k_block = 32;               // 4 chunks of K per modulus, and of the bound product
+  o.workspace_limit = 1 << 20;  // forces blocks of 1024 columns: 3 passes
   const GemmRun blocked = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
   EXPECT_EQ(blocked.report.recombine_passes, 3);
   EXPECT_EQ(blocked.report.int8_gemms, 13 * 4 * 3);

@@ -44,7 +44,8 @@ RowNorms row_norms(const ConstMatrixRef& X) {
 long double peak(const RowNorms& n, std::int64_t K) {
   long double worst = 1;
   for (std::size_t r = 0; r < n.l2.size(); ++r) {
-    if (n.l1[r] > 0) worst = std::max(worst, std::sqrt(static_cast<long double>(K)) * n.l2[r] / n.l1[r]);
+    if (n.l1[r] > 0)
+      worst = std::max(worst, std::sqrt(static_cast<long double>(K)) * n.l2[r] / n.l1[r]);
   }
   return worst;
 }
@@ -109,8 +110,7 @@ CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,
           P += std::int64_t(magnitude7(opA(m, k), na.exponent[m])) *
                magnitude7(opB(k, n), nb.exponent[n]);
         }
-        lambda[m + n * M] =
-            P == 0 ? unbounded : std::ilogb(range / static_cast<double>(P)) + 14;
+        lambda[m + n * M] = P == 0 ? unbounded : std::ilogb(range / static_cast<double>(P)) + 14;
       }
     }
     std::vector<int> rho(M, unbounded);
@@ -220,10 +220,9 @@ CrtScale crt_gemm(char transA, char transB, double alpha, const ConstMatrixRef& 
   return scale;
 }
 
-std::vector<double> crt_error_bound(char transA, char transB, double alpha,
-                                    const ConstMatrixRef& A, const ConstMatrixRef& B, double beta,
-                                    const ConstMatrixRef& C0, const CrtScale& scale,
-                                    int slack_bits) {
+std::vector<double> crt_error_bound(char transA, char transB, double alpha, const ConstMatrixRef& A,
+                                    const ConstMatrixRef& B, double beta, const ConstMatrixRef& C0,
+                                    const CrtScale& scale, int slack_bits) {
   const ConstMatrixRef opA = op(A, transA), opB = op(B, transB);
   const std::int64_t M = opA.rows, K = opA.cols, N = opB.cols;
   const RowNorms na = row_norms(opA), nb = row_norms(opB.transposed());
@@ -243,10 +242,11 @@ std::vector<double> crt_error_bound(char transA, char transB, double alpha,
         l1b += std::fabs(static_cast<long double>(opB(k, n)));
       }
       const long double split = ha * l1b + hb * l1a + K * ha * hb;
-      const long double c0 = beta == 0 ? 0.0L : std::fabs(beta * static_cast<long double>(C0(m, n)));
-      const long double total = std::fabs(alpha) * split +
-                                gamma * (std::fabs(alpha) * (abs_product + split) + c0) +
-                                4 * static_cast<long double>(std::numeric_limits<double>::denorm_min());
+      const long double c0 =
+          beta == 0 ? 0.0L : std::fabs(beta * static_cast<long double>(C0(m, n)));
+      const long double total =
+          std::fabs(alpha) * split + gamma * (std::fabs(alpha) * (abs_product + split) + c0) +
+          4 * static_cast<long double>(std::numeric_limits<double>::denorm_min());
       bound[m + n * M] = static_cast<double>(total * (1 + 0x1p-40L));
     }
   }

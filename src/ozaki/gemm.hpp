@@ -128,32 +128,33 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 // translation unit: the library's driver calls them too, and a mix of two translation units'
 // copies of a template that launches CUDA extended lambdas (the test's, picked by the linker,
 // called from the library's) is not safe without relocatable device code.
-#define OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, V, RowsD, RowsI)                                   \
-  PREFIX template bool row_scale_exponents<SPACE>(const SPACE&, const V::ConstMatrix&,                \
-                                                  const V::Exponents&);                               \
-  PREFIX template void copy_to_k_contiguous<SPACE>(const SPACE&, const V::ConstMatrix&,               \
-                                                   const RowsD&, const RowsD&);                       \
-  PREFIX template bool exponents_from_tile_max<SPACE>(const SPACE&, const RowsD&,                     \
-                                                      const V::Exponents&);                           \
-  PREFIX template void split_rows<SPACE>(const SPACE&, const V::ConstMatrix&,                         \
-                                         const ::ozaki::Impl::SliceStorage<SPACE>&);                  \
-  PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                          \
-      const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,                \
-      const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);                \
-  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,     \
-                                        const V::Norms&, const V::Norms&);                            \
-  PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double, const V::Exponents&);   \
-  PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,   \
-                                          const V::Digits&);                                          \
-  PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double,    \
-                                           const V::Exponents&, const RowsI&, const V::Exponents&,    \
-                                           const V::Exponents&);                                      \
-  PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
-                                           const V::Exponents&, const ::ozaki::Impl::CrtConstants&,   \
-                                           const V::Digits&);                                         \
-  PREFIX template void crt_reconstruct<SPACE>(                                                        \
-      const SPACE&, const V::Products&, std::int64_t, std::int64_t, std::int64_t,                     \
-      const ::ozaki::Impl::CrtConstants&, const V::Exponents&, const V::Exponents&,                   \
+#define OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, V, RowsD, RowsI)                                \
+  PREFIX template bool row_scale_exponents<SPACE>(const SPACE&, const V::ConstMatrix&,             \
+                                                  const V::Exponents&);                            \
+  PREFIX template void copy_to_k_contiguous<SPACE>(const SPACE&, const V::ConstMatrix&,            \
+                                                   const RowsD&, const RowsD&);                    \
+  PREFIX template bool exponents_from_tile_max<SPACE>(const SPACE&, const RowsD&,                  \
+                                                      const V::Exponents&);                        \
+  PREFIX template void split_rows<SPACE>(const SPACE&, const V::ConstMatrix&,                      \
+                                         const ::ozaki::Impl::SliceStorage<SPACE>&);               \
+  PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                       \
+      const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,             \
+      const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
+  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
+                                        const V::Norms&, const V::Norms&);                         \
+  PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
+                                       const V::Exponents&);                                       \
+  PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \
+                                          const V::Exponents&, const V::Digits&);                  \
+  PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double, \
+                                           const V::Exponents&, const RowsI&, const V::Exponents&, \
+                                           const V::Exponents&);                                   \
+  PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&,                    \
+                                           const V::Exponents&, const V::Exponents&,               \
+                                           const ::ozaki::Impl::CrtConstants&, const V::Digits&);  \
+  PREFIX template void crt_reconstruct<SPACE>(                                                     \
+      const SPACE&, const V::Products&, std::int64_t, std::int64_t, std::int64_t,                  \
+      const ::ozaki::Impl::CrtConstants&, const V::Exponents&, const V::Exponents&,                \
       const V::Exponents&, const V::Exponents&, double, double, const V::Matrix&);
 #define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                   \
   namespace ozaki {                                                                               \

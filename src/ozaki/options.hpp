@@ -66,9 +66,8 @@ constexpr int min_moduli = 2;
 /// 256, so that every residue has a symmetric representative in int8: [-128, 127] for 256,
 /// [-(m-1)/2, (m-1)/2] for the odd ones.  A product of two residues is then at most 2^14 in
 /// magnitude, and INT32 sums of up to max_k_block of them cannot overflow.
-constexpr int crt_moduli[max_moduli] = {256, 255, 253, 251, 247, 241, 239, 233,
-                                        229, 227, 223, 211, 199, 197, 193, 191,
-                                        181, 179, 173, 167, 163, 157, 151, 149};
+constexpr int crt_moduli[max_moduli] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 211,
+                                        199, 197, 193, 191, 181, 179, 173, 167, 163, 157, 151, 149};
 
 /// Options::slices value meaning "as many as FP64-equivalent accuracy needs".
 constexpr int auto_slices = 0;

@@ -138,9 +138,9 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
   if (options.algorithm == Algorithm::Int8Crt ||
       (options.algorithm == Algorithm::Auto && automatic)) {
     const int L = options.moduli == auto_moduli ? Impl::assumed_auto_moduli : options.moduli;
-    bytes = std::max(bytes, Impl::crt_bytes<ExecSpace>(
-                                shape, L, options, options.crt_scaling != CrtScaling::Fast,
-                                options.moduli == auto_moduli, plan));
+    bytes = std::max(bytes, Impl::crt_bytes<ExecSpace>(shape, L, options,
+                                                       options.crt_scaling != CrtScaling::Fast,
+                                                       options.moduli == auto_moduli, plan));
   }
   return bytes;
 }

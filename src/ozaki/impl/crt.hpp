@@ -111,8 +111,7 @@ void strided_row_norms(
     const typename Views<ExecSpace>::Exponents& exponents,
     const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>&
         squares,
-    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>&
-        sums,
+    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& sums,
     const typename Views<ExecSpace>::Norms& l2, const typename Views<ExecSpace>::Norms& l1) {
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   const std::int64_t tiles = (K + 31) / 32;
@@ -209,8 +208,8 @@ void magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>::ConstM
 constexpr int crt_unbounded = 4096;
 
 template <class Products>
-KOKKOS_INLINE_FUNCTION int accurate_lambda(const Products& P, std::int64_t chunks,
-                                           std::int64_t n, std::int64_t m, double range) {
+KOKKOS_INLINE_FUNCTION int accurate_lambda(const Products& P, std::int64_t chunks, std::int64_t n,
+                                           std::int64_t m, double range) {
   double p = 0;  // exact: at most a few chunks of < 2^31
   for (std::int64_t c = 0; c < chunks; ++c) p += P(c, n, m);
   if (p == 0) return crt_unbounded;
@@ -226,10 +225,10 @@ constexpr std::int64_t crt_min_tile = 256;
 /// consecutive m are adjacent in memory: per tile of crt_min_tile columns one thread per m
 /// (coalesced), partial minima in partial(tile, m), then one thread per m over the tiles.
 template <class ExecSpace, class Value>
-void min_over_columns(const char* label, const ExecSpace& space, std::int64_t M, std::int64_t N,
-                      const Value& value, const Kokkos::View<int**, Kokkos::LayoutRight,
-                                                             typename Views<ExecSpace>::device_type>& partial,
-                      const CrtBits<ExecSpace>& out) {
+void min_over_columns(
+    const char* label, const ExecSpace& space, std::int64_t M, std::int64_t N, const Value& value,
+    const Kokkos::View<int**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& partial,
+    const CrtBits<ExecSpace>& out) {
   const std::int64_t tiles = (N + crt_min_tile - 1) / crt_min_tile;
   flat_for(
       label, space, M * tiles, KOKKOS_LAMBDA(const std::int64_t idx) {
@@ -255,11 +254,11 @@ void min_over_columns(const char* label, const ExecSpace& space, std::int64_t M,
 /// so that b_m + c_n <= lambda_mn everywhere.  Returns the fewest bits of either side.
 /// `partial` holds ceil(N / crt_min_tile) x M ints of scratch.
 template <class ExecSpace>
-int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
-                  std::int64_t chunks, double range, const CrtBits<ExecSpace>& rho,
-                  const Kokkos::View<int**, Kokkos::LayoutRight,
-                                     typename Views<ExecSpace>::device_type>& partial,
-                  const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b) {
+int accurate_bits(
+    const ExecSpace& space, const typename Views<ExecSpace>::Products& P, std::int64_t chunks,
+    double range, const CrtBits<ExecSpace>& rho,
+    const Kokkos::View<int**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& partial,
+    const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b) {
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const std::int64_t M = bits_a.extent(0), N = bits_b.extent(0);
   min_over_columns(
@@ -437,8 +436,8 @@ void crt_reconstruct_fixed(const ExecSpace& space, const typename Views<ExecSpac
         double v = 0;
 #pragma unroll
         for (int p = parts - 1; p >= 0; --p) v = S[p] + v * 0x1p-40;
-        const double ab = compat::ldexp(v, c.top_exponent + exponents_a(m) - bits_a(m) +
-                                               exponents_b(n) - bits_b(n));
+        const double ab = compat::ldexp(
+            v, c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n));
         C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
       });
 }
@@ -453,8 +452,8 @@ void crt_reconstruct_fixed(const ExecSpace& space, const typename Views<ExecSpac
 /// leaves the normal range for any x whose x' is nonzero.  x' is cut into exact pieces
 /// x' = hi 2^64 + mid 2^32 + lo (|hi| <= 2^30, |mid|, |lo| <= 2^31), so that
 /// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^40 congruent to x',
-/// and y - m round(y / m) is exact too.  No conversion instruction is used.  One thread per 4 consecutive k (for_each_quad)
-/// writes each modulus' 4 residues as one 32-bit store.
+/// and y - m round(y / m) is exact too.  No conversion instruction is used.  One thread per 4
+/// consecutive k (for_each_quad) writes each modulus' 4 residues as one 32-bit store.
 template <class ExecSpace>
 void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                   const typename Views<ExecSpace>::Exponents& exponents,
@@ -486,8 +485,8 @@ void crt_reconstruct(const ExecSpace& space, const typename Views<ExecSpace>::Pr
                      const typename Views<ExecSpace>::Matrix& C) {
   detail::with_moduli_count(constants.moduli, [&](auto count) {
     detail::crt_reconstruct_fixed<decltype(count)::value>(space, P, chunks, n0, width, constants,
-                                                          exponents_a, bits_a, exponents_b,
-                                                          bits_b, alpha, beta, C);
+                                                          exponents_a, bits_a, exponents_b, bits_b,
+                                                          alpha, beta, C);
   });
 }
 

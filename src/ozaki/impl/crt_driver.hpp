@@ -15,8 +15,8 @@
 #include <ozaki/impl/backends.hpp>
 #include <ozaki/impl/crt.hpp>
 #include <ozaki/impl/crt_rules.hpp>
-#include <ozaki/impl/slice_count.hpp>
 #include <ozaki/impl/driver_common.hpp>
+#include <ozaki/impl/slice_count.hpp>
 #include <ozaki/impl/split.hpp>
 #include <ozaki/impl/workspace_layout.hpp>
 #include <ozaki/options.hpp>
@@ -96,14 +96,14 @@ struct Int8CrtGemm {
       if (a_bad || b_bad) return false;
       // (The tile maxima are consumed: their storage takes the partial sums of squares.)
       if (plan.strided_a) {
-        strided_row_norms(space, rows_a, exponents.a, copies_of.max_a, copies_of.sums_a,
-                          scale.l2a, scale.l1a);
+        strided_row_norms(space, rows_a, exponents.a, copies_of.max_a, copies_of.sums_a, scale.l2a,
+                          scale.l1a);
       } else {
         row_norms(space, rows_a, exponents.a, scale.l2a, scale.l1a);
       }
       if (plan.strided_b) {
-        strided_row_norms(space, rows_b, exponents.b, copies_of.max_b, copies_of.sums_b,
-                          scale.l2b, scale.l1b);
+        strided_row_norms(space, rows_b, exponents.b, copies_of.max_b, copies_of.sums_b, scale.l2b,
+                          scale.l1b);
       } else {
         row_norms(space, rows_b, exponents.b, scale.l2b, scale.l1b);
       }
@@ -156,8 +156,8 @@ struct Int8CrtGemm {
     if (automatic) {
       const double ratio = Backend::int8_over_fp64_throughput(space);
       auto cost_of = [&](int moduli, int products) {
-        return crt_relative_cost(ratio, Backend::fp64_flops_per_byte(space), products, moduli,
-                                 s.m, s.n, s.k);
+        return crt_relative_cost(ratio, Backend::fp64_flops_per_byte(space), products, moduli, s.m,
+                                 s.n, s.k);
       };
       // Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast
       // model's count in our measurements (docs/benchmarks.md), plus its bound and estimate
@@ -178,21 +178,21 @@ struct Int8CrtGemm {
         Carver after_bound(base, bound_end);
         const EstimateRegion<ExecSpace> estimate = EstimateRegion<ExecSpace>::carve(
             after_bound, s, magnitude_chunks(s.k, options.k_block));
-        const SliceCountChoice choice = choose_slice_count(
-            space, rows_a, rows_b, exponents.a, exponents.b, options.k_block, estimate);
+        const SliceCountChoice choice = choose_slice_count(space, rows_a, rows_b, exponents.a,
+                                                           exponents.b, options.k_block, estimate);
         report.estimate_int8_gemms += choice.int8_gemms;
         report.int8_operations += 2.0 * mpad * npad * kpad * choice.int8_gemms /
                                   static_cast<double>(magnitude_chunks(s.k, options.k_block));
         choose_bits(max_moduli);
         const double at_max =
             choice.lower_stored
-                ? crt_model_error(space, estimate.lower, s.k, scale.bits_a, scale.bits_b,
-                                  scale.l1a, scale.l1b)
-                : crt_model_error(space,
-                                  ProductLowerBound<ExecSpace>{
-                                      estimate.products, magnitude_chunks(s.k, options.k_block),
-                                      0x1p-14},
-                                  s.k, scale.bits_a, scale.bits_b, scale.l1a, scale.l1b);
+                ? crt_model_error(space, estimate.lower, s.k, scale.bits_a, scale.bits_b, scale.l1a,
+                                  scale.l1b)
+                : crt_model_error(
+                      space,
+                      ProductLowerBound<ExecSpace>{estimate.products,
+                                                   magnitude_chunks(s.k, options.k_block), 0x1p-14},
+                      s.k, scale.bits_a, scale.bits_b, scale.l1a, scale.l1b);
         L = crt_accurate_moduli(at_max);
         if (!(at_max < HUGE_VAL)) {
           report.reason =
@@ -207,8 +207,8 @@ struct Int8CrtGemm {
       if (options.algorithm == Algorithm::Auto && cost >= 1) {
         report.moduli = L;
         report.reason = "Auto: native FP64 GEMM is faster here (" + std::to_string(L) +
-                        " moduli, " + std::string(to_string(scaling)) +
-                        " scaling, need " + std::to_string(products) +
+                        " moduli, " + std::string(to_string(scaling)) + " scaling, need " +
+                        std::to_string(products) +
                         " INT8 products and their memory traffic: modelled at " +
                         std::to_string(cost) + " native GEMMs)";
         return Int8Outcome::NativeFaster;

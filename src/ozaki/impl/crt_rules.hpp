@@ -61,7 +61,8 @@ inline double crt_log2_range(int L) {
 }
 
 /// Fast (Cauchy-Schwarz) rule.  With |a'_mk| <= |a_mk| 2^(b_m-e_m) + 1/2,
-///     sum_k |a'_mk||b'_kn| <= ||a'_m||_2 ||b'_n||_2 <= (2^b_m n_m + sqrt(K)/2)(2^c_n n_n + sqrt(K)/2)
+///     sum_k |a'_mk||b'_kn| <= ||a'_m||_2 ||b'_n||_2 <= (2^b_m n_m + sqrt(K)/2)(2^c_n n_n +
+///     sqrt(K)/2)
 /// where n_m = ||a_m||_2 2^-e_m.  So 2^b_m n_m <= T and 2^c_n n_n <= T with
 ///     T = sqrt(half_range) - sqrt(K)/2
 /// suffice: b_m = floor(log2(T / n_m)).  Returns T (0 or less: no bits at all).
@@ -161,9 +162,9 @@ inline double crt_relative_cost(double int8_over_fp64, double fp64_flops_per_byt
 inline void check_crt_bits(int fewest_bits, int L, std::int64_t K) {
   if (fewest_bits < crt_min_bits) {
     throw InvalidArgument("Int8Crt: " + std::to_string(L) + " moduli leave only " +
-                          std::to_string(fewest_bits) + " bits per element at K = " +
-                          std::to_string(K) + " (at least " + std::to_string(crt_min_bits) +
-                          " are needed): use more moduli");
+                          std::to_string(fewest_bits) +
+                          " bits per element at K = " + std::to_string(K) + " (at least " +
+                          std::to_string(crt_min_bits) + " are needed): use more moduli");
   }
 }
 
@@ -176,15 +177,15 @@ inline void check_crt_bits(int fewest_bits, int L, std::int64_t K) {
 struct CrtConstants {
   int moduli = 0;
   int parts = 0;
-  int top_exponent = 0;                  // E - 40: the exponent of part 0
-  double modulus[max_moduli] = {};       // m_l
-  double inverse[max_moduli] = {};       // 1 / m_l, rounded
-  double pow32[max_moduli] = {};         // 2^32 mod m_l
-  double pow64[max_moduli] = {};         // 2^64 mod m_l
-  double high[max_moduli] = {};          // crt_high(m_l)
+  int top_exponent = 0;             // E - 40: the exponent of part 0
+  double modulus[max_moduli] = {};  // m_l
+  double inverse[max_moduli] = {};  // 1 / m_l, rounded
+  double pow32[max_moduli] = {};    // 2^32 mod m_l
+  double pow64[max_moduli] = {};    // 2^64 mod m_l
+  double high[max_moduli] = {};     // crt_high(m_l)
   double weight[max_moduli][crt_max_parts] = {};
-  double range[crt_max_parts] = {};      // M in the same parts
-  double quotient[crt_max_parts] = {};   // 2^(E - 40(p+1)) / M, rounded
+  double range[crt_max_parts] = {};     // M in the same parts
+  double quotient[crt_max_parts] = {};  // 2^(E - 40(p+1)) / M, rounded
 };
 
 namespace detail {
@@ -218,7 +219,8 @@ inline double bit_field(const BigNatural& x, int low, int count) {
   std::uint64_t v = 0;
   for (int i = count - 1; i >= 0; --i) {
     const int bit = low + i;
-    const bool set = bit >= 0 && bit / 32 < static_cast<int>(x.size()) && ((x[bit / 32] >> (bit % 32)) & 1u);
+    const bool set =
+        bit >= 0 && bit / 32 < static_cast<int>(x.size()) && ((x[bit / 32] >> (bit % 32)) & 1u);
     v = (v << 1) | (set ? 1u : 0u);
   }
   return static_cast<double>(v);
@@ -264,7 +266,8 @@ inline CrtConstants make_crt_constants(int L) {
     c.modulus[l] = m;
     c.inverse[l] = 1.0 / m;
     c.pow32[l] = static_cast<double>((std::uint64_t(1) << 32) % m);
-    c.pow64[l] = static_cast<double>(((std::uint64_t(1) << 32) % m) * ((std::uint64_t(1) << 32) % m) % m);
+    c.pow64[l] =
+        static_cast<double>(((std::uint64_t(1) << 32) % m) * ((std::uint64_t(1) << 32) % m) % m);
     c.high[l] = crt_high(m);
     // w_l = (M / m_l) * inverse((M / m_l) mod m_l).
     detail::BigNatural w{1};

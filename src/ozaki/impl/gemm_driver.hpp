@@ -407,17 +407,16 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   // Options as the drivers see them: Auto stays Auto (it may still pick native).
   Int8Outcome outcome;
   if (crt) {
-    outcome = c_row_major ? Int8CrtGemm<ExecSpace>::run(space, opBt, opA, alpha, beta, Ct,
-                                                        options, workspace, report)
-                          : Int8CrtGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C,
-                                                        options, workspace, report);
+    outcome = c_row_major ? Int8CrtGemm<ExecSpace>::run(space, opBt, opA, alpha, beta, Ct, options,
+                                                        workspace, report)
+                          : Int8CrtGemm<ExecSpace>::run(space, opA, opBt, alpha, beta, C, options,
+                                                        workspace, report);
   } else {
-    outcome = c_row_major ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, nullptr, nullptr,
-                                                           alpha, beta, Ct, options, workspace,
-                                                           report)
-                          : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, prepared_a,
-                                                           prepared_b, alpha, beta, C, options,
-                                                           workspace, report);
+    outcome = c_row_major
+                  ? Int8SlicesGemm<ExecSpace>::run(space, opBt, opA, nullptr, nullptr, alpha, beta,
+                                                   Ct, options, workspace, report)
+                  : Int8SlicesGemm<ExecSpace>::run(space, opA, opBt, prepared_a, prepared_b, alpha,
+                                                   beta, C, options, workspace, report);
   }
   if (outcome == Int8Outcome::NonFinite && any_prepared) {
     throw InvalidArgument(

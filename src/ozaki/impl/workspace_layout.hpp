@@ -204,8 +204,7 @@ struct CrtBoundRegion {
     const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m), npad = padded_rows(s.n);
     r.q_a = typename V::Digits(c.take<std::int8_t>(mpad * kpad), mpad, kpad);
     r.q_b = typename V::Digits(c.take<std::int8_t>(npad * kpad), npad, kpad);
-    r.bound =
-        typename V::Products(c.take<std::int32_t>(chunks * npad * mpad), chunks, npad, mpad);
+    r.bound = typename V::Products(c.take<std::int32_t>(chunks * npad * mpad), chunks, npad, mpad);
     return r;
   }
 };
@@ -222,8 +221,8 @@ struct CrtProductRegion {
     const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m), npad = padded_rows(s.n);
     r.residues_a = typename V::Digits(c.take<std::int8_t>(mpad * L * kpad), mpad, L * kpad);
     r.residues_b = typename V::Digits(c.take<std::int8_t>(npad * L * kpad), npad, L * kpad);
-    r.products = typename V::Products(c.take<std::int32_t>(L * chunks * width * mpad),
-                                      L * chunks, width, mpad);
+    r.products = typename V::Products(c.take<std::int32_t>(L * chunks * width * mpad), L * chunks,
+                                      width, mpad);
     return r;
   }
 };
@@ -305,8 +304,7 @@ std::size_t crt_bytes(const Shape3& s, int L, const Options& o, bool accurate, b
   RowCopyRegion<ExecSpace>::carve(c, s, plan);
   CrtScaleRegion<ExecSpace>::carve(c, s);
   const std::size_t phase_offset = c.used();
-  CrtProductRegion<ExecSpace>::carve(c, s, L, chunks,
-                                     crt_block_columns<ExecSpace>(s, L, o, plan));
+  CrtProductRegion<ExecSpace>::carve(c, s, L, chunks, crt_block_columns<ExecSpace>(s, L, o, plan));
   std::size_t bytes = c.used();
   if (accurate) {
     Carver bound(nullptr, phase_offset);

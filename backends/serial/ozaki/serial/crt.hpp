@@ -28,8 +28,7 @@ struct CrtScale {
 /// The scaling of scheme II for L moduli: `scaling` Fast or Accurate (Auto resolves by the
 /// peak test of crt_rules.hpp).  opA is M x K, opB is K x N; both finite.  Throws
 /// std::invalid_argument when a row would keep fewer than crt_min_bits bits.
-CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,
-                   CrtScaling scaling);
+CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L, CrtScaling scaling);
 
 /// round(x 2^(bits - e)), rounding half away from zero, exactly (|result| < 2^95).
 __int128 crt_scaled_integer(double x, int e, int bits);
@@ -58,10 +57,9 @@ CrtScale crt_gemm(char transA, char transB, double alpha, const ConstMatrixRef& 
 /// Per-element bound on |C_scheme_II - (alpha op(A) op(B) + beta C0)| for the given bits,
 /// each lowered by `slack_bits` (a result computed with bits up to that many higher or lower
 /// per row is then covered: the fast rule's bits may differ by one).  M x N, column-major.
-std::vector<double> crt_error_bound(char transA, char transB, double alpha,
-                                    const ConstMatrixRef& A, const ConstMatrixRef& B, double beta,
-                                    const ConstMatrixRef& C0, const CrtScale& scale,
-                                    int slack_bits);
+std::vector<double> crt_error_bound(char transA, char transB, double alpha, const ConstMatrixRef& A,
+                                    const ConstMatrixRef& B, double beta, const ConstMatrixRef& C0,
+                                    const CrtScale& scale, int slack_bits);
 
 }  // namespace serial
 }  // namespace ozaki
