@@ -195,6 +195,20 @@ inline std::vector<double> abs_product(char ta, char tb, const HostMatrix& A, co
   return out;
 }
 
+/// Normwise errors (normwise_error) of C = A B (no transposes, beta = 0) and of plain FP64
+/// GEMM on the same inputs, both against a double-double reference.
+struct ErrorsAgainstReference {
+  double ozaki = 0, native = 0;
+};
+inline ErrorsAgainstReference errors_against_reference(const HostMatrix& A, const HostMatrix& B,
+                                                       const HostMatrix& C) {
+  HostMatrix ref = C, native = C;
+  ozaki::serial::dd_gemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
+  ozaki::serial::dgemm('N', 'N', 1.0, A.cref(), B.cref(), 0.0, native.ref());
+  const auto abs_ab = abs_product('N', 'N', A, B);
+  return {normwise_error(C, ref, abs_ab), normwise_error(native, ref, abs_ab)};
+}
+
 /// ozaki::gemm on the test space with the operands in the given layouts; C back on the host.
 struct GemmRun {
   HostMatrix C;
