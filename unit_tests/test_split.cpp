@@ -186,7 +186,7 @@ TEST(Split, SliceCountEstimateMatchesOracleAndBoundsTheTrueRatio) {
     for (std::int64_t k_block : {std::int64_t(0), std::int64_t(100)}) {
       SCOPED_TRACE("k_block " + std::to_string(k_block));
       const ozaki::Impl::Shape3 shape{M, N, K};
-      const std::int64_t chunks = ozaki::Impl::magnitude_chunks(K, k_block);
+      const std::int64_t chunks = ozaki::Impl::k_chunks(K, k_block);
       ozaki::Impl::Carver count(nullptr);
       ozaki::Impl::EstimateRegion<TestSpace>::carve(count, shape, chunks);
       Kokkos::View<unsigned char*, MemSpace> buffer("scratch", count.used());
@@ -203,7 +203,7 @@ TEST(Split, SliceCountEstimateMatchesOracleAndBoundsTheTrueRatio) {
       EXPECT_GE(want.inverse, exact.inverse) << "the estimate must bound the ratio from above";
       EXPECT_GE(exact.split, 1.0);
       EXPECT_LT(choice.ratios.inverse, HUGE_VAL);
-      EXPECT_EQ(choice.int8_gemms % ozaki::Impl::magnitude_chunks(K, k_block), 0);
+      EXPECT_EQ(choice.int8_gemms % ozaki::Impl::k_chunks(K, k_block), 0);
     }
   }
 }

@@ -74,15 +74,20 @@ inline int fp64_equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPoli
   return max_slices;
 }
 
-/// Algorithm::Auto's cost model: true when native FP64 GEMM is faster than Int8Slices with S
-/// slices, on a device whose INT8 GEMMs run `int8_over_fp64` times faster than its FP64 GEMM
-/// (0: unknown, never).  `extra_products` counts INT8 GEMMs beyond the schedule's (the
-/// automatic-S estimate); split and recombination add about 10% (docs/benchmarks.md).
+/// Algorithm::Auto's cost model for scheme I: native FP64 GEMM is faster when `products`
+/// INT8 GEMMs, plus about 10% for split and recombination (docs/benchmarks.md), take at least
+/// as long as one FP64 GEMM on a device whose INT8 GEMMs run `int8_over_fp64` times faster
+/// (0: unknown, never).
+inline bool native_beats_products(double int8_over_fp64, int products) {
+  return int8_over_fp64 > 0 && 1.1 * products >= int8_over_fp64;
+}
+
+/// The same for Int8Slices with S slices and a pair policy; `extra_products` counts INT8 GEMMs
+/// beyond the schedule's (the automatic-S estimate).
 inline bool native_is_faster(double int8_over_fp64, int S, PairPolicy policy, int pair_count,
                              int extra_products) {
-  if (!(int8_over_fp64 > 0)) return false;
-  const int products = selected_pair_count(S, policy, std::min(pair_count, S * S)) + extra_products;
-  return 1.1 * products >= int8_over_fp64;
+  return native_beats_products(
+      int8_over_fp64, selected_pair_count(S, policy, std::min(pair_count, S * S)) + extra_products);
 }
 
 /// The S the model chooses for uniformly distributed data (split ratio 16, 1/D_mn = 16/K), the

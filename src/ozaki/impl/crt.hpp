@@ -15,6 +15,7 @@
 #include <ozaki/impl/slice_format.hpp>
 #include <ozaki/impl/split.hpp>
 #include <ozaki/impl/views.hpp>
+#include <ozaki/impl/workspace_layout.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -102,7 +103,7 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
       });
 }
 
-/// row_norms for rows that are not K-contiguous, without copying them: per 32-column tile,
+/// row_norms for rows that are not K-contiguous, without copying them: per row tile,
 /// one thread per row (consecutive threads on X's contiguous index), partial sums into
 /// squares(tile, r) and sums(tile, r), then one thread per row adds its tiles.
 template <class ExecSpace>
@@ -114,14 +115,15 @@ void strided_row_norms(
     const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& sums,
     const typename Views<ExecSpace>::Norms& l2, const typename Views<ExecSpace>::Norms& l1) {
   const std::int64_t rows = X.extent(0), K = X.extent(1);
-  const std::int64_t tiles = (K + 31) / 32;
-  flat_for(
-      "ozaki::crt::strided_row_norms", space, rows * tiles, KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t r = idx % rows, t = idx / rows;
-        const std::int64_t end = 32 * t + 32 < K ? 32 * t + 32 : K;
+  const std::int64_t tiles = row_tiles(K);
+  grid_for(
+      "ozaki::crt::strided_row_norms", space, rows, tiles,
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
+        const std::int64_t begin = t * row_tile_columns;
+        const std::int64_t end = begin + row_tile_columns < K ? begin + row_tile_columns : K;
         const int e = exponents(r);
         double sq = 0, sum = 0;
-        for (std::int64_t k = 32 * t; k < end; ++k) {
+        for (std::int64_t k = begin; k < end; ++k) {
           const double x = compat::ldexp(magnitude(X(r, k)), -e);
           sq += x * x;
           sum += x;
@@ -218,9 +220,6 @@ KOKKOS_INLINE_FUNCTION int accurate_lambda(const Products& P, std::int64_t chunk
   return e - 1 + 14;
 }
 
-/// Columns of the accurate rule's per-row minima handled by one thread (min_over_columns).
-constexpr std::int64_t crt_min_tile = 256;
-
 /// out(m) = min over n < N of value(n, m), for M x N values given by a function whose
 /// consecutive m are adjacent in memory: per tile of crt_min_tile columns one thread per m
 /// (coalesced), partial minima in partial(tile, m), then one thread per m over the tiles.
@@ -230,9 +229,8 @@ void min_over_columns(
     const Kokkos::View<int**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& partial,
     const CrtBits<ExecSpace>& out) {
   const std::int64_t tiles = (N + crt_min_tile - 1) / crt_min_tile;
-  flat_for(
-      label, space, M * tiles, KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t m = idx % M, t = idx / M;
+  grid_for(
+      label, space, M, tiles, KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t t) {
         const std::int64_t end = (t + 1) * crt_min_tile < N ? (t + 1) * crt_min_tile : N;
         int low = crt_unbounded;
         for (std::int64_t n = t * crt_min_tile; n < end; ++n) {

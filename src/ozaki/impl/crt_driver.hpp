@@ -30,13 +30,6 @@
 namespace ozaki {
 namespace Impl {
 
-/// Algorithm::Auto's cost model for a given INT8 product count: native FP64 GEMM is faster
-/// when the products alone, plus about 10% for splitting and reconstruction
-/// (docs/benchmarks.md), take at least as long as one FP64 GEMM.  0: ratio unknown, never.
-inline bool native_beats_products(double int8_over_fp64, int products) {
-  return int8_over_fp64 > 0 && 1.1 * products >= int8_over_fp64;
-}
-
 template <class ExecSpace>
 struct Int8CrtGemm {
   using V = Views<ExecSpace>;
@@ -52,7 +45,7 @@ struct Int8CrtGemm {
                    static_cast<std::int64_t>(opA.extent(1))};
     const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m), npad = padded_rows(s.n);
     const std::int64_t block = resolved_k_block(options.k_block);
-    const std::int64_t chunks = crt_chunks(s.k, options.k_block);
+    const std::int64_t chunks = k_chunks(s.k, options.k_block);
     const bool automatic = options.moduli == auto_moduli;
     PhaseClock<ExecSpace> clock(space, options.time_phases);
     constexpr bool copies = copies_strided_rows<ExecSpace>();
@@ -119,19 +112,17 @@ struct Int8CrtGemm {
         bound_end = phase1.used();
         magnitudes7(space, rows_a, exponents.a, bound.q_a);
         magnitudes7(space, rows_b, exponents.b, bound.q_b);
-        for (std::int64_t c = 0; c < chunks; ++c) {
-          Int8GemmProblem p;
-          p.rows_a = mpad;
-          p.rows_b = npad;
-          p.length = std::min(block, kpad - c * block);
-          p.a = bound.q_a.data() + c * block;
-          p.lda = kpad;
-          p.b = bound.q_b.data() + c * block;
-          p.ldb = kpad;
-          p.c = bound.bound.data() + c * npad * mpad;
-          p.ldc = mpad;
-          Backend::run(space, p);
-        }
+        Int8GemmProblem p;
+        p.rows_a = mpad;
+        p.rows_b = npad;
+        p.length = kpad;
+        p.a = bound.q_a.data();
+        p.lda = kpad;
+        p.b = bound.q_b.data();
+        p.ldb = kpad;
+        p.c = bound.bound.data();
+        p.ldc = mpad;
+        int8_gemm_in_k_chunks(space, p, block, npad * mpad);
       }
       return true;
     };
@@ -176,23 +167,21 @@ struct Int8CrtGemm {
         // Lower bounds of |A||B| from INT8 magnitudes (as for scheme I's automatic S), then
         // the model with the bits of max_moduli.
         Carver after_bound(base, bound_end);
-        const EstimateRegion<ExecSpace> estimate = EstimateRegion<ExecSpace>::carve(
-            after_bound, s, magnitude_chunks(s.k, options.k_block));
+        const EstimateRegion<ExecSpace> estimate =
+            EstimateRegion<ExecSpace>::carve(after_bound, s, chunks);
         const SliceCountChoice choice = choose_slice_count(space, rows_a, rows_b, exponents.a,
                                                            exponents.b, options.k_block, estimate);
         report.estimate_int8_gemms += choice.int8_gemms;
-        report.int8_operations += 2.0 * mpad * npad * kpad * choice.int8_gemms /
-                                  static_cast<double>(magnitude_chunks(s.k, options.k_block));
+        report.int8_operations +=
+            2.0 * mpad * npad * kpad * choice.int8_gemms / static_cast<double>(chunks);
         choose_bits(max_moduli);
         const double at_max =
             choice.lower_stored
                 ? crt_model_error(space, estimate.lower, s.k, scale.bits_a, scale.bits_b, scale.l1a,
                                   scale.l1b)
-                : crt_model_error(
-                      space,
-                      ProductLowerBound<ExecSpace>{estimate.products,
-                                                   magnitude_chunks(s.k, options.k_block), 0x1p-14},
-                      s.k, scale.bits_a, scale.bits_b, scale.l1a, scale.l1b);
+                : crt_model_error(space,
+                                  ProductLowerBound<ExecSpace>{estimate.products, chunks, 0x1p-14},
+                                  s.k, scale.bits_a, scale.bits_b, scale.l1a, scale.l1b);
         L = crt_accurate_moduli(at_max);
         if (!(at_max < HUGE_VAL)) {
           report.reason =
@@ -240,21 +229,18 @@ struct Int8CrtGemm {
       const std::int64_t columns = std::min(width, s.n - n0);
       const std::int64_t padded_columns = std::min(width, npad - n0);
       for (int l = 0; l < L; ++l) {
-        for (std::int64_t c = 0; c < chunks; ++c) {
-          Int8GemmProblem p;
-          p.rows_a = mpad;
-          p.rows_b = padded_columns;
-          p.length = std::min(block, kpad - c * block);
-          p.a = region.residues_a.data() + l * kpad + c * block;
-          p.lda = ld;
-          p.b = region.residues_b.data() + n0 * ld + l * kpad + c * block;
-          p.ldb = ld;
-          p.c = region.products.data() + (l * chunks + c) * width * mpad;
-          p.ldc = mpad;
-          Backend::run(space, p);
-          report.int8_operations += 2.0 * p.rows_a * p.rows_b * p.length;
-          ++gemms;
-        }
+        Int8GemmProblem p;
+        p.rows_a = mpad;
+        p.rows_b = padded_columns;
+        p.length = kpad;
+        p.a = region.residues_a.data() + l * kpad;
+        p.lda = ld;
+        p.b = region.residues_b.data() + n0 * ld + l * kpad;
+        p.ldb = ld;
+        p.c = region.products.data() + l * chunks * width * mpad;
+        p.ldc = mpad;
+        gemms += int8_gemm_in_k_chunks(space, p, block, width * mpad);
+        report.int8_operations += 2.0 * p.rows_a * p.rows_b * p.length;
       }
       clock.lap(report.seconds_int8);
       crt_reconstruct(space, region.products, chunks, n0, columns, constants, exponents.a,

@@ -98,22 +98,19 @@ inline double crt_fast_model(int L, std::int64_t K, double q_a, double q_b) {
 /// Target of the models: u = 2^-53, as for scheme I (accuracy.hpp).
 constexpr double crt_target_error = 0x1p-53;
 
-/// The moduli count Auto assumes before any work: the fast rule's choice for uniformly
-/// distributed data (n_r / l1_r = 2 / sqrt(3 K)), the mildest real data.
-inline int crt_first_guess(std::int64_t K) {
-  const double q = 2 / std::sqrt(3.0 * static_cast<double>(K));
-  for (int L = min_moduli; L < max_moduli; ++L) {
-    if (crt_fast_model(L, K, q, q) <= crt_target_error) return L;
-  }
-  return max_moduli;
-}
-
 /// Smallest L whose fast-rule model meets the target (max_moduli if none does).
 inline int crt_fast_moduli(std::int64_t K, double q_a, double q_b) {
   for (int L = min_moduli; L < max_moduli; ++L) {
     if (crt_fast_model(L, K, q_a, q_b) <= crt_target_error) return L;
   }
   return max_moduli;
+}
+
+/// The moduli count Auto assumes before any work: the fast rule's choice for uniformly
+/// distributed data (n_r / l1_r = 2 / sqrt(3 K)), the mildest real data.
+inline int crt_first_guess(std::int64_t K) {
+  const double q = 2 / std::sqrt(3.0 * static_cast<double>(K));
+  return crt_fast_moduli(K, q, q);
 }
 
 /// Smallest L for the accurate rule, given the modelled error `error_at_max` found with

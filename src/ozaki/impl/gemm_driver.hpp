@@ -144,14 +144,14 @@ struct Int8SlicesGemm {
     if (automatic) {
       Carver phase1(base, phase_offset);
       const EstimateRegion<ExecSpace> estimate =
-          EstimateRegion<ExecSpace>::carve(phase1, s, magnitude_chunks(s.k, options.k_block));
+          EstimateRegion<ExecSpace>::carve(phase1, s, k_chunks(s.k, options.k_block));
       const SliceCountChoice choice = choose_slice_count(space, rows_a, rows_b, exponents.a,
                                                          exponents.b, options.k_block, estimate);
       S = fp64_equivalent_slices(choice.ratios, s.k, options.pairs, options.pair_count);
       report.estimate_int8_gemms = choice.int8_gemms;
       report.int8_operations += 2.0 * padded_rows(s.m) * padded_rows(s.n) * padded_k(s.k) *
                                 choice.int8_gemms /
-                                static_cast<double>(magnitude_chunks(s.k, options.k_block));
+                                static_cast<double>(k_chunks(s.k, options.k_block));
       report.modeled_error =
           modeled_error(choice.ratios, s.k, S, options.pairs, options.pair_count);
       if (!(choice.ratios.inverse < HUGE_VAL)) {

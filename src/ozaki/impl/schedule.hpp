@@ -62,6 +62,13 @@ inline std::int64_t resolved_k_block(std::int64_t k_block) {
   return (k_block == auto_k_block ? max_k_block : k_block) / 16 * 16;
 }
 
+/// Number of K chunks of an INT8 product of inner length K (padded or not: the K block is a
+/// multiple of 16, so ceil(K / block) = ceil(kpad / block)).
+inline std::int64_t k_chunks(std::int64_t K, std::int64_t k_block) {
+  const std::int64_t block = resolved_k_block(k_block);
+  return (K + block - 1) / block;
+}
+
 inline ProductSchedule make_schedule(int S, PairPolicy policy, int pair_count, std::int64_t K,
                                      std::int64_t k_block) {
   const std::int64_t kpad = padded_k(K);

@@ -41,12 +41,6 @@ inline std::vector<std::pair<int, int>> magnitude_ring(int r) {
   return ring;
 }
 
-/// Number of INT8 GEMMs one level pair needs: K in chunks of k_block.
-inline std::int64_t magnitude_chunks(std::int64_t K, std::int64_t k_block) {
-  const std::int64_t block = resolved_k_block(k_block);
-  return (K + block - 1) / block;
-}
-
 template <class ExecSpace>
 using LowerBounds = decltype(EstimateRegion<ExecSpace>::lower);
 
@@ -133,7 +127,7 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
   const std::int64_t K = opA.extent(1);
   const std::int64_t kpad = padded_k(K);
   const std::int64_t block = resolved_k_block(k_block);
-  const std::int64_t chunks = magnitude_chunks(K, k_block);
+  const std::int64_t chunks = k_chunks(K, k_block);
   int levels_made = 0;  // magnitudes of levels [0, levels_made) exist for both operands
   auto ensure_level = [&](int l) {
     for (; levels_made <= l; ++levels_made) {
@@ -149,21 +143,18 @@ SliceCountChoice choose_slice_count(const ExecSpace& space,
     ensure_level(std::max(levels.first, levels.second));
     const auto& a = region.magnitudes_a[levels.first];
     const auto& b = region.magnitudes_b[levels.second];
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      Int8GemmProblem problem;
-      problem.rows_a = static_cast<std::int64_t>(a.extent(0));  // padded to 16, zero rows
-      problem.rows_b = static_cast<std::int64_t>(b.extent(0));
-      // The last chunk runs into the zero padding up to kpad: lengths stay multiples of 16.
-      problem.length = std::min(block, kpad - c * block);
-      problem.a = a.data() + c * block;
-      problem.lda = kpad;
-      problem.b = b.data() + c * block;
-      problem.ldb = kpad;
-      problem.ldc = static_cast<std::int64_t>(region.products.extent(2));
-      problem.c = region.products.data() + c * problem.rows_b * problem.ldc;
-      Int8Gemm<ExecSpace>::run(space, problem);
-      ++choice.int8_gemms;
-    }
+    Int8GemmProblem problem;
+    problem.rows_a = static_cast<std::int64_t>(a.extent(0));  // padded to 16, zero rows
+    problem.rows_b = static_cast<std::int64_t>(b.extent(0));
+    // The whole padded length: every chunk's length stays a multiple of 16.
+    problem.length = kpad;
+    problem.a = a.data();
+    problem.lda = kpad;
+    problem.b = b.data();
+    problem.ldb = kpad;
+    problem.ldc = static_cast<std::int64_t>(region.products.extent(2));
+    problem.c = region.products.data();
+    choice.int8_gemms += int8_gemm_in_k_chunks(space, problem, block, problem.rows_b * problem.ldc);
     return compat::ldexp(1.0, -14 - 7 * (levels.first + levels.second));
   };
   // Ring 0, one level pair: the ratios come straight from its products.  Data of one

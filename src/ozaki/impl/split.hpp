@@ -62,7 +62,8 @@ void copy_to_k_contiguous(
   using Tile = Kokkos::View<double[32][33], typename ExecSpace::scratch_memory_space,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t rows = X.extent(0), K = X.extent(1);
-  const std::int64_t tiles_r = (rows + 31) / 32, tiles_k = (K + 31) / 32;
+  static_assert(row_tile_columns == 32, "a copied tile is one tile of the row maxima");
+  const std::int64_t tiles_r = (rows + 31) / 32, tiles_k = row_tiles(K);
   // 8 x 32 threads per tile on a GPU; a host space runs a team as one thread.
   constexpr bool host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename ExecSpace::memory_space>::accessible;
@@ -269,20 +270,21 @@ void for_each_quad(const char* label, const ExecSpace& space,
 }
 
 /// Pass 1 for rows that are not K-contiguous, without copying them: one thread per row and
-/// 32-column tile, consecutive threads on consecutive rows (X's contiguous index), writing
-/// the tile's max |x| (+Inf for NaN/Inf) to tile_max(tile, row) for exponents_from_tile_max.
+/// tile of row_tile_columns, consecutive threads on consecutive rows (X's contiguous index),
+/// writing the tile's max |x| (+Inf for NaN/Inf) to tile_max(tile, row) for
+/// exponents_from_tile_max.
 template <class ExecSpace>
 void strided_tile_max(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                       const Kokkos::View<double**, Kokkos::LayoutRight,
                                          typename Views<ExecSpace>::device_type>& tile_max) {
-  const std::int64_t rows = X.extent(0), K = X.extent(1);
-  const std::int64_t tiles = (K + 31) / 32;
-  flat_for(
-      "ozaki::split::strided_tile_max", space, rows * tiles, KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t r = idx % rows, t = idx / rows;
-        const std::int64_t end = 32 * t + 32 < K ? 32 * t + 32 : K;
+  const std::int64_t K = X.extent(1);
+  grid_for(
+      "ozaki::split::strided_tile_max", space, X.extent(0), row_tiles(K),
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
+        const std::int64_t begin = t * row_tile_columns;
+        const std::int64_t end = begin + row_tile_columns < K ? begin + row_tile_columns : K;
         double mu = 0;
-        for (std::int64_t k = 32 * t; k < end; ++k) {
+        for (std::int64_t k = begin; k < end; ++k) {
           const double x = X(r, k);
           const double v = is_finite(x) ? magnitude(x) : positive_infinity();
           mu = v > mu ? v : mu;

@@ -22,6 +22,13 @@ Kokkos::TeamPolicy<ExecSpace> row_policy(const ExecSpace& space, std::int64_t ro
   }
 }
 
+/// Rows read in tiles (pass 1 of a strided or copied operand, scheme II's norms) keep one
+/// partial result per row and tile of this many columns of K.
+constexpr std::int64_t row_tile_columns = 32;
+inline std::int64_t row_tiles(std::int64_t K) {
+  return (K + row_tile_columns - 1) / row_tile_columns;
+}
+
 /// f(i) for i in [0, count): 256-thread blocks on a GPU, a plain range on host spaces.
 template <class ExecSpace, class Functor>
 void flat_for(const char* label, const ExecSpace& space, std::int64_t count, const Functor& f) {

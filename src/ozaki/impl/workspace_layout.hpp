@@ -89,7 +89,7 @@ struct RowCopyRegion {
   Rows sums_a, sums_b;  // strided rows: per tile, each row's scaled 1-norm (scheme II)
   static RowCopyRegion carve(Carver& c, const Shape3& s, const OperandPlan& plan) {
     RowCopyRegion r;
-    const std::int64_t tiles = (s.k + 31) / 32;
+    const std::int64_t tiles = row_tiles(s.k);
     if (plan.copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
     if (plan.copy_a || plan.strided_a) r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
     if (plan.strided_a) r.sums_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
@@ -160,15 +160,12 @@ struct ProductRegion {
 
 /// Moduli assumed when sizing a workspace for an automatic moduli count.
 constexpr int assumed_auto_moduli = 16;
+/// Columns of the accurate rule's per-row minima handled by one thread (crt.hpp,
+/// min_over_columns); its partial minima take ceil(N / crt_min_tile) ints per row.
+constexpr std::int64_t crt_min_tile = 256;
 /// Fewest columns of C per pass of scheme II's products, whatever the workspace limit: INT8
 /// GEMMs much narrower than this lose tensor-core efficiency.
 constexpr std::int64_t crt_min_block_columns = 1024;
-
-/// K chunks of scheme II's products: kpad in pieces of at most the K block.
-inline std::int64_t crt_chunks(std::int64_t K, std::int64_t k_block) {
-  const std::int64_t block = resolved_k_block(k_block);
-  return (padded_k(K) + block - 1) / block;
-}
 
 /// Bits, norms and the accurate rule's scratch per row: they live through the whole call.
 template <class ExecSpace>
@@ -180,7 +177,7 @@ struct CrtScaleRegion {
   Partial partial;  // the accurate rule's per-row minima, per tile of 256 columns
   static CrtScaleRegion carve(Carver& c, const Shape3& s) {
     CrtScaleRegion r;
-    const std::int64_t tiles = (s.n + 255) / 256;  // crt_min_tile (crt.hpp)
+    const std::int64_t tiles = (s.n + crt_min_tile - 1) / crt_min_tile;
     r.partial = Partial(c.take<int>(tiles * s.m), tiles, s.m);
     r.bits_a = typename V::Exponents(c.take<int>(s.m), s.m);
     r.bits_b = typename V::Exponents(c.take<int>(s.n), s.n);
@@ -262,24 +259,17 @@ std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool aut
   std::size_t bytes = phase2.used();
   if (automatic_s) {
     Carver phase1(nullptr, after_exponents);
-    EstimateRegion<ExecSpace>::carve(
-        phase1, s, (s.k + resolved_k_block(o.k_block) - 1) / resolved_k_block(o.k_block));
+    EstimateRegion<ExecSpace>::carve(phase1, s, k_chunks(s.k, o.k_block));
     bytes = std::max(bytes, phase1.used());
   }
   return bytes;
 }
 
-}  // namespace Impl
-}  // namespace ozaki
-
-namespace ozaki {
-namespace Impl {
-
 /// Columns of C per pass of scheme II: all of them if their products fit the workspace limit,
 /// else as many as do (a multiple of 16), at least min(npad, crt_min_block_columns).
 template <class ExecSpace>
 std::int64_t crt_block_columns(const Shape3& s, int L, const Options& o, const OperandPlan& plan) {
-  const std::int64_t chunks = crt_chunks(s.k, o.k_block);
+  const std::int64_t chunks = k_chunks(s.k, o.k_block);
   Carver without_products(nullptr);
   ExponentRegion<ExecSpace>::carve(without_products, s);
   RowCopyRegion<ExecSpace>::carve(without_products, s, plan);
@@ -298,7 +288,7 @@ std::int64_t crt_block_columns(const Shape3& s, int L, const Options& o, const O
 template <class ExecSpace>
 std::size_t crt_bytes(const Shape3& s, int L, const Options& o, bool accurate, bool automatic,
                       const OperandPlan& plan) {
-  const std::int64_t chunks = crt_chunks(s.k, o.k_block);
+  const std::int64_t chunks = k_chunks(s.k, o.k_block);
   Carver c(nullptr);
   ExponentRegion<ExecSpace>::carve(c, s);
   RowCopyRegion<ExecSpace>::carve(c, s, plan);
@@ -310,8 +300,7 @@ std::size_t crt_bytes(const Shape3& s, int L, const Options& o, bool accurate, b
     Carver bound(nullptr, phase_offset);
     CrtBoundRegion<ExecSpace>::carve(bound, s, chunks);
     if (automatic) {
-      EstimateRegion<ExecSpace>::carve(
-          bound, s, (s.k + resolved_k_block(o.k_block) - 1) / resolved_k_block(o.k_block));
+      EstimateRegion<ExecSpace>::carve(bound, s, chunks);
     }
     bytes = std::max(bytes, bound.used());
   }
