@@ -119,16 +119,6 @@ cmd_device() {
   (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error --timeout 300 2>&1) \
     >>"$log" || true
   echo "tests: $((SECONDS - t0)) s" >>"$log"
-  # A test binary that crashed: its backtrace, where gdb is installed.
-  if command -v gdb >/dev/null 2>&1; then
-    local crashed
-    for crashed in $(grep -oE '[a-z0-9_]+_cuda \((SEGFAULT|Subprocess aborted|Child aborted)' "$log" |
-      cut -d' ' -f1 | sort -u); do
-      echo "== backtrace of $crashed" >>"$log"
-      timeout 120 gdb -batch -ex run -ex bt \
-        --args "$repo/build-cuda/unit_tests/$crashed" >>"$log" 2>&1 || true
-    done
-  fi
   "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" "$@" \
     >"$out/bench.log" 2>&1 || true
   python3 "$repo/perf_tests/plot.py" "$out/bench.csv" "$out/bench.png" >>"$log" 2>&1 || true
