@@ -321,20 +321,27 @@ TEST(Crt, KBeyond2To17IsChunked) {
 TEST(Crt, SmallKBlockAndWorkspaceLimitGiveTheSameResult) {
   Random rng(44);
   const std::int64_t M = 40, N = 2100, K = 100;
-  const HostMatrix A = random_host(M, K, 2.0, rng), B = random_host(K, N, 2.0, rng);
+  const HostMatrix A = random_host(M, K, 2.0, rng);
   const HostMatrix C0 = random_host(M, N, 0.5, rng);
-  const GemmRun whole = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, crt(13, CrtScaling::Accurate));
-  EXPECT_EQ(whole.report.recombine_passes, 1);
-  Options o = crt(13, CrtScaling::Accurate);
-  o.k_block = 32;               // 4 chunks of K per modulus, and of the bound product
-  o.workspace_limit = 1 << 20;  // forces blocks of 1024 columns: 3 passes
-  const GemmRun blocked = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
-  EXPECT_EQ(blocked.report.recombine_passes, 3);
-  EXPECT_EQ(blocked.report.int8_gemms, 13 * 4 * 3);
-  EXPECT_EQ(blocked.report.estimate_int8_gemms, 4);
-  // Chunks and blocks change no integer: the results are identical.
-  EXPECT_EQ(blocked.C.values, whole.C.values);
-  expect_crt_accuracy('N', 'N', 1.0, A, B, 0.5, C0, blocked);
+  // Column-major B: op(B)^T's rows are K-contiguous; column-major B^T with 'T': they are
+  // strided (tile kernels).  Both kinds of rows get their residues block by block.
+  for (const char tb : {'N', 'T'}) {
+    const HostMatrix B = tb == 'N' ? random_host(K, N, 2.0, rng) : random_host(N, K, 2.0, rng);
+    const GemmRun whole = run_gemm('N', tb, 1.0, A, B, 0.5, C0, crt(13, CrtScaling::Accurate));
+    EXPECT_EQ(whole.report.recombine_passes, 1);
+    Options o = crt(13, CrtScaling::Accurate);
+    o.k_block = 32;  // 4 chunks of K per modulus, and of the bound product
+    // Room for fewer columns than the 1024 a pass takes at least: 3 passes, evened out to 704
+    // columns each, each with its own residues of op(B)^T.
+    o.workspace_limit = 1 << 20;
+    const GemmRun blocked = run_gemm('N', tb, 1.0, A, B, 0.5, C0, o);
+    EXPECT_EQ(blocked.report.recombine_passes, 3);
+    EXPECT_EQ(blocked.report.int8_gemms, 13 * 4 * 3);
+    EXPECT_EQ(blocked.report.estimate_int8_gemms, 4);
+    // Chunks and blocks change no integer: the results are identical.
+    EXPECT_EQ(blocked.C.values, whole.C.values);
+    expect_crt_accuracy('N', tb, 1.0, A, B, 0.5, C0, blocked);
+  }
 }
 
 // ---- hard numerics and bad input -------------------------------------------------------------

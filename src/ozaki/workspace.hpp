@@ -27,9 +27,10 @@
 /// and for Int8Crt with L moduli (an automatic count is assumed to come out at 16):
 ///   exponents, copies    as above
 ///   bits and norms       12 (M + N) + 4 M + 16 (M + N)
-///   residues             (mpad + npad) L kpad
+///   residues             (mpad + width) L kpad: op(A)'s, and those of one pass's rows of op(B)^T
 ///   INT32 products       4 L chunks mpad width, width = the columns of C per pass (all N if
-///                        they fit options.workspace_limit, else fewer, at least 1024)
+///                        they fit options.workspace_limit, else fewer, at least 1024, evened
+///                        out over the passes)
 ///   accurate scaling     (mpad + npad) kpad + 4 chunks npad mpad, overlapping the residues,
 ///                        plus the automatic-S estimate above when the count is automatic
 

@@ -5,9 +5,9 @@
 ///   scale exponents (NaN/Inf -> native FP64), row norms           (split.hpp, crt.hpp)
 ///   -> scaling rule: fast (norms only) or accurate (one INT8 product of magnitudes)
 ///   -> automatic moduli count from the rule's error model, if asked for  (crt_rules.hpp)
-///   -> residues of both operands, all moduli in one pass each
-///   -> per block of columns of C: one INT8 GEMM per modulus (and K chunk), then the CRT
-///      reconstruction straight into C.
+///   -> residues of op(A), all moduli in one pass
+///   -> per block of columns of C: the residues of those rows of op(B)^T, one INT8 GEMM per
+///      modulus (and K chunk), then the CRT reconstruction straight into C.
 ///
 /// All scratch comes from the caller's Workspace (workspace_layout.hpp).
 
@@ -50,15 +50,18 @@ struct Int8CrtGemm {
     PhaseClock<ExecSpace> clock(space, options.time_phases);
     constexpr bool copies = copies_strided_rows<ExecSpace>();
     OperandPlan plan;
-    // Strided rows are read in place (tile kernels), except where the estimate of an automatic
-    // count under the accurate rule reads them too: a GPU then copies them once.
+    // Strided rows are read in place (tile kernels), except by the estimate of an automatic
+    // count under the accurate rule: a GPU copies them for it.  Under CrtScaling::Auto the
+    // copy waits until the estimate is sure to run (room for it is reserved): ordinary data
+    // takes the fast rule, and Auto on wide-range data often stops at native first.
     const bool strided_a = s.k > 1 && opA.stride(1) != 1;
     const bool strided_b = s.k > 1 && opBt.stride(1) != 1;
     const bool estimate_possible = automatic && options.crt_scaling != CrtScaling::Fast;
+    const bool estimate_certain = automatic && options.crt_scaling == CrtScaling::Accurate;
     plan.copy_a = copies && strided_a && estimate_possible;
     plan.copy_b = copies && strided_b && estimate_possible;
-    plan.strided_a = strided_a && !plan.copy_a;
-    plan.strided_b = strided_b && !plan.copy_b;
+    plan.strided_a = strided_a && !(plan.copy_a && estimate_certain);
+    plan.strided_b = strided_b && !(plan.copy_b && estimate_certain);
 
     int L = automatic ? assumed_auto_moduli : options.moduli;
     const bool maybe_accurate = options.crt_scaling != CrtScaling::Fast;
@@ -82,10 +85,12 @@ struct Int8CrtGemm {
       copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, plan);
       scale = CrtScaleRegion<ExecSpace>::carve(carver, s);
       phase_offset = carver.used();
-      const bool a_bad = operand_pass1(space, plan.copy_a, plan.strided_a, opA, copies_of.a,
-                                       copies_of.max_a, exponents.a, rows_a);
-      const bool b_bad = operand_pass1(space, plan.copy_b, plan.strided_b, opBt, copies_of.b,
-                                       copies_of.max_b, exponents.b, rows_b);
+      rows_a = opA;
+      rows_b = opBt;
+      const bool a_bad = operand_pass1(space, plan.copy_a && !plan.strided_a, plan.strided_a, opA,
+                                       copies_of.a, copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad = operand_pass1(space, plan.copy_b && !plan.strided_b, plan.strided_b, opBt,
+                                       copies_of.b, copies_of.max_b, exponents.b, rows_b);
       if (a_bad || b_bad) return false;
       // (The tile maxima are consumed: their storage takes the partial sums of squares.)
       if (plan.strided_a) {
@@ -106,25 +111,26 @@ struct Int8CrtGemm {
         const double k = static_cast<double>(s.k);
         scaling = k * q_a * q_b > crt_accurate_peak ? CrtScaling::Accurate : CrtScaling::Fast;
       }
-      if (scaling == CrtScaling::Accurate) {
-        Carver phase1(base, phase_offset);
-        bound = CrtBoundRegion<ExecSpace>::carve(phase1, s, chunks);
-        bound_end = phase1.used();
-        magnitudes7(space, rows_a, exponents.a, bound.q_a);
-        magnitudes7(space, rows_b, exponents.b, bound.q_b);
-        Int8GemmProblem p;
-        p.rows_a = mpad;
-        p.rows_b = npad;
-        p.length = kpad;
-        p.a = bound.q_a.data();
-        p.lda = kpad;
-        p.b = bound.q_b.data();
-        p.ldb = kpad;
-        p.c = bound.bound.data();
-        p.ldc = mpad;
-        int8_gemm_in_k_chunks(space, p, block, npad * mpad);
-      }
       return true;
+    };
+    // The accurate rule's bound product P = q(A) q(B); after prepare, again if it runs again.
+    auto bound_product = [&]() {
+      Carver phase1(base, phase_offset);
+      bound = CrtBoundRegion<ExecSpace>::carve(phase1, s, chunks);
+      bound_end = phase1.used();
+      magnitudes7(space, rows_a, exponents.a, bound.q_a);
+      magnitudes7(space, rows_b, exponents.b, bound.q_b);
+      Int8GemmProblem p;
+      p.rows_a = mpad;
+      p.rows_b = npad;
+      p.length = kpad;
+      p.a = bound.q_a.data();
+      p.lda = kpad;
+      p.b = bound.q_b.data();
+      p.ldb = kpad;
+      p.c = bound.bound.data();
+      p.ldc = mpad;
+      int8_gemm_in_k_chunks(space, p, block, npad * mpad);
     };
     // The bits of every row and column for L moduli; returns the fewest.
     auto choose_bits = [&](int moduli) {
@@ -139,27 +145,29 @@ struct Int8CrtGemm {
     };
 
     if (!prepare()) return Int8Outcome::NonFinite;
-    clock.lap(report.seconds_split);
-    if (scaling == CrtScaling::Accurate) {
-      report.estimate_int8_gemms = static_cast<int>(chunks);
-      report.int8_operations += 2.0 * mpad * npad * kpad;
-    }
-    if (automatic) {
-      const double ratio = Backend::int8_over_fp64_throughput(space);
-      auto cost_of = [&](int moduli, int products) {
-        return crt_relative_cost(ratio, Backend::fp64_flops_per_byte(space), products, moduli, s.m,
-                                 s.n, s.k);
-      };
-      // Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast
-      // model's count in our measurements (docs/benchmarks.md), plus its bound and estimate
-      // products.  Where even that makes native faster, skip the estimate.
+    const double ratio = Backend::int8_over_fp64_throughput(space);
+    auto cost_of = [&](int moduli, int products) {
+      return crt_relative_cost(ratio, Backend::fp64_flops_per_byte(space), products, moduli, s.m,
+                               s.n, s.k);
+    };
+    // Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast
+    // model's count in our measurements (docs/benchmarks.md), plus its bound and estimate
+    // products.  Where even that makes native faster, stop before the bound product.
+    if (automatic && options.algorithm == Algorithm::Auto && scaling == CrtScaling::Accurate) {
       const int hopeful = std::min(max_moduli, crt_fast_moduli(s.k, q_a, q_b) + 2);
-      if (options.algorithm == Algorithm::Auto && scaling == CrtScaling::Accurate &&
-          cost_of(hopeful, hopeful + 2) >= 1) {
+      if (cost_of(hopeful, hopeful + 2) >= 1) {
         report.reason = "Auto: native FP64 GEMM is faster here (wide exponent range: at least " +
                         std::to_string(hopeful) + " moduli under the accurate scaling rule)";
         return Int8Outcome::NativeFaster;
       }
+    }
+    if (scaling == CrtScaling::Accurate) {
+      bound_product();
+      report.estimate_int8_gemms = static_cast<int>(chunks);
+      report.int8_operations += 2.0 * mpad * npad * kpad;
+    }
+    clock.lap(report.seconds_split);
+    if (automatic) {
       if (scaling == CrtScaling::Fast) {
         L = crt_fast_moduli(s.k, q_a, q_b);
         report.modeled_error = crt_fast_model(L, s.k, q_a, q_b);
@@ -169,6 +177,15 @@ struct Int8CrtGemm {
         Carver after_bound(base, bound_end);
         const EstimateRegion<ExecSpace> estimate =
             EstimateRegion<ExecSpace>::carve(after_bound, s, chunks);
+        // The deferred copies (the tile maxima are free again: the norms consumed them).
+        if (plan.copy_a && plan.strided_a) {
+          copy_to_k_contiguous(space, opA, copies_of.a, copies_of.max_a);
+          rows_a = k_contiguous_rows<ExecSpace>(copies_of.a);
+        }
+        if (plan.copy_b && plan.strided_b) {
+          copy_to_k_contiguous(space, opBt, copies_of.b, copies_of.max_b);
+          rows_b = k_contiguous_rows<ExecSpace>(copies_of.b);
+        }
         const SliceCountChoice choice = choose_slice_count(space, rows_a, rows_b, exponents.a,
                                                            exponents.b, options.k_block, estimate);
         report.estimate_int8_gemms += choice.int8_gemms;
@@ -210,6 +227,7 @@ struct Int8CrtGemm {
     if (needed > ws.bytes()) {
       base = WorkspaceAccess<ExecSpace>::reserve(ws, needed);
       prepare();
+      if (scaling == CrtScaling::Accurate) bound_product();
     }
     const int fewest = choose_bits(L);
     check_crt_bits(fewest, L, s.k);
@@ -220,7 +238,6 @@ struct Int8CrtGemm {
         CrtProductRegion<ExecSpace>::carve(phase2, s, L, chunks, width);
     const CrtConstants constants = make_crt_constants(L);
     crt_residues(space, rows_a, exponents.a, scale.bits_a, constants, region.residues_a);
-    crt_residues(space, rows_b, exponents.b, scale.bits_b, constants, region.residues_b);
     clock.lap(report.seconds_split);
 
     int gemms = 0;
@@ -228,6 +245,12 @@ struct Int8CrtGemm {
     for (std::int64_t n0 = 0; n0 < s.n; n0 += width) {
       const std::int64_t columns = std::min(width, s.n - n0);
       const std::int64_t padded_columns = std::min(width, npad - n0);
+      // Residues of this block's rows of op(B)^T only: a pass needs (M + width) L K bytes of
+      // residues instead of (M + N) L K, which buys wider passes under the workspace limit.
+      crt_residues(space, row_block(rows_b, n0, columns), row_block(exponents.b, n0, columns),
+                   row_block(scale.bits_b, n0, columns), constants,
+                   typename V::Digits(region.residues_b.data(), padded_columns, ld));
+      clock.lap(report.seconds_split);
       for (int l = 0; l < L; ++l) {
         Int8GemmProblem p;
         p.rows_a = mpad;
@@ -235,7 +258,7 @@ struct Int8CrtGemm {
         p.length = kpad;
         p.a = region.residues_a.data() + l * kpad;
         p.lda = ld;
-        p.b = region.residues_b.data() + n0 * ld + l * kpad;
+        p.b = region.residues_b.data() + l * kpad;
         p.ldb = ld;
         p.c = region.products.data() + l * chunks * width * mpad;
         p.ldc = mpad;

@@ -48,6 +48,15 @@ class PhaseClock {
   std::chrono::steady_clock::time_point last_;
 };
 
+/// A K-contiguous copy seen as a matrix of rows.
+template <class ExecSpace>
+typename Views<ExecSpace>::ConstMatrix k_contiguous_rows(
+    const typename RowCopyRegion<ExecSpace>::Rows& copy_rows) {
+  const std::int64_t rows = copy_rows.extent(0), K = copy_rows.extent(1);
+  return
+      typename Views<ExecSpace>::ConstMatrix(copy_rows.data(), Kokkos::LayoutStride(rows, K, K, 1));
+}
+
 /// Pass 1 for one operand: its scale exponents, read through a K-contiguous copy (made here,
 /// `rows` then views it), in 32-column tiles of its strided rows, or row by row.  True on
 /// NaN/Inf.
@@ -60,9 +69,7 @@ bool operand_pass1(const ExecSpace& space, bool copy, bool strided,
                    typename Views<ExecSpace>::ConstMatrix& rows) {
   if (copy) {
     copy_to_k_contiguous(space, op, copy_rows, tile_max);
-    const std::int64_t K = op.extent(1);
-    rows = typename Views<ExecSpace>::ConstMatrix(copy_rows.data(),
-                                                  Kokkos::LayoutStride(op.extent(0), K, K, 1));
+    rows = k_contiguous_rows<ExecSpace>(copy_rows);
     return exponents_from_tile_max(space, tile_max, exps);
   }
   if (strided) {

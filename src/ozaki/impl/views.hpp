@@ -99,5 +99,21 @@ struct Views {
   using Norms = Kokkos::View<double*, device_type>;
 };
 
+/// Rows [first, first + count) of a matrix of rows (a view of the same memory).
+template <class T, class... P>
+Kokkos::View<T**, Kokkos::LayoutStride, P...> row_block(
+    const Kokkos::View<T**, Kokkos::LayoutStride, P...>& X, std::int64_t first,
+    std::int64_t count) {
+  const Kokkos::LayoutStride layout(count, X.stride(0), X.extent(1), X.stride(1));
+  return Kokkos::View<T**, Kokkos::LayoutStride, P...>(X.data() + first * X.stride(0), layout);
+}
+
+/// Entries [first, first + count) of a per-row view (a view of the same memory).
+template <class T, class... P>
+Kokkos::View<T*, P...> row_block(const Kokkos::View<T*, P...>& x, std::int64_t first,
+                                 std::int64_t count) {
+  return Kokkos::View<T*, P...>(x.data() + first, count);
+}
+
 }  // namespace Impl
 }  // namespace ozaki

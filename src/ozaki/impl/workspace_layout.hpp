@@ -206,7 +206,8 @@ struct CrtBoundRegion {
   }
 };
 
-/// Residues of both operands and the INT32 products of one block of `width` columns of C.
+/// Residues of op(A), and the residues of the rows of op(B)^T and the INT32 products of one
+/// block of `width` columns of C.
 template <class ExecSpace>
 struct CrtProductRegion {
   using V = Views<ExecSpace>;
@@ -215,9 +216,9 @@ struct CrtProductRegion {
   static CrtProductRegion carve(Carver& c, const Shape3& s, int L, std::int64_t chunks,
                                 std::int64_t width) {
     CrtProductRegion r;
-    const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m), npad = padded_rows(s.n);
+    const std::int64_t kpad = padded_k(s.k), mpad = padded_rows(s.m);
     r.residues_a = typename V::Digits(c.take<std::int8_t>(mpad * L * kpad), mpad, L * kpad);
-    r.residues_b = typename V::Digits(c.take<std::int8_t>(npad * L * kpad), npad, L * kpad);
+    r.residues_b = typename V::Digits(c.take<std::int8_t>(width * L * kpad), width, L * kpad);
     r.products = typename V::Products(c.take<std::int32_t>(L * chunks * width * mpad), L * chunks,
                                       width, mpad);
     return r;
@@ -265,22 +266,27 @@ std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool aut
   return bytes;
 }
 
-/// Columns of C per pass of scheme II: all of them if their products fit the workspace limit,
-/// else as many as do (a multiple of 16), at least min(npad, crt_min_block_columns).
+/// Columns of C per pass of scheme II: all of them if their products and the residues of their
+/// rows of op(B)^T fit the workspace limit, else as many as do (a multiple of 16), at least
+/// min(npad, crt_min_block_columns); then evened out over the passes, so that the last pass is
+/// not a sliver.
 template <class ExecSpace>
 std::int64_t crt_block_columns(const Shape3& s, int L, const Options& o, const OperandPlan& plan) {
   const std::int64_t chunks = k_chunks(s.k, o.k_block);
-  Carver without_products(nullptr);
-  ExponentRegion<ExecSpace>::carve(without_products, s);
-  RowCopyRegion<ExecSpace>::carve(without_products, s, plan);
-  CrtScaleRegion<ExecSpace>::carve(without_products, s);
-  CrtProductRegion<ExecSpace>::carve(without_products, s, L, chunks, 0);
+  Carver without_blocks(nullptr);
+  ExponentRegion<ExecSpace>::carve(without_blocks, s);
+  RowCopyRegion<ExecSpace>::carve(without_blocks, s, plan);
+  CrtScaleRegion<ExecSpace>::carve(without_blocks, s);
+  CrtProductRegion<ExecSpace>::carve(without_blocks, s, L, chunks, 0);
   const std::int64_t room =
-      resolved_workspace_limit(o) - static_cast<std::int64_t>(without_products.used());
+      resolved_workspace_limit(o) - static_cast<std::int64_t>(without_blocks.used());
   const std::int64_t npad = padded_rows(s.n);
-  const std::int64_t per_column = 4 * L * chunks * padded_rows(s.m);
+  const std::int64_t per_column = 4 * L * chunks * padded_rows(s.m) + L * padded_k(s.k);
   const std::int64_t fits = room / per_column / 16 * 16;
-  return std::min(npad, std::max(std::min(npad, crt_min_block_columns), fits));
+  const std::int64_t widest = std::min(npad, std::max(std::min(npad, crt_min_block_columns), fits));
+  if (widest == 0) return 0;
+  const std::int64_t passes = (npad + widest - 1) / widest;
+  return padded_rows((npad + passes - 1) / passes);
 }
 
 /// Bytes scheme II needs for L moduli (and the accurate rule's bound, if `accurate`, with the
