@@ -16,8 +16,8 @@
 ///   scale exponents      4 (M + N)
 ///   K-contiguous copies  8 M K and/or 8 N K, GPU spaces only, for operands whose rows are
 ///                        strided (op(A) of a column-major A, for one) when an automatic S
-///                        (or moduli count) is estimated; other strided operands are read in
-///                        place, with per-tile partials of 16 (M or N) ceil(K/32) bytes
+///                        is estimated; other strided operands are read in place, with
+///                        per-tile partials of 16 (M or N) ceil(K/32) bytes
 ///   slices               (M + N) S kpad
 ///   INT32 products       batch * 4 N mpad, mpad = M rounded up to 16,
 ///                        batch = min(G, what fits options.workspace_limit)
@@ -25,14 +25,15 @@
 ///   automatic S only     3 (M + N) kpad + 8 (M + N) + 8 M N + chunks * 4 N mpad, overlapping the
 ///                        slices and products (it is used before them)
 /// and for Int8Crt with L moduli (an automatic count is assumed to come out at 16):
-///   exponents, copies    as above
+///   exponents, partials  as above (no copies: pass 1 reads strided rows in place)
 ///   bits and norms       12 (M + N) + 4 M + 16 (M + N)
 ///   residues             (mpad + width) L kpad: op(A)'s, and those of one pass's rows of op(B)^T
 ///   INT32 products       4 L chunks mpad width, width = the columns of C per pass (all N if
 ///                        they fit options.workspace_limit, else fewer, at least 1024, evened
 ///                        out over the passes)
 ///   accurate scaling     (mpad + npad) kpad + 4 chunks npad mpad, overlapping the residues,
-///                        plus the automatic-S estimate above when the count is automatic
+///                        plus, when the count is automatic, the automatic-S estimate above
+///                        and the K-contiguous copies of strided operands (GPU spaces)
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/workspace_layout.hpp>
@@ -139,9 +140,12 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
   if (options.algorithm == Algorithm::Int8Crt ||
       (options.algorithm == Algorithm::Auto && automatic)) {
     const int L = options.moduli == auto_moduli ? Impl::assumed_auto_moduli : options.moduli;
-    bytes = std::max(bytes, Impl::crt_bytes<ExecSpace>(shape, L, options,
-                                                       options.crt_scaling != CrtScaling::Fast,
-                                                       options.moduli == auto_moduli, plan));
+    const bool accurate = options.crt_scaling != CrtScaling::Fast;
+    const bool automatic_l = options.moduli == auto_moduli;
+    const Impl::OperandPlan crt_plan =
+        Impl::crt_operand_plan<ExecSpace>(true, true, accurate && automatic_l);
+    bytes = std::max(
+        bytes, Impl::crt_bytes<ExecSpace>(shape, L, options, accurate, automatic_l, crt_plan));
   }
   return bytes;
 }

@@ -48,20 +48,13 @@ struct Int8CrtGemm {
     const std::int64_t chunks = k_chunks(s.k, options.k_block);
     const bool automatic = options.moduli == auto_moduli;
     PhaseClock<ExecSpace> clock(space, options.time_phases);
-    constexpr bool copies = copies_strided_rows<ExecSpace>();
-    OperandPlan plan;
     // Strided rows are read in place (tile kernels), except by the estimate of an automatic
-    // count under the accurate rule: a GPU copies them for it.  Under CrtScaling::Auto the
-    // copy waits until the estimate is sure to run (room for it is reserved): ordinary data
-    // takes the fast rule, and Auto on wide-range data often stops at native first.
-    const bool strided_a = s.k > 1 && opA.stride(1) != 1;
-    const bool strided_b = s.k > 1 && opBt.stride(1) != 1;
+    // count under the accurate rule: a GPU copies them for it, in the estimate's scratch, once
+    // the estimate is sure to run (ordinary data takes the fast rule, and Auto on wide-range
+    // data often stops at native first).
     const bool estimate_possible = automatic && options.crt_scaling != CrtScaling::Fast;
-    const bool estimate_certain = automatic && options.crt_scaling == CrtScaling::Accurate;
-    plan.copy_a = copies && strided_a && estimate_possible;
-    plan.copy_b = copies && strided_b && estimate_possible;
-    plan.strided_a = strided_a && !(plan.copy_a && estimate_certain);
-    plan.strided_b = strided_b && !(plan.copy_b && estimate_certain);
+    const OperandPlan plan = crt_operand_plan<ExecSpace>(
+        s.k > 1 && opA.stride(1) != 1, s.k > 1 && opBt.stride(1) != 1, estimate_possible);
 
     int L = automatic ? assumed_auto_moduli : options.moduli;
     const bool maybe_accurate = options.crt_scaling != CrtScaling::Fast;
@@ -85,12 +78,10 @@ struct Int8CrtGemm {
       copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, plan);
       scale = CrtScaleRegion<ExecSpace>::carve(carver, s);
       phase_offset = carver.used();
-      rows_a = opA;
-      rows_b = opBt;
-      const bool a_bad = operand_pass1(space, plan.copy_a && !plan.strided_a, plan.strided_a, opA,
-                                       copies_of.a, copies_of.max_a, exponents.a, rows_a);
-      const bool b_bad = operand_pass1(space, plan.copy_b && !plan.strided_b, plan.strided_b, opBt,
-                                       copies_of.b, copies_of.max_b, exponents.b, rows_b);
+      const bool a_bad = operand_pass1(space, false, plan.strided_a, opA, copies_of.a,
+                                       copies_of.max_a, exponents.a, rows_a);
+      const bool b_bad = operand_pass1(space, false, plan.strided_b, opBt, copies_of.b,
+                                       copies_of.max_b, exponents.b, rows_b);
       if (a_bad || b_bad) return false;
       // (The tile maxima are consumed: their storage takes the partial sums of squares.)
       if (plan.strided_a) {
@@ -177,17 +168,22 @@ struct Int8CrtGemm {
         Carver after_bound(base, bound_end);
         const EstimateRegion<ExecSpace> estimate =
             EstimateRegion<ExecSpace>::carve(after_bound, s, chunks);
-        // The deferred copies (the tile maxima are free again: the norms consumed them).
-        if (plan.copy_a && plan.strided_a) {
-          copy_to_k_contiguous(space, opA, copies_of.a, copies_of.max_a);
-          rows_a = k_contiguous_rows<ExecSpace>(copies_of.a);
+        // The estimate reads K-contiguous rows: copies of strided ones, in scratch that the
+        // residues reuse (the copy's tile maxima go where pass 1's were: the norms consumed
+        // them).
+        const EstimateCopyRegion<ExecSpace> copied =
+            EstimateCopyRegion<ExecSpace>::carve(after_bound, s, plan);
+        typename V::ConstMatrix estimate_a = rows_a, estimate_b = rows_b;
+        if (plan.estimate_copy_a) {
+          copy_to_k_contiguous(space, opA, copied.a, copies_of.max_a);
+          estimate_a = k_contiguous_rows<ExecSpace>(copied.a);
         }
-        if (plan.copy_b && plan.strided_b) {
-          copy_to_k_contiguous(space, opBt, copies_of.b, copies_of.max_b);
-          rows_b = k_contiguous_rows<ExecSpace>(copies_of.b);
+        if (plan.estimate_copy_b) {
+          copy_to_k_contiguous(space, opBt, copied.b, copies_of.max_b);
+          estimate_b = k_contiguous_rows<ExecSpace>(copied.b);
         }
-        const SliceCountChoice choice = choose_slice_count(space, rows_a, rows_b, exponents.a,
-                                                           exponents.b, options.k_block, estimate);
+        const SliceCountChoice choice = choose_slice_count(
+            space, estimate_a, estimate_b, exponents.a, exponents.b, options.k_block, estimate);
         report.estimate_int8_gemms += choice.int8_gemms;
         report.int8_operations +=
             2.0 * mpad * npad * kpad * choice.int8_gemms / static_cast<double>(chunks);

@@ -64,6 +64,9 @@ struct OperandPlan {
   bool copy_a = false, copy_b = false;
   bool strided_a = false, strided_b = false;
   bool split_a = true, split_b = true;
+  /// Scheme II: K-contiguous copies made for its automatic count's estimate only, in phase-1
+  /// scratch (its pass 1 reads strided rows in place; copy_* stay false).
+  bool estimate_copy_a = false, estimate_copy_b = false;
 };
 
 /// Scale exponents: they live through the whole call.
@@ -206,6 +209,31 @@ struct CrtBoundRegion {
   }
 };
 
+/// Scheme II's operand plan: strided rows read in place, and (GPU spaces) K-contiguous copies
+/// for the automatic count's estimate where it may run (it reads rows K-contiguously).
+template <class ExecSpace>
+OperandPlan crt_operand_plan(bool strided_a, bool strided_b, bool estimate_possible) {
+  OperandPlan plan;
+  plan.strided_a = strided_a;
+  plan.strided_b = strided_b;
+  plan.estimate_copy_a = copies_strided_rows<ExecSpace>() && strided_a && estimate_possible;
+  plan.estimate_copy_b = copies_strided_rows<ExecSpace>() && strided_b && estimate_possible;
+  return plan;
+}
+
+/// The estimate's K-contiguous copies (phase 1, after the estimate's own scratch).
+template <class ExecSpace>
+struct EstimateCopyRegion {
+  typename RowCopyRegion<ExecSpace>::Rows a, b;
+  static EstimateCopyRegion carve(Carver& c, const Shape3& s, const OperandPlan& plan) {
+    EstimateCopyRegion r;
+    using Rows = typename RowCopyRegion<ExecSpace>::Rows;
+    if (plan.estimate_copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
+    if (plan.estimate_copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
+    return r;
+  }
+};
+
 /// Residues of op(A), and the residues of the rows of op(B)^T and the INT32 products of one
 /// block of `width` columns of C.
 template <class ExecSpace>
@@ -307,6 +335,7 @@ std::size_t crt_bytes(const Shape3& s, int L, const Options& o, bool accurate, b
     CrtBoundRegion<ExecSpace>::carve(bound, s, chunks);
     if (automatic) {
       EstimateRegion<ExecSpace>::carve(bound, s, chunks);
+      EstimateCopyRegion<ExecSpace>::carve(bound, s, plan);
     }
     bytes = std::max(bytes, bound.used());
   }
