@@ -327,10 +327,9 @@ TEST(Crt, SmallKBlockAndWorkspaceLimitGiveTheSameResult) {
   // strided (tile kernels).  Both kinds of rows get their residues block by block.
   for (const char tb : {'N', 'T'}) {
     const HostMatrix B = tb == 'N' ? random_host(K, N, 2.0, rng) : random_host(N, K, 2.0, rng);
-    // Without a limit: passes of at most 2048 columns (the fastest on the H200), 2 of 1056.
     const GemmRun whole = run_gemm('N', tb, 1.0, A, B, 0.5, C0, crt(13, CrtScaling::Accurate));
-    EXPECT_EQ(whole.report.recombine_passes, 2);
-    EXPECT_EQ(whole.report.int8_gemms, 13 * 2);
+    EXPECT_EQ(whole.report.recombine_passes, 1);
+    EXPECT_EQ(whole.report.int8_gemms, 13);
     Options o = crt(13, CrtScaling::Accurate);
     o.k_block = 32;  // 4 chunks of K per modulus, and of the bound product
     // Room for fewer columns than the 1024 a pass takes at least: 3 passes, evened out to 704
@@ -344,6 +343,34 @@ TEST(Crt, SmallKBlockAndWorkspaceLimitGiveTheSameResult) {
     EXPECT_EQ(blocked.C.values, whole.C.values);
     expect_crt_accuracy('N', tb, 1.0, A, B, 0.5, C0, blocked);
   }
+}
+
+TEST(Crt, PassWidths) {
+  using ozaki::Impl::crt_block_columns;
+  using ozaki::Impl::Shape3;
+  const ozaki::Impl::OperandPlan plan;
+  const Options o = crt(14, CrtScaling::Fast);  // the default 8 GiB limit
+  // Large M and K: passes of 2048 columns (the fastest measured on the H200), evened out.
+  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{8192, 8192, 8192}, 14, o, plan), 2048);
+  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{16384, 16384, 16384}, 14, o, plan), 2048);
+  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{8192, 3000, 8192}, 14, o, plan), 1504);
+  // Smaller M or K: one pass where the limit allows it.
+  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{4096, 4096, 4096}, 14, o, plan), 4096);
+  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{2048, 2048, 65536}, 14, o, plan), 2048);
+  // (16384 x 16384 x 1024: 2 passes of 8192 columns fit the 8 GiB limit, 1 does not.)
+  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{16384, 16384, 1024}, 14, o, plan), 8192);
+  // A tight limit: the widest pass that fits (with op(A)'s residues), evened out.
+  Options tight = o;
+  tight.workspace_limit = std::int64_t(4) << 30;
+  const Shape3 skinny{32768, 32768, 1024};
+  const std::int64_t width = crt_block_columns<TestSpace>(skinny, 14, tight, plan);
+  const std::int64_t per_column = 4 * 14 * skinny.m + 14 * skinny.k;
+  EXPECT_EQ(width % 16, 0);
+  EXPECT_GE(width, 1024);
+  EXPECT_LE(skinny.m * 14 * skinny.k + width * per_column, tight.workspace_limit);
+  const std::int64_t passes = (skinny.n + width - 1) / width;
+  EXPECT_GT(skinny.m * 14 * skinny.k + (skinny.n / (passes - 1) + 16) * per_column,
+            tight.workspace_limit);  // one pass fewer would not fit
 }
 
 // ---- hard numerics and bad input -------------------------------------------------------------

@@ -169,12 +169,14 @@ constexpr std::int64_t crt_min_tile = 256;
 /// Fewest columns of C per pass of scheme II's products, whatever the workspace limit: INT8
 /// GEMMs much narrower than this lose tensor-core efficiency.
 constexpr std::int64_t crt_min_block_columns = 1024;
-/// Most columns of C per pass, whatever room the limit leaves: on the H200, passes of 2048
-/// columns ran scheme II (14 moduli) fastest, at 8192^3 (13.97 ms against 14.80 in one pass,
-/// 14.90 with 4096, 17.83 with 1024) and at 16384^3 (100.3 ms against 103.4 in one pass, 101.7
-/// with 4096, 108.5 with 1024; docs/benchmarks.md, d496b1f).  Narrower passes also keep the
-/// workspace small.
-constexpr std::int64_t crt_max_block_columns = 2048;
+/// Most columns of C per pass where op(A) has at least crt_narrow_pass_extent rows and K is
+/// at least as long, whatever room the limit leaves.  Measured on the H200 (14 moduli,
+/// docs/benchmarks.md): passes of 2048 columns beat one pass over all columns at 8192^3
+/// (13.97 ms against 14.80) and at 16384^3 (100.3 against 103.4; 4096: 101.7, 1024: 108.5),
+/// but lost at 4096^3 (2.58 against 2.41) and at 16384 x 16384 x 1024 (15.2 against 14.3), so
+/// smaller M or K keep passes as wide as the limit allows.
+constexpr std::int64_t crt_narrow_pass_columns = 2048;
+constexpr std::int64_t crt_narrow_pass_extent = 8192;
 
 /// Bits, norms and the accurate rule's scratch per row: they live through the whole call.
 template <class ExecSpace>
@@ -302,8 +304,8 @@ std::size_t int8_slices_bytes(const Shape3& s, int S, const Options& o, bool aut
 
 /// Columns of C per pass of scheme II: as many as the products and the residues of their rows
 /// of op(B)^T fit in the workspace limit (a multiple of 16), at least min(npad,
-/// crt_min_block_columns) and at most crt_max_block_columns; then evened out over the passes,
-/// so that the last pass is not a sliver.
+/// crt_min_block_columns), at most crt_narrow_pass_columns for large M and K; then evened out
+/// over the passes, so that the last pass is not a sliver.
 template <class ExecSpace>
 std::int64_t crt_block_columns(const Shape3& s, int L, const Options& o, const OperandPlan& plan) {
   const std::int64_t chunks = k_chunks(s.k, o.k_block);
@@ -317,8 +319,9 @@ std::int64_t crt_block_columns(const Shape3& s, int L, const Options& o, const O
   const std::int64_t npad = padded_rows(s.n);
   const std::int64_t per_column = 4 * L * chunks * padded_rows(s.m) + L * padded_k(s.k);
   const std::int64_t fits = room / per_column / 16 * 16;
-  const std::int64_t widest = std::min(
-      {npad, crt_max_block_columns, std::max(std::min(npad, crt_min_block_columns), fits)});
+  const bool narrow = s.m >= crt_narrow_pass_extent && s.k >= crt_narrow_pass_extent;
+  const std::int64_t widest = std::min({npad, narrow ? crt_narrow_pass_columns : npad,
+                                        std::max(std::min(npad, crt_min_block_columns), fits)});
   if (widest == 0) return 0;
   const std::int64_t passes = (npad + widest - 1) / widest;
   return padded_rows((npad + passes - 1) / passes);
