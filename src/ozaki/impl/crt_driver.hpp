@@ -66,7 +66,6 @@ struct Int8CrtGemm {
     CrtScaleRegion<ExecSpace> scale;
     CrtBoundRegion<ExecSpace> bound;
     std::size_t phase_offset = 0, bound_end = 0;
-    typename V::ConstMatrix rows_a = opA, rows_b = opBt;
     CrtScaling scaling = options.crt_scaling;
     double q_a = 0, q_b = 0;
 
@@ -78,23 +77,23 @@ struct Int8CrtGemm {
       copies_of = RowCopyRegion<ExecSpace>::carve(carver, s, plan);
       scale = CrtScaleRegion<ExecSpace>::carve(carver, s);
       phase_offset = carver.used();
-      const bool a_bad = operand_pass1(space, false, plan.strided_a, opA, copies_of.a,
-                                       copies_of.max_a, exponents.a, rows_a);
-      const bool b_bad = operand_pass1(space, false, plan.strided_b, opBt, copies_of.b,
-                                       copies_of.max_b, exponents.b, rows_b);
+      const bool a_bad =
+          operand_pass1_in_place(space, plan.strided_a, opA, copies_of.max_a, exponents.a);
+      const bool b_bad =
+          operand_pass1_in_place(space, plan.strided_b, opBt, copies_of.max_b, exponents.b);
       if (a_bad || b_bad) return false;
       // (The tile maxima are consumed: their storage takes the partial sums of squares.)
       if (plan.strided_a) {
-        strided_row_norms(space, rows_a, exponents.a, copies_of.max_a, copies_of.sums_a, scale.l2a,
+        strided_row_norms(space, opA, exponents.a, copies_of.max_a, copies_of.sums_a, scale.l2a,
                           scale.l1a);
       } else {
-        row_norms(space, rows_a, exponents.a, scale.l2a, scale.l1a);
+        row_norms(space, opA, exponents.a, scale.l2a, scale.l1a);
       }
       if (plan.strided_b) {
-        strided_row_norms(space, rows_b, exponents.b, copies_of.max_b, copies_of.sums_b, scale.l2b,
+        strided_row_norms(space, opBt, exponents.b, copies_of.max_b, copies_of.sums_b, scale.l2b,
                           scale.l1b);
       } else {
-        row_norms(space, rows_b, exponents.b, scale.l2b, scale.l1b);
+        row_norms(space, opBt, exponents.b, scale.l2b, scale.l1b);
       }
       q_a = peak_ratio(space, scale.l2a, scale.l1a);
       q_b = peak_ratio(space, scale.l2b, scale.l1b);
@@ -109,8 +108,8 @@ struct Int8CrtGemm {
       Carver phase1(base, phase_offset);
       bound = CrtBoundRegion<ExecSpace>::carve(phase1, s, chunks);
       bound_end = phase1.used();
-      magnitudes7(space, rows_a, exponents.a, bound.q_a);
-      magnitudes7(space, rows_b, exponents.b, bound.q_b);
+      magnitudes7(space, opA, exponents.a, bound.q_a);
+      magnitudes7(space, opBt, exponents.b, bound.q_b);
       Int8GemmProblem p;
       p.rows_a = mpad;
       p.rows_b = npad;
@@ -173,7 +172,7 @@ struct Int8CrtGemm {
         // them).
         const EstimateCopyRegion<ExecSpace> copied =
             EstimateCopyRegion<ExecSpace>::carve(after_bound, s, plan);
-        typename V::ConstMatrix estimate_a = rows_a, estimate_b = rows_b;
+        typename V::ConstMatrix estimate_a = opA, estimate_b = opBt;
         if (plan.estimate_copy_a) {
           copy_to_k_contiguous(space, opA, copied.a, copies_of.max_a);
           estimate_a = k_contiguous_rows<ExecSpace>(copied.a);
@@ -233,7 +232,7 @@ struct Int8CrtGemm {
     const CrtProductRegion<ExecSpace> region =
         CrtProductRegion<ExecSpace>::carve(phase2, s, L, chunks, width);
     const CrtConstants constants = make_crt_constants(L);
-    crt_residues(space, rows_a, exponents.a, scale.bits_a, constants, region.residues_a);
+    crt_residues(space, opA, exponents.a, scale.bits_a, constants, region.residues_a);
     clock.lap(report.seconds_split);
 
     int gemms = 0;
@@ -243,7 +242,7 @@ struct Int8CrtGemm {
       const std::int64_t padded_columns = std::min(width, npad - n0);
       // Residues of this block's rows of op(B)^T only: a pass needs (M + width) L K bytes of
       // residues instead of (M + N) L K, which buys wider passes under the workspace limit.
-      crt_residues(space, row_block(rows_b, n0, columns), row_block(exponents.b, n0, columns),
+      crt_residues(space, row_block(opBt, n0, columns), row_block(exponents.b, n0, columns),
                    row_block(scale.bits_b, n0, columns), constants,
                    typename V::Digits(region.residues_b.data(), padded_columns, ld));
       clock.lap(report.seconds_split);

@@ -57,9 +57,22 @@ typename Views<ExecSpace>::ConstMatrix k_contiguous_rows(
       typename Views<ExecSpace>::ConstMatrix(copy_rows.data(), Kokkos::LayoutStride(rows, K, K, 1));
 }
 
+/// Pass 1 for one operand read in place: its scale exponents, from 32-column tiles of its
+/// strided rows or row by row.  True on NaN/Inf.
+template <class ExecSpace>
+bool operand_pass1_in_place(const ExecSpace& space, bool strided,
+                            const typename Views<ExecSpace>::ConstMatrix& op,
+                            const typename RowCopyRegion<ExecSpace>::Rows& tile_max,
+                            const typename Views<ExecSpace>::Exponents& exps) {
+  if (strided) {
+    strided_tile_max(space, op, tile_max);
+    return exponents_from_tile_max(space, tile_max, exps);
+  }
+  return row_scale_exponents(space, op, exps);
+}
+
 /// Pass 1 for one operand: its scale exponents, read through a K-contiguous copy (made here,
-/// `rows` then views it), in 32-column tiles of its strided rows, or row by row.  True on
-/// NaN/Inf.
+/// `rows` then views it) or in place (`rows` stays op).  True on NaN/Inf.
 template <class ExecSpace>
 bool operand_pass1(const ExecSpace& space, bool copy, bool strided,
                    const typename Views<ExecSpace>::ConstMatrix& op,
@@ -67,16 +80,13 @@ bool operand_pass1(const ExecSpace& space, bool copy, bool strided,
                    const typename RowCopyRegion<ExecSpace>::Rows& tile_max,
                    const typename Views<ExecSpace>::Exponents& exps,
                    typename Views<ExecSpace>::ConstMatrix& rows) {
+  rows = op;
   if (copy) {
     copy_to_k_contiguous(space, op, copy_rows, tile_max);
     rows = k_contiguous_rows<ExecSpace>(copy_rows);
     return exponents_from_tile_max(space, tile_max, exps);
   }
-  if (strided) {
-    strided_tile_max(space, op, tile_max);
-    return exponents_from_tile_max(space, tile_max, exps);
-  }
-  return row_scale_exponents(space, rows, exps);
+  return operand_pass1_in_place(space, strided, op, tile_max, exps);
 }
 
 /// How a driver (Int8SlicesGemm::run, Int8CrtGemm::run) ended.
