@@ -345,6 +345,53 @@ TEST(Crt, SmallKBlockAndWorkspaceLimitGiveTheSameResult) {
   }
 }
 
+TEST(Crt, WorkspaceOfRequiredBytesServesEveryCall) {
+  // Column-major A: op(A)'s rows are strided, and on a GPU the automatic count's estimate
+  // copies them into its own scratch; required_bytes covers that and every pass.  An
+  // automatic count is sized for 16 moduli: wide-range data that needs more grows the
+  // workspace once, and a second call finds it large enough.
+  Random rng(51);
+  const std::int64_t M = 8, N = 1100, K = 64;
+  for (const double phi : {0.5, 4.0}) {
+    const HostMatrix A = random_host(M, K, phi, rng), B = random_host(K, N, phi, rng);
+    const HostMatrix C0 = random_host(M, N, 0.5, rng);
+    const DeviceMatrix dA = device_copy(A, Layout::Left), dB = device_copy(B, Layout::Left);
+    Options limited = crt(18, CrtScaling::Accurate);
+    limited.workspace_limit = 1 << 18;  // two passes
+    for (const Options& o :
+         {crt(ozaki::auto_moduli, CrtScaling::Accurate), crt(ozaki::auto_moduli, CrtScaling::Auto),
+          crt(14, CrtScaling::Fast), crt(18, CrtScaling::Accurate), limited}) {
+      ozaki::Workspace<TestSpace> ws(TestSpace(), M, N, K, o);
+      EXPECT_EQ(ws.bytes(), ozaki::Workspace<TestSpace>::required_bytes(M, N, K, o));
+      std::int64_t expected = ws.allocations();
+      std::vector<double> first;
+      for (int call = 0; call < 2; ++call) {
+        const DeviceMatrix dC = device_copy(C0, Layout::Left);
+        GemmRun run;
+        run.report = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.5, dC.left, o, ws);
+        run.C = to_host(dC.view);
+        EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Int8Crt);
+        const bool beyond_sizing =
+            o.moduli == ozaki::auto_moduli && run.report.moduli > ozaki::Impl::assumed_auto_moduli;
+        if (call == 0 && beyond_sizing) {
+          EXPECT_LE(ws.allocations(), expected + 1);
+          expected = ws.allocations();
+        }
+        EXPECT_EQ(ws.allocations(), expected)
+            << "phi " << phi << ", " << ozaki::to_string(o.crt_scaling) << ", moduli "
+            << run.report.moduli << ", call " << call;
+        if (call == 0) {
+          expect_crt_accuracy('N', 'N', 1.0, A, B, 0.5, C0, run);
+          first = run.C.values;
+        } else {
+          EXPECT_EQ(run.C.values, first);  // a reused workspace changes nothing
+        }
+        if (o.workspace_limit != 0) EXPECT_EQ(run.report.recombine_passes, 2);
+      }
+    }
+  }
+}
+
 TEST(Crt, PassWidths) {
   using ozaki::Impl::crt_block_columns;
   using ozaki::Impl::Shape3;
