@@ -203,7 +203,8 @@ Settings parse(int argc, char* argv[]) {
     for (const auto& sh : split_list(shape_list, ',')) st.runs.push_back({parse_shape(sh), cs});
   };
   if (!shapes.empty() || !configs.empty()) suite = "custom:" + suite;
-  if (suite == "demo" || suite == "custom:demo") {
+  if (suite == "demo" || suite.rfind("custom:", 0) == 0) {
+    // The demo, and any run given --shapes or --configs: what is not given is the demo's.
     add_runs(shapes.empty() ? (on_host ? "1024" : "8192") : shapes,
              configs.empty() ? "native,auto" : configs);
   } else if (suite == "device") {
@@ -227,15 +228,14 @@ Settings parse(int argc, char* argv[]) {
              "native,auto,crt:auto,crt:auto:accurate,crt:16:accurate,crt:17:accurate,"
              "crt:18:accurate,crt:19:accurate,crt:20:accurate,crt:22:accurate,crt:18:fast,"
              "int8:auto:tri,emu:auto");
-  } else if (suite.rfind("custom:", 0) == 0) {
-    add_runs(shapes.empty() ? (on_host ? "1024" : "8192") : shapes,
-             configs.empty() ? "native,auto" : configs);
   } else {
     throw std::invalid_argument("unknown suite '" + suite + "'");
   }
   // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB: the
   // suites give the explicit configs 40 GiB.  `auto` keeps the library's default limit
   // (Options{} as a user passes it) unless --workspace-gib is given.
+  if (st.reps < 1 || st.samples < 1)
+    throw std::invalid_argument("--reps and --samples must be >= 1");
   const bool limit_given = st.workspace_limit != 0;
   if (suite != "demo" && suite != "custom:demo") {
     if (st.workspace_limit == 0) st.workspace_limit = std::int64_t(40) << 30;

@@ -121,9 +121,6 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 
 }  // namespace ozaki
 
-// The library holds compiled instances for the execution spaces Kokkos was built with, so
-// that including this header does not compile the kernels again.  src/eti/ defines them with
-// the same macro (PREFIX empty).
 // The kernels the tests also call directly.  Each must be compiled in exactly one
 // translation unit: the library's driver calls them too, and a mix of two translation units'
 // copies of a template that launches CUDA extended lambdas (the test's, picked by the linker,
@@ -156,6 +153,9 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
       const SPACE&, const V::Products&, std::int64_t, std::int64_t, std::int64_t,                  \
       const ::ozaki::Impl::CrtConstants&, const V::Exponents&, const V::Exponents&,                \
       const V::Exponents&, const V::Exponents&, double, double, const V::Matrix&);
+// The library holds compiled instances for the execution spaces Kokkos was built with, so
+// that including this header does not compile the kernels again.  src/eti/ defines them with
+// the same macro (PREFIX empty).
 #define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                   \
   namespace ozaki {                                                                               \
   namespace Impl {                                                                                \
