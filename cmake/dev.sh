@@ -22,6 +22,15 @@ deps=$here/deps/kokkos.sh
 
 say() { echo "[ozaki] $*" >&2; }
 
+# step <name> <command...>: runs one step, announcing it and then how long it took.
+step() {
+  local name=$1 t0=$SECONDS
+  shift
+  say "$name ..."
+  "$@"
+  say "$name: done in $((SECONDS - t0)) s"
+}
+
 have_nvcc() { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; }
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
 
@@ -41,10 +50,18 @@ kokkos_prefix() {
   if [ -n "${Kokkos_ROOT:-}" ]; then echo "$Kokkos_ROOT"; else "$deps" "$1" | tail -n 1; fi
 }
 
+# Fetches and builds our Kokkos of the given variant unless the user brings their own (a no-op
+# once built: cmake/deps/kokkos.sh keeps stamps).
+ensure_kokkos() {
+  [ -n "${Kokkos_ROOT:-}" ] && return 0
+  "$deps" "$1" >/dev/null
+}
+
 # configure_and_build <variant> <build dir> <target|all> [extra cmake args...]
 configure_and_build() {
   local variant=$1 build=$2 target=$3
   shift 3
+  step "Kokkos and Kokkos Kernels ($variant)" ensure_kokkos "$variant"
   local prefix
   prefix=$(kokkos_prefix "$variant")
   local args=(-S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release
@@ -55,32 +72,48 @@ configure_and_build() {
     [ -x "$wrapper" ] || wrapper=$repo/.deps/src/kokkos/bin/nvcc_wrapper
     args+=(-DCMAKE_CXX_COMPILER="$wrapper")
   fi
-  say "configuring $build ($variant)"
+  # Logs go inside the build folder: nothing a build writes lands in the source tree.
+  mkdir -p "$build"
   # An existing build keeps the generator it was made with.
   local generator=${CMAKE_GENERATOR:-}
   [ -f "$build/CMakeCache.txt" ] && generator=
-  CMAKE_GENERATOR=$generator cmake "${args[@]}" "$@" >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log" >&2; return 1; }
-  say "building $build with $jobs jobs"
+  step "configuring ozaki in $build ($variant)" configure_ozaki "$build" "$generator" "${args[@]}" "$@"
   local target_args=()
   [ "$target" = all ] || target_args=(--target "$target")
-  if ! cmake --build "$build" -j "$jobs" "${target_args[@]}" >"$build.build.log" 2>&1; then
-    grep -E -A5 "error" "$build.build.log" | head -n 80 >&2
-    say "build failed: $build.build.log"
+  step "building ozaki in $build ($target, $jobs jobs)" build_ozaki "$build" "${target_args[@]}"
+}
+
+configure_ozaki() {
+  local build=$1 generator=$2
+  shift 2
+  CMAKE_GENERATOR=$generator cmake "$@" >"$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log" >&2; return 1; }
+}
+
+build_ozaki() {
+  local build=$1
+  shift
+  if ! cmake --build "$build" -j "$jobs" "$@" >"$build/build.log" 2>&1; then
+    grep -E -A5 "error" "$build/build.log" | head -n 80 >&2
+    say "build failed: $build/build.log"
     return 1
   fi
 }
 
+run_ctest() {
+  local build=$1
+  shift
+  (cd "$build" && ctest --output-on-failure --no-tests=error "$@")
+}
+
 cmd_test() {
-  system_packages
+  step "system packages" system_packages
   configure_and_build host "$repo/build-host" all -DOZAKI_ENABLE_TESTS=ON
-  say "running the host tests"
-  (cd "$repo/build-host" && ctest --output-on-failure --no-tests=error -j "$jobs")
+  step "host tests" run_ctest "$repo/build-host" -j "$jobs"
   if have_nvcc; then
     configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda
     if have_gpu; then
-      say "running the CUDA tests"
-      (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error)
+      step "CUDA tests" run_ctest "$repo/build-cuda"
     else
       say "no GPU here: the CUDA backend and its tests were compiled, not run"
     fi
@@ -89,7 +122,7 @@ cmd_test() {
 }
 
 cmd_demo() {
-  system_packages
+  step "system packages" system_packages
   local variant=host build=$repo/build-host
   if have_gpu && have_nvcc; then variant=cuda build=$repo/build-cuda; fi
   configure_and_build "$variant" "$build" ozaki_bench

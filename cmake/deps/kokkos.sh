@@ -76,6 +76,7 @@ write_deb_src_config() {
 
 fetch_sources() {
   if [ -f "$src_dir/.complete" ]; then return 0; fi
+  local t0=$SECONDS
   command -v apt-get >/dev/null 2>&1 ||
     die "no apt-get: install Kokkos >= 3.4 and Kokkos Kernels yourself and pass Kokkos_ROOT / KokkosKernels_ROOT"
   ensure_debian_packages ca-certificates tar gzip patch
@@ -115,6 +116,7 @@ fetch_sources() {
     patch -d "$src_dir/kokkos" -p1 --forward --quiet <"$here/kokkos-3.4.01-cuda13-sm90.patch" >&2
   fi
   echo "$version" >"$src_dir/.complete"
+  log "sources fetched, extracted and patched in $((SECONDS - t0)) s"
 }
 
 # The CMake file that Kokkos Kernels' configure includes first: Kokkos 3.4's exported config
@@ -158,12 +160,15 @@ build_variant() {
     ;;
   *) die "unknown variant '$variant' (host|cuda)" ;;
   esac
+  local t0=$SECONDS
   log "building Kokkos ($variant) with $jobs jobs"
   cmake -S "$src_dir/kokkos" -B "$build/kokkos" "${common[@]}" "${kokkos_opts[@]}" >"$build/kokkos.log" 2>&1 ||
     { tail -n 40 "$build/kokkos.log" >&2; die "Kokkos configure failed ($build/kokkos.log)"; }
   cmake --build "$build/kokkos" -j "$jobs" >>"$build/kokkos.log" 2>&1 ||
     { tail -n 40 "$build/kokkos.log" >&2; die "Kokkos build failed ($build/kokkos.log)"; }
   cmake --install "$build/kokkos" >>"$build/kokkos.log" 2>&1
+  log "Kokkos ($variant) built in $((SECONDS - t0)) s"
+  t0=$SECONDS
   log "building Kokkos Kernels ($variant), explicit instantiation off"
   cmake -S "$src_dir/kokkos-kernels" -B "$build/kokkos-kernels" "${common[@]}" "${kk_opts[@]}" \
     -DKokkos_ROOT="$prefix" -DKokkosKernels_ENABLE_TESTS=OFF -DKokkosKernels_ENABLE_EXAMPLES=OFF \
@@ -178,6 +183,7 @@ build_variant() {
   cmake --build "$build/kokkos-kernels" -j "$jobs" >>"$build/kokkos-kernels.log" 2>&1 ||
     { tail -n 40 "$build/kokkos-kernels.log" >&2; die "Kokkos Kernels build failed"; }
   cmake --install "$build/kokkos-kernels" >>"$build/kokkos-kernels.log" 2>&1
+  log "Kokkos Kernels ($variant) built in $((SECONDS - t0)) s"
   rm -rf "$build"
   touch "$prefix/.complete"
   echo "$prefix"
