@@ -3,10 +3,11 @@
 // end-to-end results within the documented bound of a double-double reference.
 #include "common.hpp"
 
-#include <ozaki/impl/backends.hpp>
-#include <ozaki/impl/crt.hpp>
-#include <ozaki/impl/crt_rules.hpp>
-#include <ozaki/impl/int8_gemm.hpp>
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/crt/layout.hpp>
+#include <ozaki/impl/crt/residues.hpp>
+#include <ozaki/impl/crt/rules.hpp>
+#include <ozaki/impl/crt/scaling.hpp>
 #include <ozaki/serial/crt.hpp>
 
 #include <limits>
@@ -80,7 +81,7 @@ TEST_P(CrtResidues, MatchOracleBitForBit) {
   const std::int64_t kpad = ozaki::Impl::padded_k(c.cols);
   V::Digits residues("residues", (c.rows + 15) / 16 * 16, c.moduli * kpad);
   Kokkos::deep_copy(residues, std::int8_t(99));  // poison: every byte must be written
-  ozaki::Impl::crt_residues(space, x, exponents, device_ints(bits),
+  ozaki::Impl::crt_residues(space, x, {exponents, device_ints(bits)},
                             ozaki::Impl::make_crt_constants(c.moduli), residues);
   auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), residues);
   ASSERT_EQ(host_vector(exponents), want.exponents);
@@ -393,30 +394,32 @@ TEST(Crt, WorkspaceOfRequiredBytesServesEveryCall) {
 }
 
 TEST(Crt, PassWidths) {
-  using ozaki::Impl::crt_block_columns;
-  using ozaki::Impl::Shape3;
-  const ozaki::Impl::OperandPlan plan;
+  const ozaki::Impl::OperandPlan ops;
   const Options o = crt(14, CrtScaling::Fast);  // the default 8 GiB limit
+  auto width = [&](std::int64_t m, std::int64_t n, std::int64_t k, const Options& options) {
+    const ozaki::Impl::CallPlan plan = ozaki::Impl::make_plan({m, n, k}, options);
+    return ozaki::Impl::crt_block_columns<TestSpace>(plan, 14, ops);
+  };
   // Large M and K: passes of 2048 columns (the fastest measured on the H200), evened out.
-  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{8192, 8192, 8192}, 14, o, plan), 2048);
-  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{16384, 16384, 16384}, 14, o, plan), 2048);
-  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{8192, 3000, 8192}, 14, o, plan), 1504);
+  EXPECT_EQ(width(8192, 8192, 8192, o), 2048);
+  EXPECT_EQ(width(16384, 16384, 16384, o), 2048);
+  EXPECT_EQ(width(8192, 3000, 8192, o), 1504);
   // Smaller M or K: one pass where the limit allows it.
-  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{4096, 4096, 4096}, 14, o, plan), 4096);
-  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{2048, 2048, 65536}, 14, o, plan), 2048);
+  EXPECT_EQ(width(4096, 4096, 4096, o), 4096);
+  EXPECT_EQ(width(2048, 2048, 65536, o), 2048);
   // (16384 x 16384 x 1024: 2 passes of 8192 columns fit the 8 GiB limit, 1 does not.)
-  EXPECT_EQ(crt_block_columns<TestSpace>(Shape3{16384, 16384, 1024}, 14, o, plan), 8192);
+  EXPECT_EQ(width(16384, 16384, 1024, o), 8192);
   // A tight limit: the widest pass that fits (with op(A)'s residues), evened out.
   Options tight = o;
   tight.workspace_limit = std::int64_t(4) << 30;
-  const Shape3 skinny{32768, 32768, 1024};
-  const std::int64_t width = crt_block_columns<TestSpace>(skinny, 14, tight, plan);
-  const std::int64_t per_column = 4 * 14 * skinny.m + 14 * skinny.k;
-  EXPECT_EQ(width % 16, 0);
-  EXPECT_GE(width, 1024);
-  EXPECT_LE(skinny.m * 14 * skinny.k + width * per_column, tight.workspace_limit);
-  const std::int64_t passes = (skinny.n + width - 1) / width;
-  EXPECT_GT(skinny.m * 14 * skinny.k + (skinny.n / (passes - 1) + 16) * per_column,
+  const std::int64_t m = 32768, n = 32768, k = 1024;
+  const std::int64_t skinny = width(m, n, k, tight);
+  const std::int64_t per_column = 4 * 14 * m + 14 * k;
+  EXPECT_EQ(skinny % 16, 0);
+  EXPECT_GE(skinny, 1024);
+  EXPECT_LE(m * 14 * k + skinny * per_column, tight.workspace_limit);
+  const std::int64_t passes = (n + skinny - 1) / skinny;
+  EXPECT_GT(m * 14 * k + (n / (passes - 1) + 16) * per_column,
             tight.workspace_limit);  // one pass fewer would not fit
 }
 

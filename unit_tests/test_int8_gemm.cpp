@@ -1,8 +1,8 @@
 // The INT8 GEMM backend of the test space against the serial oracle: bit for bit.
 #include "common.hpp"
 
-#include <ozaki/impl/backends.hpp>
-#include <ozaki/impl/schedule.hpp>
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/slices/schedule.hpp>
 
 namespace {
 

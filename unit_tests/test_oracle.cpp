@@ -1,6 +1,7 @@
 // The serial oracle and the host-side planning code, on their own (no execution space).
-#include <ozaki/impl/accuracy.hpp>
-#include <ozaki/impl/schedule.hpp>
+#include <ozaki/impl/cost_model.hpp>
+#include <ozaki/impl/slices/accuracy.hpp>
+#include <ozaki/impl/slices/schedule.hpp>
 #include <ozaki/serial/reference.hpp>
 
 #include <gtest/gtest.h>
@@ -188,15 +189,18 @@ TEST(Accuracy, DroppedPairsAreModelledPerDiagonal) {
 }
 
 TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
-  using ozaki::Impl::native_is_faster;
   // H200: INT8 TN 1461 TOP/s over DGEMM 56.6 TFLOP/s.
-  const double h200 = 1461.0 / 56.6;
-  EXPECT_TRUE(native_is_faster(h200, 7, PairPolicy::Triangular, 0, 1));  // 28 + 1 products
-  EXPECT_TRUE(
-      native_is_faster(h200, 8, PairPolicy::Triangular, 0, 1));  // the S auto chose at 8192^3
-  EXPECT_FALSE(native_is_faster(h200, 3, PairPolicy::Triangular, 0, 0));  // 6 products
-  EXPECT_FALSE(native_is_faster(h200, 5, PairPolicy::Triangular, 0, 0));  // 15 products
-  EXPECT_FALSE(native_is_faster(0.0, 16, PairPolicy::Full, 0, 1));        // unknown device
+  const ozaki::Impl::DeviceRates h200{1461.0 / 56.6, 56.6 / 4.0}, unknown{};
+  auto native_is_faster = [](const ozaki::Impl::DeviceRates& rates, int S, PairPolicy policy,
+                             int estimate_products) {
+    const int products = ozaki::Impl::slices_products(S, policy, 0) + estimate_products;
+    return ozaki::Impl::native_is_faster(ozaki::Impl::slices_relative_cost(rates, products));
+  };
+  EXPECT_TRUE(native_is_faster(h200, 7, PairPolicy::Triangular, 1));   // 28 + 1 products
+  EXPECT_TRUE(native_is_faster(h200, 8, PairPolicy::Triangular, 1));   // the S auto chose at 8192^3
+  EXPECT_FALSE(native_is_faster(h200, 3, PairPolicy::Triangular, 0));  // 6 products
+  EXPECT_FALSE(native_is_faster(h200, 5, PairPolicy::Triangular, 0));  // 15 products
+  EXPECT_FALSE(native_is_faster(unknown, 16, PairPolicy::Full, 1));    // unknown device
   // The first guess is never above what the model chooses for wider data (phi = 0.5: split
   // about 30), and at K = 8192 it already rules Int8Slices out on the H200 (7 slices).
   for (std::int64_t K : {64, 1024, 8192, 65536})

@@ -1,7 +1,7 @@
 // The split kernels of the test space against the serial oracle: bit for bit.
 #include "common.hpp"
 
-#include <ozaki/impl/slice_count.hpp>
+#include <ozaki/impl/slices/estimate.hpp>
 
 #include <limits>
 
@@ -185,7 +185,7 @@ TEST(Split, SliceCountEstimateMatchesOracleAndBoundsTheTrueRatio) {
     ozaki::Impl::row_scale_exponents(space, opBt, eb);
     for (std::int64_t k_block : {std::int64_t(0), std::int64_t(100)}) {
       SCOPED_TRACE("k_block " + std::to_string(k_block));
-      const ozaki::Impl::Shape3 shape{M, N, K};
+      const ozaki::Impl::Shape shape{M, N, K};
       const std::int64_t chunks = ozaki::Impl::k_chunks(K, k_block);
       ozaki::Impl::Carver count(nullptr);
       ozaki::Impl::EstimateRegion<TestSpace>::carve(count, shape, chunks);

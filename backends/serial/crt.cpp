@@ -1,5 +1,5 @@
 // The serial oracle of Ozaki scheme II.  See ozaki/serial/crt.hpp.
-#include <ozaki/impl/crt_rules.hpp>
+#include <ozaki/impl/crt/rules.hpp>
 #include <ozaki/serial/crt.hpp>
 
 #include <algorithm>
@@ -24,9 +24,7 @@ struct RowNorms {
 RowNorms row_norms(const ConstMatrixRef& X) {
   RowNorms n;
   for (std::int64_t r = 0; r < X.rows; ++r) {
-    double mu = 0;
-    for (std::int64_t k = 0; k < X.cols; ++k) mu = std::max(mu, std::fabs(X(r, k)));
-    const int e = scale_exponent(mu);
+    const int e = row_scale_exponent(X, r);
     long double squares = 0, l1 = 0;
     for (std::int64_t k = 0; k < X.cols; ++k) {
       const long double x = std::ldexp(std::fabs(static_cast<long double>(X(r, k))), -e);
@@ -149,9 +147,7 @@ CrtResidues crt_residues(const ConstMatrixRef& X, int L, const std::vector<int>&
   out.kpad = (X.cols + 15) / 16 * 16;
   out.values.assign(static_cast<std::size_t>(out.rows * L * out.kpad), 0);
   for (std::int64_t r = 0; r < X.rows; ++r) {
-    double mu = 0;
-    for (std::int64_t k = 0; k < X.cols; ++k) mu = std::max(mu, std::fabs(X(r, k)));
-    const int e = scale_exponent(mu);
+    const int e = row_scale_exponent(X, r);
     out.exponents.push_back(e);
     for (std::int64_t k = 0; k < X.cols; ++k) {
       const __int128 x = crt_scaled_integer(X(r, k), e, bits[r]);

@@ -44,6 +44,12 @@ int scale_exponent(double mu) {
   return e;
 }
 
+int row_scale_exponent(const ConstMatrixRef& X, std::int64_t r) {
+  double mu = 0;
+  for (std::int64_t k = 0; k < X.cols; ++k) mu = std::max(mu, std::fabs(X(r, k)));
+  return scale_exponent(mu);
+}
+
 bool has_nonfinite(const ConstMatrixRef& X) {
   for (std::int64_t i = 0; i < X.rows; ++i)
     for (std::int64_t j = 0; j < X.cols; ++j)
@@ -62,9 +68,7 @@ Slices split(const ConstMatrixRef& X, int S, bool reversed) {
   out.digits.assign(static_cast<std::size_t>(out.rows * out.row_length()), 0);
   out.exponents.resize(static_cast<std::size_t>(out.rows));
   for (std::int64_t r = 0; r < X.rows; ++r) {
-    double mu = 0;
-    for (std::int64_t k = 0; k < X.cols; ++k) mu = std::max(mu, std::fabs(X(r, k)));
-    const int e = scale_exponent(mu);
+    const int e = row_scale_exponent(X, r);
     out.exponents[r] = e;
     for (std::int64_t k = 0; k < X.cols; ++k) {
       // X = round(x 2^(8S-1-e)), half away from zero; exact in long double (53-bit x).
@@ -93,9 +97,7 @@ struct RowScales {
 RowScales row_scales(const ConstMatrixRef& X) {
   RowScales s;
   for (std::int64_t r = 0; r < X.rows; ++r) {
-    double mu = 0;
-    for (std::int64_t k = 0; k < X.cols; ++k) mu = std::max(mu, std::fabs(X(r, k)));
-    const int e = scale_exponent(mu);
+    const int e = row_scale_exponent(X, r);
     double l1 = 0;
     for (std::int64_t k = 0; k < X.cols; ++k) l1 += std::ldexp(std::fabs(X(r, k)), -e);
     s.exponent.push_back(e);
@@ -142,7 +144,7 @@ ErrorRatios error_ratios_estimate(const ConstMatrixRef& opA, const ConstMatrixRe
   auto magnitude = [](double x, int e, int level) {
     return std::min(127.0, std::floor(std::ldexp(std::fabs(x), 7 + 7 * level - e)));
   };
-  // Lower bounds of D_mn from level pairs in rings, as slice_count.hpp.
+  // Lower bounds of D_mn from level pairs in rings, as ozaki/impl/slices/estimate.hpp.
   const std::size_t M = a.exponent.size(), N = b.exponent.size();
   std::vector<double> lower(M * N, 0.0);
   ErrorRatios r;

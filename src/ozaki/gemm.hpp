@@ -1,7 +1,8 @@
 #pragma once
 /// \file gemm.hpp
-/// ozaki::gemm: C = alpha op(A) op(B) + beta C in FP64, computed with INT8 products
-/// (Ozaki scheme I), with the signature of KokkosBlas::gemm plus an Options argument.
+/// ozaki::gemm: C = alpha op(A) op(B) + beta C in FP64, computed with INT8 products (the Ozaki
+/// schemes) or native FP64 GEMM, whichever is fastest at the accuracy asked for, with the
+/// signature of KokkosBlas::gemm plus an Options argument.
 ///
 ///   ozaki::Report r = ozaki::gemm(space, "N", "T", alpha, A, B, beta, C);
 ///   ozaki::Report r = ozaki::gemm("N", "N", alpha, A, B, beta, C, options);
@@ -9,16 +10,17 @@
 /// A, B: rank-2 Views of (const) double, C: rank-2 View of double, each LayoutLeft,
 /// LayoutRight or LayoutStride (subviews), accessible from the execution space.  The call is
 /// asynchronous like any Kokkos kernel on `space`, except where the Report needs a value from
-/// the device (the NaN/Inf check and the automatic slice count read back a few bytes).
+/// the device (the NaN/Inf check and the automatic counts read back a few bytes).
 ///
 /// Errors: ozaki::InvalidArgument for shapes, aliasing of C with A or B, transpose characters
 /// and options, thrown before C is touched.  NaN or Inf in A or B is not an error: the result
 /// is FP64 GEMM's, and the Report says so.
 
 #include <ozaki/errors.hpp>
-#include <ozaki/impl/gemm_driver.hpp>
+#include <ozaki/impl/dispatch.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/prepared.hpp>
+#include <ozaki/report.hpp>
 #include <ozaki/workspace.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -95,9 +97,9 @@ Report gemm(const ExecSpace& space, const char transA[], const char transB[], do
   Impl::check_types<ExecSpace, CViewType>();
   const Impl::OperandArg<ExecSpace> a = Impl::operand_arg<ExecSpace>(A, Side::A);
   const Impl::OperandArg<ExecSpace> b = Impl::operand_arg<ExecSpace>(B, Side::B);
-  return Impl::gemm_strided<ExecSpace>(space, transA, transB, alpha, a.view, b.view, beta,
-                                       Impl::as_strided<ExecSpace>(C), options, workspace,
-                                       a.prepared, b.prepared);
+  return Impl::gemm_strided<ExecSpace>(
+      space, transA, transB, alpha, a.view, b.view, beta, Impl::as_strided<ExecSpace>(C), options,
+      Impl::WorkspaceAccess<ExecSpace>::buffer(workspace), a.prepared, b.prepared);
 }
 
 /// The same with a workspace that lives for this call only.
@@ -121,63 +123,4 @@ Report gemm(const char transA[], const char transB[], double alpha, const AViewT
 
 }  // namespace ozaki
 
-// The kernels the tests also call directly.  Each must be compiled in exactly one
-// translation unit: the library's driver calls them too, and a mix of two translation units'
-// copies of a template that launches CUDA extended lambdas (the test's, picked by the linker,
-// called from the library's) is not safe without relocatable device code.
-#define OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, V, RowsD, RowsI)                                \
-  PREFIX template bool row_scale_exponents<SPACE>(const SPACE&, const V::ConstMatrix&,             \
-                                                  const V::Exponents&);                            \
-  PREFIX template void copy_to_k_contiguous<SPACE>(const SPACE&, const V::ConstMatrix&,            \
-                                                   const RowsD&, const RowsD&);                    \
-  PREFIX template bool exponents_from_tile_max<SPACE>(const SPACE&, const RowsD&,                  \
-                                                      const V::Exponents&);                        \
-  PREFIX template void split_rows<SPACE>(const SPACE&, const V::ConstMatrix&,                      \
-                                         const ::ozaki::Impl::SliceStorage<SPACE>&);               \
-  PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                       \
-      const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,             \
-      const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
-  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
-                                        const V::Norms&, const V::Norms&);                         \
-  PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
-                                       const V::Exponents&);                                       \
-  PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \
-                                          const V::Exponents&, const V::Digits&);                  \
-  PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double, \
-                                           const V::Exponents&, const RowsI&, const V::Exponents&, \
-                                           const V::Exponents&);                                   \
-  PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&,                    \
-                                           const V::Exponents&, const V::Exponents&,               \
-                                           const ::ozaki::Impl::CrtConstants&, const V::Digits&);  \
-  PREFIX template void crt_reconstruct<SPACE>(                                                     \
-      const SPACE&, const V::Products&, std::int64_t, std::int64_t, std::int64_t,                  \
-      const ::ozaki::Impl::CrtConstants&, const V::Exponents&, const V::Exponents&,                \
-      const V::Exponents&, const V::Exponents&, double, double, const V::Matrix&);
-// The library holds compiled instances for the execution spaces Kokkos was built with, so
-// that including this header does not compile the kernels again.  src/eti/ defines them with
-// the same macro (PREFIX empty).
-#define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                   \
-  namespace ozaki {                                                                               \
-  namespace Impl {                                                                                \
-  PREFIX template Report gemm_strided<SPACE>(const SPACE&, const char[], const char[], double,    \
-                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,     \
-                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,     \
-                                             double, const ::ozaki::Impl::Views<SPACE>::Matrix&,  \
-                                             const ::ozaki::Options&, ::ozaki::Workspace<SPACE>&, \
-                                             const ::ozaki::Impl::SliceStorage<SPACE>*,           \
-                                             const ::ozaki::Impl::SliceStorage<SPACE>*);          \
-  OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, ::ozaki::Impl::Views<SPACE>,                         \
-                              ::ozaki::Impl::RowCopyRegion<SPACE>::Rows,                          \
-                              ::ozaki::Impl::CrtScaleRegion<SPACE>::Partial)                      \
-  }                                                                                               \
-  }
-#define OZAKI_IMPL_NO_PREFIX
-#if defined(KOKKOS_ENABLE_SERIAL)
-OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::OpenMP)
-#endif
-#if defined(OZAKI_ENABLE_CUDA_BACKEND)
-OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::Cuda)
-#endif
+#include <ozaki/impl/instances.hpp>

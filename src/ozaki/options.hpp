@@ -10,8 +10,10 @@ namespace ozaki {
 
 /// Which multiplication produces C.
 enum class Algorithm {
-  /// Ozaki scheme I on the fastest backend of the execution space.  On host spaces this is
-  /// Int8Slices too, so that a CPU result can be compared with the GPU's algorithm.
+  /// FP64-equivalent accuracy (or the slice or moduli count given) by the fastest method on
+  /// this device: Int8Crt, Int8Slices or native FP64 GEMM, from a cost model of the device's
+  /// INT8 and FP64 rates (docs/design.md §5.6).  On devices of unknown rates (host spaces) it
+  /// never prefers native: it runs Int8Crt at FP64 accuracy, Int8Slices with a slice count.
   Auto,
   /// Ozaki scheme I: FP64 split into int8 slices, INT8 x INT8 -> INT32 products, FP64 sum.
   Int8Slices,
@@ -101,78 +103,29 @@ struct Options {
   bool time_phases = false;
 };
 
-/// What one ozaki::gemm call did.
-struct Report {
-  /// The algorithm that produced C; never Auto.
-  Algorithm algorithm = Algorithm::None;
-  /// Where the INT8 products ran: "host" (portable Kokkos kernel), "cuBLAS", ...
-  std::string backend;
-  /// Slice count used (Int8Slices), 0 otherwise.
-  int slices = 0;
-  /// Moduli used (Int8Crt), 0 otherwise.
-  int moduli = 0;
-  /// Int8Crt: the scaling used (Fast or Accurate; never Auto).
-  CrtScaling crt_scaling = CrtScaling::Auto;
-  /// Int8Crt: the fewest bits any row of op(A) or column of op(B) kept below its largest
-  /// element (the split's worst relative resolution is 2^-crt_bits of that element).
-  int crt_bits = 0;
-  /// Slice pairs (i, j) whose product was computed.
-  int slice_pairs = 0;
-  /// INT8 GEMM calls: pairs of equal weight are stacked along K into one call, and a call
-  /// is cut into K chunks of at most k_block.
-  int int8_gemms = 0;
-  /// FP64 passes over C: more than 1 when the INT32 products do not all fit the workspace
-  /// limit at once.
-  int recombine_passes = 0;
-  /// Inner length of the longest INT8 GEMM call.
-  std::int64_t k_chunk = 0;
-  /// With an automatic slice count (or moduli count): the modelled typical error relative to
-  /// |A||B| at the chosen S (docs/design.md, "Choosing S"); 0 when S was given.
-  double modeled_error = 0;
-  /// With an automatic slice count: INT8 GEMM calls spent estimating it (1 for data of one
-  /// magnitude, up to 9 for very wide exponent ranges).
-  int estimate_int8_gemms = 0;
-  /// True when the requested algorithm was replaced by another one (see reason).
-  bool fallback = false;
-  /// Why the fallback happened, or why no product was needed; empty otherwise.
-  std::string reason;
-  /// INT8 multiply-adds x 2 of all INT8 GEMM calls (the estimate's included).
-  double int8_operations = 0;
-  /// Workspace bytes the call used.
-  std::size_t workspace_bytes = 0;
-  /// With Options::time_phases: seconds in each phase (estimate = choosing S automatically;
-  /// split = scale exponents and slices; int8 = INT8 GEMMs; recombine = FP64 passes over C).
-  double seconds_estimate = 0, seconds_split = 0, seconds_int8 = 0, seconds_recombine = 0;
-};
+namespace Impl {
+/// names[e] for an enum whose enumerators are 0, 1, ... in declaration order; "?" otherwise.
+template <class Enum, std::size_t N>
+const char* enum_name(Enum e, const char* const (&names)[N]) {
+  const auto i = static_cast<std::size_t>(e);
+  return i < N ? names[i] : "?";
+}
+}  // namespace Impl
 
 inline const char* to_string(Algorithm a) {
-  switch (a) {
-    case Algorithm::Auto: return "Auto";
-    case Algorithm::Int8Slices: return "Int8Slices";
-    case Algorithm::Int8Crt: return "Int8Crt";
-    case Algorithm::Native: return "Native";
-    case Algorithm::CublasEmulation: return "CublasEmulation";
-    case Algorithm::None: return "None";
-  }
-  return "?";
+  static const char* const names[] = {"Auto",   "Int8Slices",      "Int8Crt",
+                                      "Native", "CublasEmulation", "None"};
+  return Impl::enum_name(a, names);
 }
 
 inline const char* to_string(CrtScaling s) {
-  switch (s) {
-    case CrtScaling::Auto: return "auto";
-    case CrtScaling::Fast: return "fast";
-    case CrtScaling::Accurate: return "accurate";
-  }
-  return "?";
+  static const char* const names[] = {"auto", "fast", "accurate"};
+  return Impl::enum_name(s, names);
 }
 
 inline const char* to_string(PairPolicy p) {
-  switch (p) {
-    case PairPolicy::Triangular: return "triangular";
-    case PairPolicy::Full: return "full";
-    case PairPolicy::Count: return "count";
-  }
-  return "?";
+  static const char* const names[] = {"triangular", "full", "count"};
+  return Impl::enum_name(p, names);
 }
 
 }  // namespace ozaki

@@ -5,4 +5,5 @@
 #include <ozaki/gemm.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/prepared.hpp>
+#include <ozaki/report.hpp>
 #include <ozaki/workspace.hpp>

@@ -12,9 +12,12 @@
 /// Its slice count fixes S for the calls it takes part in.
 
 #include <ozaki/errors.hpp>
-#include <ozaki/impl/arguments.hpp>
-#include <ozaki/impl/split.hpp>
-#include <ozaki/impl/workspace_layout.hpp>
+#include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/pass1.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/slices/format.hpp>
+#include <ozaki/impl/slices/split.hpp>
 #include <ozaki/options.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -87,25 +90,23 @@ PreparedOperand<ExecSpace> prepare(const ExecSpace& space, Side side, const char
       K,
       kpad,
       side == Side::B};
-  bool nonfinite = false;
-  if (Impl::copies_strided_rows<ExecSpace>() && K > 1 && rows.stride(1) != 1) {
-    // GPU spaces read rows K-contiguously (see copy_to_k_contiguous).
-    using Rows = typename Impl::RowCopyRegion<ExecSpace>::Rows;
-    const Rows copy(Kokkos::view_alloc("ozaki::prepared.copy", Kokkos::WithoutInitializing), R, K);
-    const Rows tile_max(Kokkos::view_alloc("ozaki::prepared.tile_max", Kokkos::WithoutInitializing),
-                        (K + 31) / 32, R);
-    Impl::copy_to_k_contiguous(space, rows, copy, tile_max);
-    nonfinite = Impl::exponents_from_tile_max(space, tile_max, p.storage_.exponents);
-    if (!nonfinite) {
-      Impl::split_rows(space,
-                       typename V::ConstMatrix(copy.data(), Kokkos::LayoutStride(R, K, K, 1)),
-                       p.storage_);
-    }
-    space.fence();  // the copy is freed on return
-  } else {
-    nonfinite = Impl::row_scale_exponents(space, rows, p.storage_.exponents);
-    if (!nonfinite) Impl::split_rows(space, rows, p.storage_);
-  }
+  // Pass 1 as a gemm call makes it (common/pass1.hpp): strided rows are read in place, or, on
+  // GPU spaces, through a K-contiguous copy that the split then reads.
+  using Rows = typename V::Rows;
+  const bool strided = K > 1 && rows.stride(1) != 1;
+  const bool copy = strided && Impl::copies_strided_rows<ExecSpace>();
+  const Rows copied =
+      copy ? Rows(Kokkos::view_alloc("ozaki::prepared.copy", Kokkos::WithoutInitializing), R, K)
+           : Rows();
+  const Rows tile_max =
+      strided ? Rows(Kokkos::view_alloc("ozaki::prepared.tile_max", Kokkos::WithoutInitializing),
+                     Impl::row_tiles(K), R)
+              : Rows();
+  typename V::ConstMatrix split_from;
+  const bool nonfinite = Impl::operand_pass1(space, copy, strided && !copy, rows, copied, tile_max,
+                                             p.storage_.exponents, split_from);
+  if (!nonfinite) Impl::split_rows(space, split_from, p.storage_);
+  space.fence();  // the copy and tile maxima are freed on return
   if (nonfinite) {
     throw InvalidArgument(
         "prepare: the operand holds NaN or Inf, which slices cannot carry; pass "

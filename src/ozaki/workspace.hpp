@@ -11,7 +11,7 @@
 /// A call grows the buffer when it needs more (bytes() and allocations() tell), never shrinks
 /// it.  One workspace serves one call at a time: give each concurrent stream its own.
 ///
-/// What a call needs (docs/design.md, "Memory"), with kpad = K rounded up to 16 and
+/// What a call needs (docs/design.md §6, "Memory"), with kpad = K rounded up to 16 and
 /// G = number of INT8 GEMMs of the schedule:
 ///   scale exponents      4 (M + N)
 ///   K-contiguous copies  8 M K and/or 8 N K, GPU spaces only, for operands whose rows are
@@ -35,8 +35,10 @@
 ///                        plus, when the count is automatic, the automatic-S estimate above
 ///                        and the K-contiguous copies of strided operands (GPU spaces)
 
-#include <ozaki/errors.hpp>
-#include <ozaki/impl/workspace_layout.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/crt/layout.hpp>
+#include <ozaki/impl/slices/layout.hpp>
 #include <ozaki/options.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -44,7 +46,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 namespace ozaki {
 
@@ -74,48 +75,28 @@ class Workspace {
                                     const Options& options = Options{});
 
   void reserve(std::int64_t m, std::int64_t n, std::int64_t k, const Options& options = Options{}) {
-    grow(required_bytes(m, n, k, options));
+    buffer_.reserve(required_bytes(m, n, k, options));
   }
 
   /// Bytes held now.
-  std::size_t bytes() const { return buffer_.extent(0); }
+  std::size_t bytes() const { return buffer_.bytes(); }
   /// How many times the buffer was (re)allocated: equal before and after a call that reused it.
-  std::int64_t allocations() const { return allocations_; }
+  std::int64_t allocations() const { return buffer_.allocations(); }
   /// Frees the buffer.
-  void release() { buffer_ = Buffer(); }
+  void release() { buffer_.release(); }
 
  private:
   friend struct Impl::WorkspaceAccess<ExecSpace>;
-  using Buffer = Kokkos::View<unsigned char*, memory_space>;
-
-  /// Makes the buffer at least `needed` bytes; the old contents are not kept.
-  void grow(std::size_t needed) {
-    if (bytes() >= needed) return;
-    buffer_ = Buffer();  // free first: old and new need not both fit
-    try {
-      buffer_ = Buffer(Kokkos::view_alloc("ozaki::Workspace", Kokkos::WithoutInitializing), needed);
-    } catch (const std::exception& e) {
-      throw BackendError("could not allocate a workspace of " + std::to_string(needed) +
-                         " bytes: " + e.what());
-    }
-    ++allocations_;
-  }
-
   ExecSpace space_{};
-  Buffer buffer_;
-  std::int64_t allocations_ = 0;
+  Impl::ScratchBuffer<ExecSpace> buffer_;
 };
 
 namespace Impl {
 
-/// The driver's access to a Workspace's buffer.
+/// The dispatch's access to a Workspace's buffer.
 template <class ExecSpace>
 struct WorkspaceAccess {
-  /// The buffer, grown to at least `bytes` (its contents are lost when it grows).
-  static unsigned char* reserve(Workspace<ExecSpace>& w, std::size_t bytes) {
-    w.grow(bytes);
-    return w.buffer_.data();
-  }
+  static ScratchBuffer<ExecSpace>& buffer(Workspace<ExecSpace>& w) { return w.buffer_; }
 };
 
 }  // namespace Impl
@@ -124,28 +105,23 @@ template <class ExecSpace>
 std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n, std::int64_t k,
                                                  const Options& options) {
   if (m == 0 || n == 0 || k == 0) return 0;
-  const bool automatic = options.slices == auto_slices;
-  const int S = automatic ? Impl::assumed_auto_slices : options.slices;
+  const Impl::CallPlan plan = Impl::make_plan(Impl::Shape{m, n, k}, options);
   // Upper bound over layouts: on GPU spaces, both operands may need a K-contiguous copy.
   constexpr bool copies = Impl::copies_strided_rows<ExecSpace>();
-  Impl::OperandPlan plan;
-  plan.copy_a = plan.copy_b = copies;
-  plan.strided_a = plan.strided_b = true;
-  const Impl::Shape3 shape{m, n, k};
+  Impl::OperandPlan ops;
+  ops.copy_a = ops.copy_b = copies;
+  ops.strided_a = ops.strided_b = true;
   std::size_t bytes = 0;
   if (options.algorithm != Algorithm::Int8Crt) {
-    bytes = Impl::int8_slices_bytes<ExecSpace>(shape, S, options, automatic, plan);
+    bytes = Impl::int8_slices_bytes<ExecSpace>(plan, plan.slices, plan.auto_slices, ops);
   }
   // Scheme II where it is asked for, or where Auto may choose it.
   if (options.algorithm == Algorithm::Int8Crt ||
-      (options.algorithm == Algorithm::Auto && automatic)) {
-    const int L = options.moduli == auto_moduli ? Impl::assumed_auto_moduli : options.moduli;
+      (options.algorithm == Algorithm::Auto && plan.auto_slices)) {
     const bool accurate = options.crt_scaling != CrtScaling::Fast;
-    const bool automatic_l = options.moduli == auto_moduli;
-    const Impl::OperandPlan crt_plan =
-        Impl::crt_operand_plan<ExecSpace>(true, true, accurate && automatic_l);
+    const Impl::OperandPlan crt_ops = Impl::crt_operand_plan<ExecSpace>(plan, true, true);
     bytes = std::max(
-        bytes, Impl::crt_bytes<ExecSpace>(shape, L, options, accurate, automatic_l, crt_plan));
+        bytes, Impl::crt_bytes<ExecSpace>(plan, plan.moduli, accurate, plan.auto_moduli, crt_ops));
   }
   return bytes;
 }

@@ -3,8 +3,7 @@
 /// The CUDA backend's declarations (definitions in backends/cuda/*.cpp, compiled into the
 /// library): INT8 products through cublasGemmEx, and cuBLAS's FP64 emulation.
 
-#include <ozaki/impl/backend_traits.hpp>
-#include <ozaki/impl/int8_gemm.hpp>
+#include <ozaki/impl/backend.hpp>
 
 #include <Kokkos_Core.hpp>
 

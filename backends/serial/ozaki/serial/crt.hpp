@@ -2,7 +2,7 @@
 /// \file crt.hpp
 /// The serial oracle of Ozaki scheme II (Algorithm::Int8Crt), every step the plainest way:
 ///   - crt_scale(): the bits each row of op(A) and column of op(B) keeps (fast or accurate
-///     rule of ozaki/impl/crt_rules.hpp); the accurate rule must be matched exactly, the fast
+///     rule of ozaki/impl/crt/rules.hpp); the accurate rule must be matched exactly, the fast
 ///     one to within a bit (its row norms are sums whose rounding depends on their order);
 ///   - crt_residues(): the int8 residues, to be matched bit for bit given the same bits;
 ///   - crt_gemm(): scaled integers, exact residue products, and a reconstruction by Garner's
@@ -26,7 +26,7 @@ struct CrtScale {
 };
 
 /// The scaling of scheme II for L moduli: `scaling` Fast or Accurate (Auto resolves by the
-/// peak test of crt_rules.hpp).  opA is M x K, opB is K x N; both finite.  Throws
+/// peak test of ozaki/impl/crt/rules.hpp).  opA is M x K, opB is K x N; both finite.  Throws
 /// std::invalid_argument when a row would keep fewer than crt_min_bits bits.
 CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L, CrtScaling scaling);
 

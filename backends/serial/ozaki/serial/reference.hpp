@@ -63,13 +63,16 @@ struct Slices {
 /// Smallest e with mu <= (127/128) 2^e, 0 for mu == 0.
 int scale_exponent(double mu);
 
+/// The scale exponent of row r of X: scale_exponent(max_k |X(r, k)|).
+int row_scale_exponent(const ConstMatrixRef& X, std::int64_t r);
+
 /// True when some element is NaN or Inf.
 bool has_nonfinite(const ConstMatrixRef& X);
 
 /// Splits every row of X (rows x K) into S slices.  Requires finite X.
 Slices split(const ConstMatrixRef& X, int S, bool reversed);
 
-/// The worst-entry ratios of ozaki/impl/accuracy.hpp, with D_mn = (|A||B|)_mn 2^-(e_m+e_n):
+/// The worst-entry ratios of ozaki/impl/slices/accuracy.hpp, with D_mn = (|A||B|)_mn 2^-(e_m+e_n):
 /// split = max_mn (l1a_m [b_n != 0] + l1b_n [a_m != 0]) / D_mn, inverse = max_mn 1 / D_mn
 /// (over the entries with a nonzero row and column).
 struct ErrorRatios {
@@ -80,7 +83,8 @@ struct ErrorRatios {
 /// The ratios computed exactly (D_mn from |A||B| itself).
 ErrorRatios error_ratios(const ConstMatrixRef& opA, const ConstMatrixRef& opB);
 
-/// The upper bounds of the ratios that ozaki computes from int8 magnitudes (slice_count.hpp).
+/// The upper bounds of the ratios that ozaki computes from int8 magnitudes
+/// (ozaki/impl/slices/estimate.hpp).
 ErrorRatios error_ratios_estimate(const ConstMatrixRef& opA, const ConstMatrixRef& opB);
 
 /// c[m + n*ldc] = sum_{l<length} a[m*lda + l] * b[n*ldb + l] with INT32 accumulation;

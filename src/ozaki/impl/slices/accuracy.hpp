@@ -18,13 +18,13 @@
 /// its largest over many entries a few u.  The slice count is the smallest S whose modelled
 /// (typical) error, with the worst entry's ratios
 ///     split   = max_mn (l1a_m + l1b_n) / D_mn,     inverse = max_mn 1 / D_mn
-/// (slice_count.hpp bounds both from above with INT8 GEMMs), is at most u.
+/// (estimate.hpp bounds both from above with INT8 GEMMs), is at most u.
 ///
 /// This is a model of the typical error, not a bound: the rigorous bound is in docs/design.md
 /// and in serial::error_bound.  The tests check the model against double-double references
 /// for exponent spreads phi = 0.5, 2 and 4.
 
-#include <ozaki/impl/schedule.hpp>
+#include <ozaki/impl/slices/schedule.hpp>
 #include <ozaki/options.hpp>
 
 #include <algorithm>
@@ -72,22 +72,6 @@ inline int fp64_equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPoli
     if (modeled_error(r, K, S, policy, pair_count) <= fp64_target_error) return S;
   }
   return max_slices;
-}
-
-/// Algorithm::Auto's cost model for scheme I: native FP64 GEMM is faster when `products`
-/// INT8 GEMMs, plus about 10% for split and recombination (docs/benchmarks.md), take at least
-/// as long as one FP64 GEMM on a device whose INT8 GEMMs run `int8_over_fp64` times faster
-/// (0: unknown, never).
-inline bool native_beats_products(double int8_over_fp64, int products) {
-  return int8_over_fp64 > 0 && 1.1 * products >= int8_over_fp64;
-}
-
-/// The same for Int8Slices with S slices and a pair policy; `extra_products` counts INT8 GEMMs
-/// beyond the schedule's (the automatic-S estimate).
-inline bool native_is_faster(double int8_over_fp64, int S, PairPolicy policy, int pair_count,
-                             int extra_products) {
-  return native_beats_products(
-      int8_over_fp64, selected_pair_count(S, policy, std::min(pair_count, S * S)) + extra_products);
 }
 
 /// The S the model chooses for uniformly distributed data (split ratio 16, 1/D_mn = 16/K), the

@@ -1,5 +1,5 @@
 #pragma once
-/// \file slice_format.hpp
+/// \file format.hpp
 /// The int8 slice format of Ozaki scheme I, as used by every backend.
 ///
 /// A row r of op(A) (likewise a column of op(B)) with largest magnitude mu gets the scale
@@ -28,8 +28,9 @@
 /// i+j only, so all pairs of one diagonal i+j = d can be summed by one INT8 GEMM, and the
 /// weights do not depend on S.
 
-#include <ozaki/impl/kokkos_compat.hpp>
-#include <ozaki/impl/schedule.hpp>
+#include <ozaki/impl/common/pass1.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/slices/schedule.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -37,23 +38,16 @@
 namespace ozaki {
 namespace Impl {
 
-/// True for every double except +-Inf and NaN.  Bitwise, so that -ffast-math cannot fold it.
-KOKKOS_INLINE_FUNCTION bool is_finite(double x) {
-  std::uint64_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  return ((bits >> 52) & 0x7ff) != 0x7ff;
-}
-
-KOKKOS_INLINE_FUNCTION double magnitude(double x) { return x < 0 ? -x : x; }
-
-/// Smallest e with mu <= (127/128) 2^e; 0 for mu == 0 (a zero row needs no scale).
-KOKKOS_INLINE_FUNCTION int scale_exponent(double mu) {
-  if (!(mu > 0)) return 0;
-  int e = 0;
-  const double f = compat::frexp(mu, &e);  // mu = f 2^e, f in [1/2, 1)
-  if (f > 127.0 / 128.0) ++e;              // 127/128 is exact, so is the comparison
-  return e;
-}
+/// The int8 slices of one operand plus its row exponents: a "prepared operand".
+template <class ExecSpace>
+struct SliceStorage {
+  typename Views<ExecSpace>::Digits digits;        // rows x (S * kpad)
+  typename Views<ExecSpace>::Exponents exponents;  // rows
+  int slices = 0;
+  std::int64_t k = 0;
+  std::int64_t kpad = 0;
+  bool reversed = false;  // slice s at column block S-1-s (the op(B) side)
+};
 
 /// One element's digits: X = round(x 2^(8S-1-e)) = Y 256^base with |Y| < 2^61.  The balanced
 /// base-256 digits of Y are the plain base-256 digits of Z = Y + sum_{j<8} 128 * 256^j, minus

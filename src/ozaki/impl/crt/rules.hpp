@@ -1,5 +1,5 @@
 #pragma once
-/// \file crt_rules.hpp
+/// \file rules.hpp
 /// The definition of Ozaki scheme II (Algorithm::Int8Crt) that the Kokkos kernels and the
 /// serial oracle share: constants, the range rule and the reconstruction constants.  Plain
 /// C++ (no Kokkos), so that backends/serial can include it.  docs/design.md §5 derives it.
@@ -26,14 +26,14 @@ namespace ozaki {
 namespace Impl {
 
 /// Most bits a row may keep: |a'| < 2^94, so that the residue kernels can cut a' into three
-/// exact 32-bit pieces (crt.hpp).
+/// exact 32-bit pieces (residues.hpp).
 constexpr int crt_max_bits = 94;
 /// Fewest bits a row must keep; fewer means too few moduli for this K (an error).  At 16 or
 /// more the accurate rule's rounding allowance (below) holds.
 constexpr int crt_min_bits = 16;
 /// Relative margin of half_range below M/2.
 constexpr double crt_range_margin = 0x1p-16;
-/// The reconstruction splits CRT weights into parts of this many bits (crt.hpp).
+/// The reconstruction splits CRT weights into parts of this many bits (residues.hpp).
 constexpr int crt_part_bits = 40;
 /// Parts needed for max_moduli (M < 2^184).
 constexpr int crt_max_parts = 5;
@@ -95,7 +95,7 @@ inline double crt_fast_model(int L, std::int64_t K, double q_a, double q_b) {
   return std::sqrt(static_cast<double>(K)) * (q_a + q_b) / T;
 }
 
-/// Target of the models: u = 2^-53, as for scheme I (accuracy.hpp).
+/// Target of the models: u = 2^-53, as for scheme I (slices/accuracy.hpp).
 constexpr double crt_target_error = 0x1p-53;
 
 /// Smallest L whose fast-rule model meets the target (max_moduli if none does).
@@ -114,7 +114,7 @@ inline int crt_first_guess(std::int64_t K) {
 }
 
 /// Smallest L for the accurate rule, given the modelled error `error_at_max` found with
-/// max_moduli (crt.hpp, crt_model_error: the scheme I model of accuracy.hpp with per-row bits
+/// max_moduli (scaling.hpp, crt_model_error: the scheme I model of accuracy.hpp with per-row bits
 /// and lower bounds of (|A||B|)_mn from INT8 magnitudes): each modulus fewer shrinks the range
 /// by its bits, split between the two operands, so the error grows by sqrt(M_max / M_L).
 inline int crt_accurate_moduli(double error_at_max) {
@@ -124,35 +124,6 @@ inline int crt_accurate_moduli(double error_at_max) {
     if (error_at_max * std::exp2(0.5 * (top - crt_log2_range(L))) <= crt_target_error) return L;
   }
   return max_moduli;
-}
-
-/// Residue kernels' cost per element and modulus, in FP64 GEMM flops (about 6 FP64 vector
-/// operations, which run at about half the FP64 tensor-core GEMM rate, plus memory stalls):
-/// calibrated on the H200 (docs/benchmarks.md).
-constexpr double crt_residue_flops = 84;
-/// A call's fixed cost (about 25 kernels and a few host synchronisations, ~0.25 ms on the
-/// H200), in FP64 GEMM flops at 56.6 TFLOP/s.
-constexpr double crt_fixed_flops = 1.4e10;
-
-/// Algorithm::Auto's cost model for scheme II, in units of one native FP64 GEMM of the same
-/// shape (flops 2MNK):
-///     1.05 products / int8_over_fp64          the INT8 GEMMs (5% for padding and launches)
-///   + balance M N (4L + 16) / 2MNK            INT32 products read back, C read and written
-///   + balance (M + N) K (8 + 2L) / 2MNK       operands read, residues written and read
-///   + crt_residue_flops (M + N) K L / 2MNK    residue arithmetic
-///   + crt_fixed_flops / 2MNK
-/// with balance = fp64_flops_per_byte.  Calibrated against the H200 measurements of
-/// docs/benchmarks.md (1024^3 to 16384^3 and the skinny shapes, within about 20%).  Native
-/// FP64 GEMM is the faster choice where this is 1 or more.  An unknown ratio (0) gives 0: no
-/// preference for native.
-inline double crt_relative_cost(double int8_over_fp64, double fp64_flops_per_byte, int products,
-                                int L, std::int64_t M, std::int64_t N, std::int64_t K) {
-  if (!(int8_over_fp64 > 0)) return 0;
-  const double m = static_cast<double>(M), n = static_cast<double>(N), k = static_cast<double>(K);
-  const double flops = 2 * m * n * k;
-  const double bytes = (m + n) * k * (8 + 2 * L) + m * n * (4 * L + 16);
-  return 1.05 * products / int8_over_fp64 + fp64_flops_per_byte * bytes / flops +
-         crt_residue_flops * (m + n) * k * L / flops + crt_fixed_flops / flops;
 }
 
 /// Throws when the bits a rule left are too few (too few moduli for this K).
@@ -165,7 +136,7 @@ inline void check_crt_bits(int fewest_bits, int L, std::int64_t K) {
   }
 }
 
-/// Reconstruction constants for the first L moduli (crt.hpp uses them).  With
+/// Reconstruction constants for the first L moduli (residues.hpp uses them).  With
 /// w_l = (M/m_l) * ((M/m_l)^-1 mod m_l), C' = sum_l w_l r_l - k M for the integer k nearest
 /// to sum_l w_l r_l / M.  Every w_l (and M) is cut into `parts` pieces of 40 bits,
 ///     w_l = sum_p weight[l][p] 2^(E - 40(p+1)),   E = bit length of M,

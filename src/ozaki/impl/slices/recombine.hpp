@@ -12,8 +12,10 @@
 /// The common factor 2^(eA_m + eB_n - 14) is applied last with ldexp, which is exact unless
 /// the result leaves the normal range, where it rounds as FP64 arithmetic would.
 
-#include <ozaki/impl/slice_format.hpp>
-#include <ozaki/impl/views.hpp>
+#include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/slices/format.hpp>
 
 #include <cstdint>
 
@@ -49,22 +51,6 @@ void recombine(const ExecSpace& space, const typename Views<ExecSpace>::Products
           case CUpdate::Scale: C(m, n) = alpha * ab + beta * C(m, n); break;
           case CUpdate::Accumulate: C(m, n) = C(m, n) + alpha * ab; break;
         }
-      });
-}
-
-/// C = beta * C, the whole update when no product is needed (K == 0 or alpha == 0).
-/// beta == 0 writes zeros without reading C, as BLAS does.
-template <class ExecSpace>
-void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace>::Matrix& C) {
-  const std::int64_t M = C.extent(0);
-  const std::int64_t N = C.extent(1);
-  Kokkos::parallel_for(
-      "ozaki::scale_c",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
-      KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t m = idx % M;
-        const std::int64_t n = idx / M;
-        C(m, n) = beta == 0 ? 0.0 : beta * C(m, n);
       });
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-/// \file slice_count.hpp
-/// Bounds the error ratios of accuracy.hpp with INT8 GEMMs, from which S is chosen.
+/// \file estimate.hpp
+/// Bounds the error ratios of accuracy.hpp with INT8 GEMMs, from which S is chosen (and scheme
+/// II's accurate rule its moduli count).
 ///
 /// (|A||B|)_mn is bounded from below by INT8 GEMMs of the magnitudes of row_magnitudes:
 /// at level l, q_l(x) = min(127, floor(|x| 2^(7+7l-e))) <= |x| 2^(7+7l-e), so for any pair of
@@ -15,10 +16,11 @@
 /// bounds the error and the largest S is taken.  A zero row (or column) contributes no error
 /// at all: its products are exactly zero for any S.
 
-#include <ozaki/impl/accuracy.hpp>
-#include <ozaki/impl/backends.hpp>
-#include <ozaki/impl/split.hpp>
-#include <ozaki/impl/workspace_layout.hpp>
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/slices/accuracy.hpp>
+#include <ozaki/impl/slices/split.hpp>
 
 #include <cstdint>
 #include <utility>
@@ -27,8 +29,34 @@
 namespace ozaki {
 namespace Impl {
 
-/// Deepest magnitude level of the estimate (levels 0..max_magnitude_level).
+/// Magnitude levels of the estimate: levels 0..max_magnitude_level.
+constexpr int magnitude_levels = 3;
 constexpr int max_magnitude_level = magnitude_levels - 1;
+
+/// Phase 1: the automatic-S estimate.
+template <class ExecSpace>
+struct EstimateRegion {
+  using V = Views<ExecSpace>;
+  typename V::Norms l1a, l1b;
+  Kokkos::View<double**, Kokkos::LayoutRight, typename V::device_type> lower;
+  typename V::Digits magnitudes_a[magnitude_levels], magnitudes_b[magnitude_levels];
+  typename V::Products products;
+  static EstimateRegion carve(Carver& c, const Shape& s, std::int64_t chunks) {
+    EstimateRegion r;
+    const std::int64_t kpad = padded_k(s.k);
+    r.l1a = typename V::Norms(c.take<double>(s.m), s.m);
+    r.l1b = typename V::Norms(c.take<double>(s.n), s.n);
+    r.lower = decltype(r.lower)(c.take<double>(s.m * s.n), s.n, s.m);
+    const std::int64_t mpad = padded_rows(s.m), npad = padded_rows(s.n);
+    for (int l = 0; l < magnitude_levels; ++l) {
+      r.magnitudes_a[l] = typename V::Digits(c.take<std::int8_t>(mpad * kpad), mpad, kpad);
+      r.magnitudes_b[l] = typename V::Digits(c.take<std::int8_t>(npad * kpad), npad, kpad);
+    }
+    r.products =
+        typename V::Products(c.take<std::int32_t>(chunks * npad * mpad), chunks, npad, mpad);
+    return r;
+  }
+};
 
 /// The level pairs of ring r: every (la, lb) with max(la, lb) == r.
 inline std::vector<std::pair<int, int>> magnitude_ring(int r) {
@@ -50,7 +78,7 @@ void raise_lower_bound(const ExecSpace& space, const typename Views<ExecSpace>::
                        std::int64_t chunks, double scale, const LowerBounds<ExecSpace>& lower) {
   const std::int64_t N = lower.extent(0), M = lower.extent(1);
   flat_for(
-      "ozaki::slice_count::raise_lower_bound", space, M * N, KOKKOS_LAMBDA(const std::int64_t idx) {
+      "ozaki::estimate::raise_lower_bound", space, M * N, KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % M;
         const std::int64_t n = idx / M;
         double sum = 0;
@@ -74,7 +102,7 @@ ErrorRatios error_ratios(const ExecSpace& space, const LowerBound& D,
   for (int which = 0; which < 2; ++which) {
     double result = 0;
     Kokkos::parallel_reduce(
-        "ozaki::slice_count::error_ratios",
+        "ozaki::estimate::error_ratios",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
         KOKKOS_LAMBDA(const std::int64_t idx, double& worst) {
           const std::int64_t m = idx % M;
@@ -116,7 +144,7 @@ struct SliceCountChoice {
 };
 
 /// The error ratios of accuracy.hpp for op(A) (rows along K) and op(B)^T, whose scale
-/// exponents are known, computed in the scratch `region` (workspace_layout.hpp).
+/// exponents are known, computed in the scratch `region`.
 template <class ExecSpace>
 SliceCountChoice choose_slice_count(const ExecSpace& space,
                                     const typename Views<ExecSpace>::ConstMatrix& opA,

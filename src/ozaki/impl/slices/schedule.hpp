@@ -2,7 +2,7 @@
 /// \file schedule.hpp
 /// Which INT8 GEMMs Ozaki scheme I runs for a slice count, a pair policy and a K block.
 ///
-/// Storage (see SliceStorage in split.hpp): the slices of op(A) are kept as one int8 matrix
+/// Storage (see SliceStorage in format.hpp): the slices of op(A) are kept as one int8 matrix
 /// of M rows and S*kpad columns, slice s in columns [s*kpad, s*kpad + K); the slices of op(B)
 /// likewise with N rows, but in reverse order, slice s in columns [(S-1-s)*kpad, ...).
 /// Columns [K, kpad) of every slice are zero.
@@ -12,7 +12,7 @@
 /// pair, so sum_i A_i B_{d-i}^T is ONE int8 GEMM of inner length (i1-i0+1)*kpad.  That GEMM is
 /// cut into chunks of at most k_block columns so that INT32 cannot overflow.
 
-#include <ozaki/errors.hpp>
+#include <ozaki/impl/common/plan.hpp>
 #include <ozaki/options.hpp>
 
 #include <algorithm>
@@ -23,9 +23,9 @@
 namespace ozaki {
 namespace Impl {
 
-/// Bits per slice: slice s has weight 2^(-8s) relative to slice 0 (slice_format.hpp).
+/// Bits per slice: slice s has weight 2^(-8s) relative to slice 0 (format.hpp).
 constexpr int bits_per_slice = 8;
-/// Exponent offset of every product weight: 2 (8S-1) - 8 (2S-2) = 14 (slice_format.hpp).
+/// Exponent offset of every product weight: 2 (8S-1) - 8 (2S-2) = 14 (format.hpp).
 constexpr int product_weight_offset = 14;
 
 /// One INT8 GEMM: P(m, n) = sum_{l < length} SA(m, a_column + l) * SB(n, b_column + l).
@@ -50,23 +50,6 @@ inline int selected_pair_count(int S, PairPolicy policy, int pair_count) {
     case PairPolicy::Count: return pair_count;
   }
   return 0;
-}
-
-/// K rounded up to the slice padding (16 bytes: the alignment INT8 tensor-core GEMMs want).
-inline std::int64_t padded_k(std::int64_t K) { return (K + 15) / 16 * 16; }
-
-/// The K block in force: the option (or max_k_block) rounded down to a multiple of 16, so that
-/// every chunk of an INT8 GEMM starts 16-byte aligned (cuBLAS's INT8 kernels require 4 and
-/// run fastest at 16).
-inline std::int64_t resolved_k_block(std::int64_t k_block) {
-  return (k_block == auto_k_block ? max_k_block : k_block) / 16 * 16;
-}
-
-/// Number of K chunks of an INT8 product of inner length K (padded or not: the K block is a
-/// multiple of 16, so ceil(K / block) = ceil(kpad / block)).
-inline std::int64_t k_chunks(std::int64_t K, std::int64_t k_block) {
-  const std::int64_t block = resolved_k_block(k_block);
-  return (K + block - 1) / block;
 }
 
 inline ProductSchedule make_schedule(int S, PairPolicy policy, int pair_count, std::int64_t K,

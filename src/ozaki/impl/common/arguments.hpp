@@ -4,8 +4,7 @@
 /// kernel, so a throw leaves C untouched.
 
 #include <ozaki/errors.hpp>
-#include <ozaki/impl/schedule.hpp>
-#include <ozaki/impl/views.hpp>
+#include <ozaki/impl/common/plan.hpp>
 #include <ozaki/options.hpp>
 
 #include <cstdint>
@@ -34,14 +33,6 @@ inline bool parse_trans(const char* trans, const char* which) {
   throw InvalidArgument(os.str());
 }
 
-/// op(X) as a strided view: transposition swaps extents and strides.
-template <class ConstMatrix>
-ConstMatrix transposed_if(const ConstMatrix& X, bool transpose) {
-  if (!transpose) return X;
-  const Kokkos::LayoutStride layout(X.extent(1), X.stride(1), X.extent(0), X.stride(0));
-  return ConstMatrix(X.data(), layout);
-}
-
 /// True when the element ranges of the two views overlap.
 template <class V1, class V2>
 bool overlaps(const V1& x, const V2& y) {
@@ -54,10 +45,6 @@ bool overlaps(const V1& x, const V2& y) {
   const auto* y1 = reinterpret_cast<const char*>(y.data() + y.span());
   return x0 < y1 && y0 < x1;
 }
-
-struct Shape {
-  std::int64_t m = 0, n = 0, k = 0;
-};
 
 /// Checks shapes and aliasing of (op(A), op(B), C); returns M, N, K.
 template <class ConstMatrix, class Matrix>
@@ -128,9 +115,9 @@ inline void check_options(const Options& o) {
 }
 
 /// Checks what depends on the resolved slice count.
-inline void check_resolved_options(const Options& o, int S) {
-  if (o.pairs == PairPolicy::Count && o.pair_count > S * S) {
-    throw InvalidArgument("options.pair_count = " + std::to_string(o.pair_count) +
+inline void check_pair_count(const CallPlan& plan, int S) {
+  if (plan.pairs == PairPolicy::Count && plan.pair_count > S * S) {
+    throw InvalidArgument("options.pair_count = " + std::to_string(plan.pair_count) +
                           " exceeds S^2 = " + std::to_string(S * S) + " for the chosen S");
   }
 }

@@ -1,15 +1,24 @@
 #pragma once
-/// \file int8_gemm.hpp
-/// The one operation a backend must provide: an INT8 x INT8 -> INT32 GEMM in "TN" form,
-/// both operands K-contiguous (the form INT8 tensor cores run fastest).
+/// \file backend.hpp
+/// The seam between the portable pipeline and the backends.
 ///
+/// The one operation a backend must provide is an INT8 x INT8 -> INT32 GEMM in "TN" form,
+/// both operands K-contiguous (the form INT8 tensor cores run fastest): Int8Gemm<ExecSpace>.
 /// Dispatch follows Kokkos Kernels: Int8Gemm<ExecSpace> defaults to the portable Kokkos
-/// kernel below; a backend (backends/cuda) specialises Int8GemmBackendAvail<Space> to true and
-/// provides Int8Gemm<Space, true>.  No preprocessor selects a backend.
+/// kernel below; a backend specialises Int8GemmBackendAvail<Space> to true and provides
+/// Int8Gemm<Space, true>.  EmulationBackend<Space> is the same kind of trait for a vendor's
+/// FP64 emulation.  No preprocessor selects a backend: the backends compiled into the library
+/// (ozaki/config.hpp says which) add their specialisations at the end of this header, so that
+/// every translation unit sees the same dispatch.
 
-#include <ozaki/impl/views.hpp>
+#include <ozaki/config.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/cost_model.hpp>
+
+#include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -115,13 +124,54 @@ void int8_gemm_generic(const ExecSpace& space, const Int8GemmProblem& p) {
 template <class ExecSpace, bool backend_avail>
 void Int8Gemm<ExecSpace, backend_avail>::run(const ExecSpace& space, const Int8GemmProblem& p) {
   if (p.rows_a == 0 || p.rows_b == 0) return;
-  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                           typename ExecSpace::memory_space>::accessible) {
+  if constexpr (is_host_space<ExecSpace>()) {
     detail::int8_gemm_host(space, p);
   } else {
     detail::int8_gemm_generic(space, p);
   }
 }
 
+/// A vendor FP64-emulation GEMM (Algorithm::CublasEmulation).  None by default.
+template <class ExecSpace>
+struct EmulationBackend {
+  static constexpr bool available = false;
+  static std::size_t workspace_bytes(std::int64_t, std::int64_t, std::int64_t, int) { return 0; }
+  static bool run(const ExecSpace&, bool, bool, std::int64_t, std::int64_t, std::int64_t, double,
+                  const double*, std::int64_t, const double*, std::int64_t, double, double*,
+                  std::int64_t, int, void*, std::size_t, std::string& why_not) {
+    why_not = "CublasEmulation needs the CUDA backend (Kokkos::Cuda)";
+    return false;
+  }
+};
+
+/// The INT8 product `whole` (inner length a multiple of 16) as INT8 GEMMs of at most `block`
+/// terms each, so that no INT32 sum can overflow: chunk c multiplies columns
+/// [c block, (c+1) block) of both operands into whole.c + c * c_stride.  Returns the calls.
+template <class ExecSpace>
+int int8_gemm_in_k_chunks(const ExecSpace& space, const Int8GemmProblem& whole, std::int64_t block,
+                          std::int64_t c_stride) {
+  int calls = 0;
+  for (std::int64_t offset = 0; offset < whole.length; offset += block, ++calls) {
+    Int8GemmProblem p = whole;
+    p.length = std::min(block, whole.length - offset);
+    p.a = whole.a + offset;
+    p.b = whole.b + offset;
+    p.c = whole.c + calls * c_stride;
+    Int8Gemm<ExecSpace>::run(space, p);
+  }
+  return calls;
+}
+
+/// The rates Auto's cost models need, as the backend of this space reports them.
+template <class ExecSpace>
+DeviceRates device_rates(const ExecSpace& space) {
+  return {Int8Gemm<ExecSpace>::int8_over_fp64_throughput(space),
+          Int8Gemm<ExecSpace>::fp64_flops_per_byte(space)};
+}
+
 }  // namespace Impl
 }  // namespace ozaki
+
+#if defined(OZAKI_ENABLE_CUDA_BACKEND)
+#include <ozaki/cuda/int8_gemm_cublas.hpp>
+#endif

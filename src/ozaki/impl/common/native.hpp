@@ -9,8 +9,8 @@
 /// handled as C^T = op(B)^T op(A)^T.  Only truly strided operands take Kokkos Kernels'
 /// generic kernel.
 
-#include <ozaki/impl/kokkos_compat.hpp>
-#include <ozaki/impl/views.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
+#include <ozaki/impl/common/views.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,61 +1,28 @@
 #pragma once
-/// \file crt.hpp
-/// Portable Kokkos kernels of Ozaki scheme II (Algorithm::Int8Crt); the rules they implement
-/// are in crt_rules.hpp, the derivations in docs/design.md §5.
+/// \file scaling.hpp
+/// Portable Kokkos kernels that choose scheme II's integer scaling (the rules are in
+/// rules.hpp, the derivations in docs/design.md §5):
 ///
-///   row_norms           ||x_r||_2 and ||x_r||_1 scaled by 2^-e_r, per row (rows along K)
-///   fast_bits           bits per row from the Cauchy-Schwarz rule
+///   row_norms, strided_row_norms   ||x_r||_2 and ||x_r||_1 scaled by 2^-e_r, per row
+///   peak_ratio                     max_r ||x_r||_2 / ||x_r||_1, the Auto scaling rule's test
+///   fast_bits                      bits per row from the Cauchy-Schwarz rule
 ///   magnitudes7 + INT8 GEMM + accurate_bits    bits from the per-entry bound (accurate rule)
-///   crt_residues        every element scaled to an integer and reduced modulo each modulus
-///   (one INT8 GEMM per modulus and K chunk, in backends)
-///   crt_reconstruct     residues of C' -> C' exactly (CRT) -> FP64 -> alpha/beta update
+///   crt_model_error                the accurate rule's error model, for an automatic count
 
-#include <ozaki/impl/crt_rules.hpp>
-#include <ozaki/impl/recombine.hpp>
-#include <ozaki/impl/slice_format.hpp>
-#include <ozaki/impl/split.hpp>
-#include <ozaki/impl/views.hpp>
-#include <ozaki/impl/workspace_layout.hpp>
+#include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
+#include <ozaki/impl/common/pass1.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/rules.hpp>
 
 #include <cstdint>
-#include <cstring>
-#include <type_traits>
 
 namespace ozaki {
 namespace Impl {
 
-/// Per-row bits (crt_rules.hpp) and scale exponents.
+/// Per-row bits (rules.hpp) and scale exponents.
 template <class ExecSpace>
 using CrtBits = typename Views<ExecSpace>::Exponents;
-
-/// 2^h as a double for |h| <= 1023.
-KOKKOS_INLINE_FUNCTION double power_of_two(int h) { return compat::ldexp(1.0, h); }
-
-/// y rounded to an integer, half away from zero, exactly, without conversion instructions
-/// (they are slow on GPUs): |y| + 2^52 rounds |y| < 2^52 to the nearest integer (ties to
-/// even), and a tie is then moved away from zero.
-KOKKOS_INLINE_FUNCTION double round_half_away(double y) {
-  const double a = magnitude(y);
-  if (!(a < 0x1p52)) return y;  // already an integer
-  double t = (a + 0x1p52) - 0x1p52;
-  if (a - t == 0.5) t += 1;
-  return y < 0 ? -t : t;
-}
-
-/// The low 8 bits of an integer-valued double v, |v| < 2^51, as two's complement: the bit
-/// pattern of v + 1.5 2^52 is that of 1.5 2^52 plus v as an integer.
-KOKKOS_INLINE_FUNCTION std::uint32_t low_byte(double v) {
-  const double w = v + 0x1.8p52;
-  std::uint64_t bits;
-  std::memcpy(&bits, &w, sizeof bits);
-  return static_cast<std::uint32_t>(bits) & 0xffu;
-}
-
-/// Nearest integer of y for |y| < 2^51 (ties either way): the classic 1.5 * 2^52 shift.
-KOKKOS_INLINE_FUNCTION double round_small(double y) {
-  const double shift = 0x1.8p52;
-  return (y + shift) - shift;
-}
 
 /// ||x_r 2^-e_r||_2 and ||x_r 2^-e_r||_1 for every row (K-contiguous rows), in one pass: each
 /// thread of a row's team sums its strided share of both, the team's partial sums meet in
@@ -107,13 +74,12 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
 /// one thread per row (consecutive threads on X's contiguous index), partial sums into
 /// squares(tile, r) and sums(tile, r), then one thread per row adds its tiles.
 template <class ExecSpace>
-void strided_row_norms(
-    const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-    const typename Views<ExecSpace>::Exponents& exponents,
-    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>&
-        squares,
-    const Kokkos::View<double**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& sums,
-    const typename Views<ExecSpace>::Norms& l2, const typename Views<ExecSpace>::Norms& l1) {
+void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                       const typename Views<ExecSpace>::Exponents& exponents,
+                       const typename Views<ExecSpace>::Rows& squares,
+                       const typename Views<ExecSpace>::Rows& sums,
+                       const typename Views<ExecSpace>::Norms& l2,
+                       const typename Views<ExecSpace>::Norms& l1) {
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   const std::int64_t tiles = row_tiles(K);
   grid_for(
@@ -143,7 +109,7 @@ void strided_row_norms(
       });
 }
 
-/// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of crt_rules.hpp.
+/// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of rules.hpp.
 template <class ExecSpace>
 double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2,
                   const typename Views<ExecSpace>::Norms& l1) {
@@ -220,14 +186,17 @@ KOKKOS_INLINE_FUNCTION int accurate_lambda(const Products& P, std::int64_t chunk
   return e - 1 + 14;
 }
 
+/// Columns of the accurate rule's per-row minima handled by one thread (min_over_columns); its
+/// partial minima take ceil(N / crt_min_tile) ints per row.
+constexpr std::int64_t crt_min_tile = 256;
+
 /// out(m) = min over n < N of value(n, m), for M x N values given by a function whose
 /// consecutive m are adjacent in memory: per tile of crt_min_tile columns one thread per m
 /// (coalesced), partial minima in partial(tile, m), then one thread per m over the tiles.
 template <class ExecSpace, class Value>
-void min_over_columns(
-    const char* label, const ExecSpace& space, std::int64_t M, std::int64_t N, const Value& value,
-    const Kokkos::View<int**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& partial,
-    const CrtBits<ExecSpace>& out) {
+void min_over_columns(const char* label, const ExecSpace& space, std::int64_t M, std::int64_t N,
+                      const Value& value, const typename Views<ExecSpace>::IntTiles& partial,
+                      const CrtBits<ExecSpace>& out) {
   const std::int64_t tiles = (N + crt_min_tile - 1) / crt_min_tile;
   grid_for(
       label, space, M, tiles, KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t t) {
@@ -252,11 +221,10 @@ void min_over_columns(
 /// so that b_m + c_n <= lambda_mn everywhere.  Returns the fewest bits of either side.
 /// `partial` holds ceil(N / crt_min_tile) x M ints of scratch.
 template <class ExecSpace>
-int accurate_bits(
-    const ExecSpace& space, const typename Views<ExecSpace>::Products& P, std::int64_t chunks,
-    double range, const CrtBits<ExecSpace>& rho,
-    const Kokkos::View<int**, Kokkos::LayoutRight, typename Views<ExecSpace>::device_type>& partial,
-    const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b) {
+int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
+                  std::int64_t chunks, double range, const CrtBits<ExecSpace>& rho,
+                  const typename Views<ExecSpace>::IntTiles& partial,
+                  const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b) {
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   const std::int64_t M = bits_a.extent(0), N = bits_b.extent(0);
   min_over_columns(
@@ -332,160 +300,6 @@ double crt_model_error(const ExecSpace& space, const LowerBound& D, std::int64_t
       },
       Kokkos::Max<double>(worst));
   return worst > 0 ? worst : 0.0;
-}
-
-namespace detail {
-
-/// f(std::integral_constant<int, L>{}) for the runtime moduli count L: the kernels below are
-/// compiled per L, so that their loops over the moduli unroll (all products' loads of an
-/// entry issue at once; the constants become immediate operands).
-template <int L = min_moduli, class F>
-void with_moduli_count(int moduli, const F& f) {
-  if constexpr (L <= max_moduli) {
-    if (moduli == L) {
-      f(std::integral_constant<int, L>{});
-    } else {
-      with_moduli_count<L + 1>(moduli, f);
-    }
-  }
-}
-
-template <int L, class ExecSpace>
-void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                        const typename Views<ExecSpace>::Exponents& exponents,
-                        const CrtBits<ExecSpace>& bits, const CrtConstants& c,
-                        const typename Views<ExecSpace>::Digits& residues) {
-  const std::int64_t rows = X.extent(0);
-  const std::int64_t kpad = residues.extent(1) / L;
-  for_each_quad(
-      "ozaki::crt::residues", space, X, residues.extent(0), kpad,
-      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
-        const int b = r < rows ? bits(r) : 0;
-        const int shift = r < rows ? b - exponents(r) : 0;
-        const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        // x' = hi 2^64 + mid 2^32 + lo with signed pieces (nearest-integer splits, exact);
-        // a row of at most 62 bits has hi = 0.
-        double hi[4], mid[4], lo[4];
-        for (int j = 0; j < 4; ++j) {
-          const double t = round_half_away(x[j] * p1 * p2);
-          hi[j] = b > 62 ? round_small(t * 0x1p-64) : 0.0;
-          const double rest = t - hi[j] * 0x1p64;
-          mid[j] = round_small(rest * 0x1p-32);
-          lo[j] = rest - mid[j] * 0x1p32;
-        }
-#pragma unroll
-        for (int l = 0; l < L; ++l) {
-          std::uint32_t word = 0;
-          for (int j = 0; j < 4; ++j) {
-            // |y| < 2^40, so y / m is within 2^-19 of its rounding, and for odd m at least
-            // 2^-9 from a tie: v = y - m round(y / m) is the symmetric residue itself.  For
-            // m = 256 a tie gives +-128, whose low byte is -128's either way.
-            const double y = hi[j] * c.pow64[l] + (mid[j] * c.pow32[l] + lo[j]);
-            const double v = y - round_small(y * c.inverse[l]) * c.modulus[l];
-            word |= low_byte(v) << (8 * j);
-          }
-          // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
-          *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
-        }
-      });
-}
-
-template <int L, class ExecSpace>
-void crt_reconstruct_fixed(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
-                           std::int64_t chunks, std::int64_t n0, std::int64_t width,
-                           const CrtConstants& c,
-                           const typename Views<ExecSpace>::Exponents& exponents_a,
-                           const CrtBits<ExecSpace>& bits_a,
-                           const typename Views<ExecSpace>::Exponents& exponents_b,
-                           const CrtBits<ExecSpace>& bits_b, double alpha, double beta,
-                           const typename Views<ExecSpace>::Matrix& C) {
-  constexpr int parts = crt_parts(L);
-  grid_for(
-      "ozaki::crt::reconstruct", space, C.extent(0), width,
-      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
-        const std::int64_t n = n0 + j;
-        // All L (times chunks) loads first: they are independent.
-        double y[L];
-#pragma unroll
-        for (int l = 0; l < L; ++l) y[l] = P(l * chunks, j, m);
-        for (std::int64_t ch = 1; ch < chunks; ++ch) {
-#pragma unroll
-          for (int l = 0; l < L; ++l) y[l] += P(l * chunks + ch, j, m);
-        }
-        double S[parts] = {};
-#pragma unroll
-        for (int l = 0; l < L; ++l) {
-          const double r = y[l] - round_small(y[l] * c.inverse[l]) * c.modulus[l];
-#pragma unroll
-          for (int p = 0; p < parts; ++p) S[p] += c.weight[l][p] * r;
-        }
-        double q = 0;
-#pragma unroll
-        for (int p = 0; p < parts; ++p) q += S[p] * c.quotient[p];
-        const double k = round_small(q);
-#pragma unroll
-        for (int p = 0; p < parts; ++p) S[p] -= k * c.range[p];
-#pragma unroll
-        for (int p = parts - 1; p >= 1; --p) {
-          const double carry = round_small(S[p] * 0x1p-40);
-          S[p] -= carry * 0x1p40;
-          S[p - 1] += carry;
-        }
-        double v = 0;
-#pragma unroll
-        for (int p = parts - 1; p >= 0; --p) v = S[p] + v * 0x1p-40;
-        const double ab = compat::ldexp(
-            v, c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n));
-        C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
-      });
-}
-
-}  // namespace detail
-
-/// Every element x of row r becomes x' = round(x 2^(bits_r - e_r)) (half away from zero,
-/// |x'| < 2^94, an exact double) and its symmetric residue modulo each of the L moduli is
-/// written to residues(r, l * kpad + k).  Padding columns and rows are zero.
-///
-/// Exactness: x 2^(bits - e) is two multiplications by powers of two, split so that neither
-/// leaves the normal range for any x whose x' is nonzero.  x' is cut into exact pieces
-/// x' = hi 2^64 + mid 2^32 + lo (|hi| <= 2^30, |mid|, |lo| <= 2^31), so that
-/// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^40 congruent to x',
-/// and y - m round(y / m) is exact too.  No conversion instruction is used.  One thread per 4
-/// consecutive k (for_each_quad) writes each modulus' 4 residues as one 32-bit store.
-template <class ExecSpace>
-void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                  const typename Views<ExecSpace>::Exponents& exponents,
-                  const CrtBits<ExecSpace>& bits, const CrtConstants& constants,
-                  const typename Views<ExecSpace>::Digits& residues) {
-  detail::with_moduli_count(constants.moduli, [&](auto count) {
-    detail::crt_residues_fixed<decltype(count)::value>(space, X, exponents, bits, constants,
-                                                       residues);
-  });
-}
-
-/// C(m, n0 + j) from the INT32 products of one column block: P(l * chunks + c, j, m) is chunk c
-/// of modulus l.  Per entry:
-///   r_l = (sum_c P) mod m_l, |r_l| <= m_l/2 + 1;
-///   S_p = sum_l weight[l][p] r_l                (exact FP64 integers, crt_rules.hpp)
-///   k   = round(sum_p S_p quotient[p])          (|C'| < M/2 (1 - 2^-16): far from a tie)
-///   D_p = S_p - k range[p]                      (exact), carries normalised to |D_p| <= 2^39
-///   C'  = sum_p D_p 2^(top - 40p)               (summed from the least significant part:
-///                                                within 2u |C'|, docs/design.md §5)
-///   C(m, n) = alpha 2^(e_m - b_m + f_n - c_n) C' (+ beta C(m, n)).
-template <class ExecSpace>
-void crt_reconstruct(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
-                     std::int64_t chunks, std::int64_t n0, std::int64_t width,
-                     const CrtConstants& constants,
-                     const typename Views<ExecSpace>::Exponents& exponents_a,
-                     const CrtBits<ExecSpace>& bits_a,
-                     const typename Views<ExecSpace>::Exponents& exponents_b,
-                     const CrtBits<ExecSpace>& bits_b, double alpha, double beta,
-                     const typename Views<ExecSpace>::Matrix& C) {
-  detail::with_moduli_count(constants.moduli, [&](auto count) {
-    detail::crt_reconstruct_fixed<decltype(count)::value>(space, P, chunks, n0, width, constants,
-                                                          exponents_a, bits_a, exponents_b, bits_b,
-                                                          alpha, beta, C);
-  });
 }
 
 }  // namespace Impl

@@ -1,0 +1,57 @@
+#pragma once
+/// \file auto.hpp
+/// Algorithm::Auto's choice before any work, from the INT8 products each scheme needs at best
+/// (its first guess) and the device's rates (cost_model.hpp):
+///   - slices given (and moduli not): Int8Slices with that S;  moduli given: Int8Crt;
+///   - neither: FP64-equivalent accuracy, from whichever scheme needs fewer products (scheme
+///     II's first guess, crt_first_guess, against scheme I's pairs plus its estimate);
+///   - prepared operands: Int8Slices (they hold slices);
+/// and then Native where even that many products are slower than one FP64 GEMM.  A scheme
+/// with an automatic count checks again once it knows the count (Int8Outcome::NativeFaster),
+/// so that the estimate is not wasted where it then runs.
+
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/cost_model.hpp>
+#include <ozaki/impl/crt/rules.hpp>
+#include <ozaki/impl/slices/accuracy.hpp>
+#include <ozaki/options.hpp>
+
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// The algorithm Auto runs, or Native with `why`.
+template <class ExecSpace>
+Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepared,
+                      std::string& why) {
+  const std::int64_t K = plan.shape.k;
+  const int S = plan.auto_slices ? best_case_slices(K, plan.pairs, plan.pair_count) : plan.slices;
+  // Scheme I's pairs, plus the estimate's product for an automatic S.
+  const int scheme1_products =
+      slices_products(S, plan.pairs, plan.pair_count) + (plan.auto_slices ? 1 : 0);
+  const int crt_products = plan.auto_moduli ? crt_first_guess(K) : plan.moduli;
+  Algorithm pick = Algorithm::Int8Crt;
+  if (prepared || (!plan.auto_slices && plan.auto_moduli) ||
+      (plan.auto_slices && plan.auto_moduli && scheme1_products < crt_products)) {
+    pick = Algorithm::Int8Slices;
+  }
+  if (prepared) return pick;
+  const DeviceRates rates = device_rates(space);
+  if (pick == Algorithm::Int8Crt) {
+    const double cost = crt_relative_cost(rates, crt_products, crt_products, plan.shape);
+    if (!native_is_faster(cost)) return pick;
+    why = native_faster_reason("Int8Crt with at least " + std::to_string(crt_products) + " moduli",
+                               cost);
+    return Algorithm::Native;
+  }
+  const double cost = slices_relative_cost(rates, scheme1_products);
+  if (!native_is_faster(cost)) return pick;
+  why = native_faster_reason(
+      "Int8Slices needs at least " + std::to_string(scheme1_products) + " INT8 products", cost);
+  return Algorithm::Native;
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,150 @@
+#pragma once
+/// \file kernels.hpp
+/// The launch shapes every portable kernel uses: one team per row, flat ranges, (row, tile)
+/// grids, and quads of four K-consecutive elements of a row.
+
+#include <ozaki/impl/common/views.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// Team policy for "one team per row" kernels: 256 threads per row on a GPU (enough to stream
+/// a row of thousands of elements; Kokkos' AUTO picked 32 there, leaving most of the memory
+/// bandwidth unused), one thread per team on host spaces.
+template <class ExecSpace>
+Kokkos::TeamPolicy<ExecSpace> row_policy(const ExecSpace& space, std::int64_t rows) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    return Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(rows), Kokkos::AUTO);
+  } else {
+    return Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(rows), 256);
+  }
+}
+
+/// Rows read in tiles (pass 1 of a strided or copied operand, scheme II's norms) keep one
+/// partial result per row and tile of this many columns of K.
+constexpr std::int64_t row_tile_columns = 32;
+inline std::int64_t row_tiles(std::int64_t K) {
+  return (K + row_tile_columns - 1) / row_tile_columns;
+}
+
+/// f(i) for i in [0, count): 256-thread blocks on a GPU, a plain range on host spaces.
+template <class ExecSpace, class Functor>
+void flat_for(const char* label, const ExecSpace& space, std::int64_t count, const Functor& f) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, count), f);
+  } else {
+    using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+    constexpr int block = 256;
+    Kokkos::parallel_for(
+        label,
+        Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>((count + block - 1) / block), block),
+        KOKKOS_LAMBDA(const member_type& team) {
+          const std::int64_t i = std::int64_t(team.league_rank()) * block + team.team_rank();
+          if (i < count) f(i);
+        });
+  }
+}
+
+/// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i:
+/// 256-thread blocks along i on a GPU (no 64-bit division per element), a plain range on host
+/// spaces.
+template <class ExecSpace, class Functor>
+void grid_for(const char* label, const ExecSpace& space, std::int64_t rows, std::int64_t cols,
+              const Functor& f) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    Kokkos::parallel_for(
+        label,
+        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows * cols),
+        [=](const std::int64_t idx) { f(idx % rows, idx / rows); });
+  } else {
+    using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+    constexpr int block = 256;
+    const int blocks = static_cast<int>((rows + block - 1) / block);
+    Kokkos::parallel_for(
+        label, Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(blocks * cols), block),
+        KOKKOS_LAMBDA(const member_type& team) {
+          const int j = team.league_rank() / blocks;
+          const std::int64_t i =
+              std::int64_t(team.league_rank() - j * blocks) * block + team.team_rank();
+          if (i < rows) f(i, std::int64_t(j));
+        });
+  }
+}
+
+/// Row tiles of for_each_quad's transposing path: 32 rows x 128 columns of K.
+constexpr int quad_tile_rows = 32;
+constexpr int quad_tile_k = 128;
+
+/// Calls f(r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
+/// x[j] = X(r, k + j) (0 beyond X's rows and K): the shape of every kernel that turns rows
+/// of FP64 into K-contiguous int8 (slices, residues, magnitudes), one thread per 4 k so that
+/// each writes whole 32-bit words and a warp 128 contiguous bytes per output row.
+///
+/// K-contiguous X: one team per row, consecutive threads on consecutive k (coalesced reads).
+/// Otherwise (op(A) of a column-major A, say) X is read in 32 x 128 tiles through team
+/// scratch, consecutive lanes on consecutive rows (X's contiguous index), so that no FP64 copy
+/// of X is needed.  The tile pitch of 129 keeps the transposed writes to scratch at most
+/// 2-way bank-conflicted.
+template <class ExecSpace, class QuadFunction>
+void for_each_quad(const char* label, const ExecSpace& space,
+                   const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
+                   std::int64_t kpad, const QuadFunction& f) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  if (K <= 1 || X.stride(1) == 1) {
+    Kokkos::parallel_for(
+        label, row_policy(space, rows_out), KOKKOS_LAMBDA(const member_type& team) {
+          const int r = team.league_rank();
+          const bool real_row = r < rows;
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4),
+                               [&](const std::int64_t quad) {
+                                 const std::int64_t k = 4 * quad;
+                                 double x[4];
+                                 for (int j = 0; j < 4; ++j)
+                                   x[j] = real_row && k + j < K ? X(r, k + j) : 0.0;
+                                 f(r, k, x);
+                               });
+        });
+    return;
+  }
+  using Tile = Kokkos::View<double[quad_tile_rows][quad_tile_k + 1],
+                            typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::int64_t tiles_r = (rows_out + quad_tile_rows - 1) / quad_tile_rows;
+  const std::int64_t tiles_k = (kpad + quad_tile_k - 1) / quad_tile_k;
+  policy_type policy(space, static_cast<int>(tiles_r * tiles_k), is_host_space<ExecSpace>() ? 1 : 8,
+                     32);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
+  Kokkos::parallel_for(
+      label, policy, KOKKOS_LAMBDA(const member_type& team) {
+        const std::int64_t r0 = (team.league_rank() % tiles_r) * quad_tile_rows;
+        const std::int64_t k0 = (team.league_rank() / tiles_r) * quad_tile_k;
+        Tile tile(team.team_scratch(0));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_k), [&](const int kk) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_rows), [&](const int rr) {
+            const std::int64_t r = r0 + rr, k = k0 + kk;
+            tile(rr, kk) = r < rows && k < K ? X(r, k) : 0.0;
+          });
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_rows), [&](const int rr) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_k / 4), [&](const int q) {
+            const std::int64_t r = r0 + rr, k = k0 + 4 * q;
+            if (r < rows_out && k < kpad) {
+              double x[4];
+              for (int j = 0; j < 4; ++j) x[j] = tile(rr, 4 * q + j);
+              f(static_cast<int>(r), k, x);
+            }
+          });
+        });
+      });
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,122 @@
+#pragma once
+/// \file plan.hpp
+/// The options of one call resolved once against its shape (CallPlan), and the padded sizes
+/// every INT8 product uses.  The dispatch makes the plan; the drivers and the workspace
+/// layouts read it instead of decoding Options again.
+
+#include <ozaki/options.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// C (M x N) = op(A) (M x K) op(B) (K x N).
+struct Shape {
+  std::int64_t m = 0, n = 0, k = 0;
+};
+
+/// Rows of int8 storage and of INT32 products as stored: M (or N) rounded up to 16.  With K
+/// padded likewise, every INT8 GEMM has m, n, k, lda, ldb, ldc multiples of 16 and 16-byte
+/// aligned operands, the form cuBLAS's INT8 tensor-core kernels require (lda, ldb multiples
+/// of 4, aligned pointers) and run fastest in (docs/design.md).  Padding rows hold zeros.
+inline std::int64_t padded_rows(std::int64_t m) { return (m + 15) / 16 * 16; }
+
+/// K rounded up to the slice padding (16 bytes: the alignment INT8 tensor-core GEMMs want).
+inline std::int64_t padded_k(std::int64_t K) { return (K + 15) / 16 * 16; }
+
+/// The K block in force: the option (or max_k_block) rounded down to a multiple of 16, so that
+/// every chunk of an INT8 GEMM starts 16-byte aligned (cuBLAS's INT8 kernels require 4 and
+/// run fastest at 16).
+inline std::int64_t resolved_k_block(std::int64_t k_block) {
+  return (k_block == auto_k_block ? max_k_block : k_block) / 16 * 16;
+}
+
+/// Number of K chunks of an INT8 product of inner length K (padded or not: the K block is a
+/// multiple of 16, so ceil(K / block) = ceil(kpad / block)).
+inline std::int64_t k_chunks(std::int64_t K, std::int64_t k_block) {
+  const std::int64_t block = resolved_k_block(k_block);
+  return (K + block - 1) / block;
+}
+
+/// Workspace limit used when Options::workspace_limit is 0.
+constexpr std::int64_t default_workspace_limit = std::int64_t(8) << 30;
+inline std::int64_t resolved_workspace_limit(const Options& o) {
+  return o.workspace_limit == 0 ? default_workspace_limit : o.workspace_limit;
+}
+
+/// Slice count assumed when sizing a workspace for an automatic S.
+constexpr int assumed_auto_slices = 8;
+/// Moduli assumed when sizing a workspace for an automatic moduli count.
+constexpr int assumed_auto_moduli = 16;
+
+/// One call's options resolved against its shape.
+struct CallPlan {
+  /// M, N, K as the driver computes them (N and M swapped for a row-major C, which is
+  /// computed as C^T).
+  Shape shape;
+  std::int64_t mpad = 0, npad = 0, kpad = 0;
+  /// Most terms one INT8 GEMM sums (multiple of 16), and the chunks of a K-long product.
+  std::int64_t k_block = 0;
+  std::int64_t k_chunks = 0;
+  /// Bytes of scratch the call may use (resolved Options::workspace_limit).
+  std::int64_t workspace_limit = 0;
+  /// What was asked for: Auto may still take native FP64 GEMM.
+  Algorithm requested = Algorithm::Auto;
+  /// Scheme I: whether S is chosen from the data, and the S given or expected.
+  bool auto_slices = true;
+  int slices = assumed_auto_slices;
+  PairPolicy pairs = PairPolicy::Triangular;
+  int pair_count = 0;
+  /// Scheme II: whether the moduli count is chosen from the data, and the count given or
+  /// expected.
+  bool auto_moduli = true;
+  int moduli = assumed_auto_moduli;
+  CrtScaling crt_scaling = CrtScaling::Auto;
+  bool time_phases = false;
+
+  /// The pair count for S slices, clamped to S^2 (sizing before S is known).
+  int pair_count_for(int S) const { return std::min(pair_count, S * S); }
+};
+
+/// The plan of a call of this shape with these options.  `prepared_slices` > 0: a prepared
+/// operand fixes S.
+inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices = 0) {
+  CallPlan p;
+  p.shape = s;
+  p.mpad = padded_rows(s.m);
+  p.npad = padded_rows(s.n);
+  p.kpad = padded_k(s.k);
+  p.k_block = resolved_k_block(o.k_block);
+  p.k_chunks = k_chunks(s.k, o.k_block);
+  p.workspace_limit = resolved_workspace_limit(o);
+  p.requested = o.algorithm;
+  p.auto_slices = o.slices == auto_slices && prepared_slices == 0;
+  p.slices = prepared_slices > 0       ? prepared_slices
+             : o.slices == auto_slices ? assumed_auto_slices
+                                       : o.slices;
+  p.pairs = o.pairs;
+  p.pair_count = o.pair_count;
+  p.auto_moduli = o.moduli == auto_moduli;
+  p.moduli = p.auto_moduli ? assumed_auto_moduli : o.moduli;
+  p.crt_scaling = o.crt_scaling;
+  p.time_phases = o.time_phases;
+  return p;
+}
+
+/// How a call reads each operand's rows: through a K-contiguous FP64 copy (GPU spaces, and
+/// only where the INT8 estimate reads the rows: copy_to_k_contiguous), strided in place (rows
+/// not K-contiguous: tile kernels, for_each_quad), or plainly; and which operands it splits
+/// (a prepared operand is neither).
+struct OperandPlan {
+  bool copy_a = false, copy_b = false;
+  bool strided_a = false, strided_b = false;
+  bool split_a = true, split_b = true;
+  /// Scheme II: K-contiguous copies made for its automatic count's estimate only, in phase-1
+  /// scratch (its pass 1 reads strided rows in place; copy_* stay false).
+  bool estimate_copy_a = false, estimate_copy_b = false;
+};
+
+}  // namespace Impl
+}  // namespace ozaki

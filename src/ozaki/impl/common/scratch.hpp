@@ -1,0 +1,136 @@
+#pragma once
+/// \file scratch.hpp
+/// A call's scratch: the buffer (ScratchBuffer, owned by an ozaki::Workspace or by the
+/// library), how a call carves it (Carver), and the regions both schemes carve first.
+///
+/// The same code sizes and carves, so the two cannot disagree: carving from a null base only
+/// counts bytes.  Layout: [exponents | row copies and tile partials | scheme's own regions |
+/// phase scratch].  The phase scratch holds first the estimates, then, reusing the same bytes,
+/// the slices or residues and the INT32 products.  Reuse is safe because all kernels of a call
+/// run in order on one execution space instance.
+
+#include <ozaki/errors.hpp>
+#include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/views.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// A device buffer that grows and never shrinks.  It holds no results between calls and is
+/// keyed on nothing: whoever owns it (a Workspace, the library's scratch per stream) only
+/// lends its bytes to one call at a time.
+template <class ExecSpace>
+class ScratchBuffer {
+ public:
+  using memory_space = typename ExecSpace::memory_space;
+
+  std::size_t bytes() const { return buffer_.extent(0); }
+  unsigned char* data() const { return buffer_.data(); }
+  /// How many times the buffer was (re)allocated.
+  std::int64_t allocations() const { return allocations_; }
+
+  /// Makes the buffer at least `needed` bytes and returns it; growing loses the contents.
+  unsigned char* reserve(std::size_t needed) {
+    if (bytes() >= needed) return data();
+    buffer_ = Buffer();  // free first: old and new need not both fit
+    try {
+      buffer_ = Buffer(Kokkos::view_alloc("ozaki::scratch", Kokkos::WithoutInitializing), needed);
+    } catch (const std::exception& e) {
+      throw BackendError("could not allocate " + std::to_string(needed) +
+                         " bytes of scratch: " + e.what());
+    }
+    ++allocations_;
+    return data();
+  }
+
+  void release() { buffer_ = Buffer(); }
+
+ private:
+  using Buffer = Kokkos::View<unsigned char*, memory_space>;
+  Buffer buffer_;
+  std::int64_t allocations_ = 0;
+};
+
+/// Makes `scratch` hold `needed` bytes.  Growing loses what the call already stored there, so
+/// `redo` then computes it again (carve again, pass 1 again).  Returns the buffer.
+template <class ExecSpace, class Redo>
+unsigned char* ensure_scratch(ScratchBuffer<ExecSpace>& scratch, std::size_t needed,
+                              const Redo& redo) {
+  if (needed <= scratch.bytes()) return scratch.data();
+  scratch.reserve(needed);
+  redo();
+  return scratch.data();
+}
+
+/// Hands out aligned, typed pieces of a byte buffer, or only counts them (null base).
+class Carver {
+ public:
+  static constexpr std::size_t alignment = 256;
+  explicit Carver(unsigned char* base, std::size_t offset = 0) : base_(base), offset_(offset) {}
+  template <class T>
+  T* take(std::size_t count) {
+    offset_ = (offset_ + alignment - 1) / alignment * alignment;
+    T* p = base_ == nullptr ? nullptr : reinterpret_cast<T*>(base_ + offset_);
+    offset_ += count * sizeof(T);
+    return p;
+  }
+  std::size_t used() const { return offset_; }
+
+ private:
+  unsigned char* base_;
+  std::size_t offset_;
+};
+
+/// Scale exponents: they live through the whole call.
+template <class ExecSpace>
+struct ExponentRegion {
+  typename Views<ExecSpace>::Exponents a, b;
+  static ExponentRegion carve(Carver& c, const Shape& s) {
+    ExponentRegion r;
+    r.a = typename Views<ExecSpace>::Exponents(c.take<int>(s.m), s.m);
+    r.b = typename Views<ExecSpace>::Exponents(c.take<int>(s.n), s.n);
+    return r;
+  }
+};
+
+/// K-contiguous copies of the operands whose rows are copied (plan.copy_*), and per-tile
+/// partial results for rows read in tiles (copied or strided).  They live through the whole
+/// call.
+template <class ExecSpace>
+struct RowCopyRegion {
+  using Rows = typename Views<ExecSpace>::Rows;
+  Rows a, b;
+  Rows max_a, max_b;    // per 32-column tile, each row's max |x| (later: its sum of squares)
+  Rows sums_a, sums_b;  // strided rows: per tile, each row's scaled 1-norm (scheme II)
+  static RowCopyRegion carve(Carver& c, const Shape& s, const OperandPlan& plan) {
+    RowCopyRegion r;
+    const std::int64_t tiles = row_tiles(s.k);
+    if (plan.copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
+    if (plan.copy_a || plan.strided_a) r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
+    if (plan.strided_a) r.sums_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
+    if (plan.copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
+    if (plan.copy_b || plan.strided_b) r.max_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
+    if (plan.strided_b) r.sums_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
+    return r;
+  }
+};
+
+/// Bytes of the regions every call carves first: exponents, row copies and tile partials.
+template <class ExecSpace>
+std::size_t row_regions_bytes(const Shape& s, const OperandPlan& ops) {
+  Carver front(nullptr);
+  ExponentRegion<ExecSpace>::carve(front, s);
+  RowCopyRegion<ExecSpace>::carve(front, s, ops);
+  return front.used();
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,74 @@
+#pragma once
+/// \file cost_model.hpp
+/// Algorithm::Auto's cost models, in units of one native FP64 GEMM of the same shape, and the
+/// one rule every Auto decision applies: native FP64 GEMM runs where a scheme's modelled cost is
+/// one native GEMM or more.  Plain C++ (no Kokkos): auto.hpp asks the backend for the rates.
+
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/slices/schedule.hpp>
+#include <ozaki/options.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// What a device reports about itself (backend.hpp): 0 where unknown.
+struct DeviceRates {
+  /// INT8 (TN) over FP64 GEMM throughput.
+  double int8_over_fp64 = 0;
+  /// FP64 GEMM flops per byte of achievable memory bandwidth (machine balance).
+  double fp64_flops_per_byte = 0;
+};
+
+/// Scheme I: `products` INT8 GEMMs plus about 10% for split and recombination
+/// (docs/benchmarks.md).  0 on a device of unknown rates: no preference for native.
+inline double slices_relative_cost(const DeviceRates& rates, int products) {
+  return rates.int8_over_fp64 > 0 ? 1.1 * products / rates.int8_over_fp64 : 0;
+}
+
+/// INT8 GEMMs of scheme I with S slices and a pair policy (pair count clamped to S^2).
+inline int slices_products(int S, PairPolicy policy, int pair_count) {
+  return selected_pair_count(S, policy, std::min(pair_count, S * S));
+}
+
+/// Residue kernels' cost per element and modulus, in FP64 GEMM flops (about 6 FP64 vector
+/// operations, which run at about half the FP64 tensor-core GEMM rate, plus memory stalls):
+/// calibrated on the H200 (docs/benchmarks.md).
+constexpr double crt_residue_flops = 84;
+/// A call's fixed cost (about 25 kernels and a few host synchronisations, ~0.25 ms on the
+/// H200), in FP64 GEMM flops at 56.6 TFLOP/s.
+constexpr double crt_fixed_flops = 1.4e10;
+
+/// Scheme II with L moduli and `products` INT8 GEMMs (L plus the estimate's):
+///     1.05 products / int8_over_fp64          the INT8 GEMMs (5% for padding and launches)
+///   + balance M N (4L + 16) / 2MNK            INT32 products read back, C read and written
+///   + balance (M + N) K (8 + 2L) / 2MNK       operands read, residues written and read
+///   + crt_residue_flops (M + N) K L / 2MNK    residue arithmetic
+///   + crt_fixed_flops / 2MNK
+/// with balance = fp64_flops_per_byte.  Calibrated against the H200 measurements of
+/// docs/benchmarks.md (1024^3 to 16384^3 and the skinny shapes, within about 20%).  0 on a
+/// device of unknown rates.
+inline double crt_relative_cost(const DeviceRates& rates, int products, int L, const Shape& s) {
+  if (!(rates.int8_over_fp64 > 0)) return 0;
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n),
+               k = static_cast<double>(s.k);
+  const double flops = 2 * m * n * k;
+  const double bytes = (m + n) * k * (8 + 2 * L) + m * n * (4 * L + 16);
+  return 1.05 * products / rates.int8_over_fp64 + rates.fp64_flops_per_byte * bytes / flops +
+         crt_residue_flops * (m + n) * k * L / flops + crt_fixed_flops / flops;
+}
+
+/// The rule: native FP64 GEMM is the faster choice where a modelled cost is 1 or more.
+inline bool native_is_faster(double relative_cost) { return relative_cost >= 1; }
+
+/// The Report's reason when Auto runs native: what the scheme would need and its modelled cost.
+inline std::string native_faster_reason(const std::string& what, double relative_cost) {
+  return "Auto: native FP64 GEMM is faster here (" + what + ": modelled at " +
+         std::to_string(relative_cost) + " native GEMMs)";
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,330 @@
+#pragma once
+/// \file driver.hpp
+/// Ozaki scheme II (Algorithm::Int8Crt) on op(A) (M x K) and op(B)^T (N x K), as a sequence of
+/// named steps:
+///
+///   scale_rows        scale exponents (NaN/Inf -> native FP64) and row norms; the scaling
+///                     rule: fast (norms only) or accurate (one INT8 product of magnitudes)
+///   bound_product     the accurate rule's INT8 product of 7-bit magnitudes
+///   choose_moduli     automatic moduli count from the rule's error model, if asked for; Auto
+///                     may stop before the bound product or here for native FP64
+///   make_room         scratch for L moduli: grown once, everything before redone if it grew
+///   choose_bits       bits of every row and column for L moduli (rules.hpp)
+///   multiply_passes   residues of op(A), all moduli in one pass; then per pass of columns of
+///                     C: the residues of those rows of op(B)^T, one INT8 GEMM per modulus
+///                     (and K chunk), the CRT reconstruction straight into C
+///
+/// All scratch comes from one ScratchBuffer (layout.hpp); nothing is allocated otherwise.
+
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/common/pass1.hpp>
+#include <ozaki/impl/common/pipeline.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/cost_model.hpp>
+#include <ozaki/impl/crt/layout.hpp>
+#include <ozaki/impl/crt/residues.hpp>
+#include <ozaki/impl/crt/rules.hpp>
+#include <ozaki/impl/crt/scaling.hpp>
+#include <ozaki/impl/slices/estimate.hpp>
+#include <ozaki/report.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+template <class ExecSpace>
+class CrtPipeline {
+  using V = Views<ExecSpace>;
+
+ public:
+  explicit CrtPipeline(PipelineState<ExecSpace>& call)
+      : call_(call),
+        rates_(device_rates(call.space)),
+        scaling_(call.plan.crt_scaling),
+        L_(call.plan.moduli) {}
+
+  /// Writes C only when it returns Done.
+  Int8Outcome run(double alpha, double beta, const typename V::Matrix& C) {
+    call_.base = call_.scratch.reserve(
+        crt_bytes<ExecSpace>(call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast,
+                             call_.plan.auto_moduli, call_.ops));
+    if (!scale_rows()) return Int8Outcome::NonFinite;
+    if (native_wins_before_bound()) return Int8Outcome::NativeFaster;
+    if (accurate()) {
+      bound_product();
+      call_.report.estimate_int8_gemms = static_cast<int>(call_.plan.k_chunks);
+      call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
+    }
+    call_.clock.lap(call_.report.seconds_split);
+    if (call_.plan.auto_moduli && !choose_moduli()) return Int8Outcome::NativeFaster;
+    call_.clock.lap(call_.report.seconds_estimate);
+    make_room();
+    const int fewest = choose_bits(L_);
+    check_crt_bits(fewest, L_, call_.plan.shape.k);
+    multiply_passes(alpha, beta, C);
+    fill_report(fewest);
+    return Int8Outcome::Done;
+  }
+
+ private:
+  bool accurate() const { return scaling_ == CrtScaling::Accurate; }
+
+  /// Everything before the residues that lives through the call: carves exponents, tile
+  /// partials, bits and norms; pass 1, row norms, and the Auto scaling rule's choice.  Run
+  /// again when the scratch grows (growing loses its contents).  False on NaN/Inf.
+  bool scale_rows() {
+    Carver carver = call_.carve_row_regions();
+    scale_ = CrtScaleRegion<ExecSpace>::carve(carver, call_.plan.shape);
+    call_.phase_offset = carver.used();
+    const bool a_bad = operand_pass1_in_place(call_.space, call_.ops.strided_a, call_.opA,
+                                              call_.copies.max_a, call_.exponents.a);
+    const bool b_bad = operand_pass1_in_place(call_.space, call_.ops.strided_b, call_.opBt,
+                                              call_.copies.max_b, call_.exponents.b);
+    if (a_bad || b_bad) return false;
+    // (The tile maxima are consumed: their storage takes the partial sums of squares.)
+    row_norms_of(call_.opA, call_.ops.strided_a, call_.exponents.a, call_.copies.max_a,
+                 call_.copies.sums_a, scale_.l2a, scale_.l1a);
+    row_norms_of(call_.opBt, call_.ops.strided_b, call_.exponents.b, call_.copies.max_b,
+                 call_.copies.sums_b, scale_.l2b, scale_.l1b);
+    q_a_ = peak_ratio(call_.space, scale_.l2a, scale_.l1a);
+    q_b_ = peak_ratio(call_.space, scale_.l2b, scale_.l1b);
+    if (scaling_ == CrtScaling::Auto) {
+      const double k = static_cast<double>(call_.plan.shape.k);
+      scaling_ = k * q_a_ * q_b_ > crt_accurate_peak ? CrtScaling::Accurate : CrtScaling::Fast;
+    }
+    return true;
+  }
+
+  void row_norms_of(const typename V::ConstMatrix& X, bool strided,
+                    const typename V::Exponents& exponents, const typename V::Rows& squares,
+                    const typename V::Rows& sums, const typename V::Norms& l2,
+                    const typename V::Norms& l1) {
+    if (strided) {
+      strided_row_norms(call_.space, X, exponents, squares, sums, l2, l1);
+    } else {
+      row_norms(call_.space, X, exponents, l2, l1);
+    }
+  }
+
+  double cost_of(int moduli, int products) const {
+    return crt_relative_cost(rates_, products, moduli, call_.plan.shape);
+  }
+
+  /// Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast
+  /// model's count in our measurements (docs/benchmarks.md), plus its bound and estimate
+  /// products.  Where even that makes native faster, stop before the bound product.
+  bool native_wins_before_bound() {
+    if (!(call_.plan.auto_moduli && call_.plan.requested == Algorithm::Auto && accurate()))
+      return false;
+    const int hopeful = std::min(max_moduli, crt_fast_moduli(call_.plan.shape.k, q_a_, q_b_) + 2);
+    const double cost = cost_of(hopeful, hopeful + 2);
+    if (!native_is_faster(cost)) return false;
+    call_.report.reason =
+        native_faster_reason("wide exponent range: at least " + std::to_string(hopeful) +
+                                 " moduli under the accurate scaling rule",
+                             cost);
+    return true;
+  }
+
+  /// The accurate rule's bound product P = q(A) q(B), in phase-1 scratch.
+  void bound_product() {
+    Carver phase1(call_.base, call_.phase_offset);
+    bound_ = CrtBoundRegion<ExecSpace>::carve(phase1, call_.plan);
+    bound_end_ = phase1.used();
+    magnitudes7(call_.space, call_.opA, call_.exponents.a, bound_.q_a);
+    magnitudes7(call_.space, call_.opBt, call_.exponents.b, bound_.q_b);
+    Int8GemmProblem p;
+    p.rows_a = call_.plan.mpad;
+    p.rows_b = call_.plan.npad;
+    p.length = call_.plan.kpad;
+    p.a = bound_.q_a.data();
+    p.lda = call_.plan.kpad;
+    p.b = bound_.q_b.data();
+    p.ldb = call_.plan.kpad;
+    p.c = bound_.bound.data();
+    p.ldc = call_.plan.mpad;
+    int8_gemm_in_k_chunks(call_.space, p, call_.plan.k_block, call_.plan.npad * call_.plan.mpad);
+  }
+
+  /// The bits of every row and column for `moduli` moduli; returns the fewest.
+  int choose_bits(int moduli) {
+    if (scaling_ == CrtScaling::Fast) {
+      const double T = crt_fast_target(moduli, call_.plan.shape.k);
+      if (!(T >= 1)) return -1;
+      return std::min(fast_bits(call_.space, scale_.l2a, T, scale_.bits_a),
+                      fast_bits(call_.space, scale_.l2b, T, scale_.bits_b));
+    }
+    return accurate_bits(call_.space, bound_.bound, call_.plan.k_chunks, crt_accurate_range(moduli),
+                         scale_.rho, scale_.partial, scale_.bits_a, scale_.bits_b);
+  }
+
+  /// The moduli count for FP64-equivalent accuracy under the rule in force.  False when Auto
+  /// then prefers native FP64 GEMM (the Report says why).
+  bool choose_moduli() {
+    if (scaling_ == CrtScaling::Fast) {
+      L_ = crt_fast_moduli(call_.plan.shape.k, q_a_, q_b_);
+      call_.report.modeled_error = crt_fast_model(L_, call_.plan.shape.k, q_a_, q_b_);
+    } else {
+      choose_accurate_moduli();
+    }
+    if (call_.plan.requested != Algorithm::Auto) return true;
+    const int products = L_ + call_.report.estimate_int8_gemms;
+    const double cost = cost_of(L_, products);
+    if (!native_is_faster(cost)) return true;
+    call_.report.moduli = L_;
+    call_.report.reason =
+        native_faster_reason(std::to_string(L_) + " moduli, " + to_string(scaling_) + " scaling, " +
+                                 std::to_string(products) + " INT8 products",
+                             cost);
+    return false;
+  }
+
+  /// Lower bounds of |A||B| from INT8 magnitudes (scheme I's estimate), then the accurate
+  /// rule's model with the bits of max_moduli, scaled to fewer moduli (rules.hpp).
+  void choose_accurate_moduli() {
+    const Shape& s = call_.plan.shape;
+    Carver after_bound(call_.base, bound_end_);
+    const EstimateRegion<ExecSpace> estimate =
+        EstimateRegion<ExecSpace>::carve(after_bound, s, call_.plan.k_chunks);
+    // The estimate reads K-contiguous rows: copies of strided ones, in scratch that the
+    // residues reuse (the copy's tile maxima go where pass 1's were: the norms consumed them).
+    const EstimateCopyRegion<ExecSpace> copied =
+        EstimateCopyRegion<ExecSpace>::carve(after_bound, s, call_.ops);
+    typename V::ConstMatrix estimate_a = call_.opA, estimate_b = call_.opBt;
+    if (call_.ops.estimate_copy_a) {
+      copy_to_k_contiguous(call_.space, call_.opA, copied.a, call_.copies.max_a);
+      estimate_a = k_contiguous_rows<ExecSpace>(copied.a);
+    }
+    if (call_.ops.estimate_copy_b) {
+      copy_to_k_contiguous(call_.space, call_.opBt, copied.b, call_.copies.max_b);
+      estimate_b = k_contiguous_rows<ExecSpace>(copied.b);
+    }
+    const SliceCountChoice choice =
+        choose_slice_count(call_.space, estimate_a, estimate_b, call_.exponents.a,
+                           call_.exponents.b, call_.plan.k_block, estimate);
+    call_.report.estimate_int8_gemms += choice.int8_gemms;
+    call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad *
+                                    choice.int8_gemms / static_cast<double>(call_.plan.k_chunks);
+    choose_bits(max_moduli);
+    const double at_max =
+        choice.lower_stored
+            ? crt_model_error(call_.space, estimate.lower, s.k, scale_.bits_a, scale_.bits_b,
+                              scale_.l1a, scale_.l1b)
+            : crt_model_error(
+                  call_.space,
+                  ProductLowerBound<ExecSpace>{estimate.products, call_.plan.k_chunks, 0x1p-14},
+                  s.k, scale_.bits_a, scale_.bits_b, scale_.l1a, scale_.l1b);
+    L_ = crt_accurate_moduli(at_max);
+    if (!(at_max < HUGE_VAL)) {
+      call_.report.reason =
+          "auto moduli: some (|A||B|)_mn lies below the resolution of the int8 estimate, so "
+          "the largest count was taken";
+    }
+    call_.report.modeled_error =
+        at_max * std::exp2(0.5 * (crt_log2_range(max_moduli) - crt_log2_range(L_)));
+  }
+
+  /// Scratch for L moduli; growing loses its contents, so everything before the residues runs
+  /// again.
+  void make_room() {
+    call_.base = ensure_scratch(
+        call_.scratch,
+        crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops), [&] {
+          scale_rows();
+          if (accurate()) bound_product();
+        });
+  }
+
+  /// Residues of op(A), then per pass of `width` columns of C: residues of those rows of
+  /// op(B)^T only (a pass needs (M + width) L K bytes of residues instead of (M + N) L K,
+  /// which buys wider passes under the workspace limit), one INT8 GEMM per modulus and K
+  /// chunk, and the reconstruction into C.
+  void multiply_passes(double alpha, double beta, const typename V::Matrix& C) {
+    const CallPlan& plan = call_.plan;
+    const std::int64_t width = crt_block_columns<ExecSpace>(plan, L_, call_.ops);
+    Carver phase2(call_.base, call_.phase_offset);
+    region_ = CrtProductRegion<ExecSpace>::carve(phase2, plan, L_, width);
+    constants_ = make_crt_constants(L_);
+    crt_residues(call_.space, call_.opA, rows_a(), constants_, region_.residues_a);
+    call_.clock.lap(call_.report.seconds_split);
+    for (std::int64_t n0 = 0; n0 < plan.shape.n; n0 += width) {
+      const CrtPassProducts<ExecSpace> pass{region_.products, plan.k_chunks, n0,
+                                            std::min(width, plan.shape.n - n0)};
+      residues_of_pass(pass);
+      call_.clock.lap(call_.report.seconds_split);
+      products_of_pass(pass);
+      call_.clock.lap(call_.report.seconds_int8);
+      crt_reconstruct(call_.space, pass, constants_, rows_a(), rows_b(), alpha, beta, C);
+      ++call_.report.recombine_passes;
+      call_.clock.lap(call_.report.seconds_recombine);
+    }
+  }
+
+  CrtRowScaling<ExecSpace> rows_a() const { return {call_.exponents.a, scale_.bits_a}; }
+  CrtRowScaling<ExecSpace> rows_b() const { return {call_.exponents.b, scale_.bits_b}; }
+
+  /// Rows of op(B)^T of one pass, as stored residues: padded_columns x L kpad.
+  std::int64_t padded_columns(const CrtPassProducts<ExecSpace>& pass) const {
+    return std::min<std::int64_t>(pass.products.extent(1), call_.plan.npad - pass.n0);
+  }
+
+  void residues_of_pass(const CrtPassProducts<ExecSpace>& pass) {
+    const CrtRowScaling<ExecSpace> all = rows_b();
+    const CrtRowScaling<ExecSpace> these{row_block(all.exponents, pass.n0, pass.width),
+                                         row_block(all.bits, pass.n0, pass.width)};
+    crt_residues(
+        call_.space, row_block(call_.opBt, pass.n0, pass.width), these, constants_,
+        typename V::Digits(region_.residues_b.data(), padded_columns(pass), L_ * call_.plan.kpad));
+  }
+
+  /// One INT8 GEMM per modulus (and K chunk) of op(A)'s residues and the pass's.
+  void products_of_pass(const CrtPassProducts<ExecSpace>& pass) {
+    const CallPlan& plan = call_.plan;
+    const std::int64_t ld = L_ * plan.kpad, width = pass.products.extent(1);
+    for (int l = 0; l < L_; ++l) {
+      Int8GemmProblem p;
+      p.rows_a = plan.mpad;
+      p.rows_b = padded_columns(pass);
+      p.length = plan.kpad;
+      p.a = region_.residues_a.data() + l * plan.kpad;
+      p.lda = ld;
+      p.b = region_.residues_b.data() + l * plan.kpad;
+      p.ldb = ld;
+      p.c = pass.products.data() + l * plan.k_chunks * width * plan.mpad;
+      p.ldc = plan.mpad;
+      gemms_ += int8_gemm_in_k_chunks(call_.space, p, plan.k_block, width * plan.mpad);
+      call_.report.int8_operations += 2.0 * p.rows_a * p.rows_b * p.length;
+    }
+  }
+
+  void fill_report(int fewest_bits) {
+    call_.report.algorithm = Algorithm::Int8Crt;
+    call_.report.backend = Int8Gemm<ExecSpace>::name();
+    call_.report.moduli = L_;
+    call_.report.crt_scaling = scaling_;
+    call_.report.crt_bits = fewest_bits;
+    call_.report.int8_gemms = gemms_;
+    call_.report.k_chunk = std::min(call_.plan.k_block, call_.plan.kpad);
+    call_.report.workspace_bytes = call_.scratch.bytes();
+  }
+
+  PipelineState<ExecSpace>& call_;
+  DeviceRates rates_;
+  CrtScaling scaling_;
+  int L_;
+  int gemms_ = 0;
+  double q_a_ = 0, q_b_ = 0;
+  std::size_t bound_end_ = 0;
+  CrtScaleRegion<ExecSpace> scale_;
+  CrtBoundRegion<ExecSpace> bound_;
+  CrtProductRegion<ExecSpace> region_;
+  CrtConstants constants_;
+};
+
+}  // namespace Impl
+}  // namespace ozaki

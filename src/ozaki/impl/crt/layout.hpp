@@ -1,0 +1,165 @@
+#pragma once
+/// \file layout.hpp
+/// Scheme II's scratch (memory formulas in docs/design.md §6): after the exponents and tile
+/// partials of common/scratch.hpp, the bits and norms of every row (CrtScaleRegion) live
+/// through the call; phase 1 holds the accurate rule's bound product and, for an automatic
+/// count, scheme I's estimate; phase 2, in the same bytes, op(A)'s residues and, per pass of
+/// columns of C, the residues of those rows of op(B)^T and their INT32 products.
+
+#include <ozaki/impl/common/pass1.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/scaling.hpp>
+#include <ozaki/impl/slices/estimate.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// Fewest columns of C per pass of scheme II's products, whatever the workspace limit: INT8
+/// GEMMs much narrower than this lose tensor-core efficiency.
+constexpr std::int64_t crt_min_block_columns = 1024;
+/// Most columns of C per pass where op(A) has at least crt_narrow_pass_extent rows and K is
+/// at least as long, whatever room the limit leaves: the fastest width measured on the H200
+/// (docs/benchmarks.md, optimisation log 10); smaller M or K keep passes as wide as the limit
+/// allows.
+constexpr std::int64_t crt_narrow_pass_columns = 2048;
+constexpr std::int64_t crt_narrow_pass_extent = 8192;
+
+/// Bits, norms and the accurate rule's scratch per row: they live through the whole call.
+template <class ExecSpace>
+struct CrtScaleRegion {
+  using V = Views<ExecSpace>;
+  typename V::Exponents bits_a, bits_b, rho;
+  typename V::Norms l2a, l1a, l2b, l1b;
+  typename V::IntTiles partial;  // the accurate rule's per-row minima, per tile of 256 columns
+  static CrtScaleRegion carve(Carver& c, const Shape& s) {
+    CrtScaleRegion r;
+    const std::int64_t tiles = (s.n + crt_min_tile - 1) / crt_min_tile;
+    r.partial = typename V::IntTiles(c.take<int>(tiles * s.m), tiles, s.m);
+    r.bits_a = typename V::Exponents(c.take<int>(s.m), s.m);
+    r.bits_b = typename V::Exponents(c.take<int>(s.n), s.n);
+    r.rho = typename V::Exponents(c.take<int>(s.m), s.m);
+    r.l2a = typename V::Norms(c.take<double>(s.m), s.m);
+    r.l1a = typename V::Norms(c.take<double>(s.m), s.m);
+    r.l2b = typename V::Norms(c.take<double>(s.n), s.n);
+    r.l1b = typename V::Norms(c.take<double>(s.n), s.n);
+    return r;
+  }
+};
+
+/// The accurate rule's magnitudes and bound product (phase 1).
+template <class ExecSpace>
+struct CrtBoundRegion {
+  using V = Views<ExecSpace>;
+  typename V::Products bound;  // P = q(A) q(B), per K chunk
+  typename V::Digits q_a, q_b;
+  static CrtBoundRegion carve(Carver& c, const CallPlan& p) {
+    CrtBoundRegion r;
+    r.q_a = typename V::Digits(c.take<std::int8_t>(p.mpad * p.kpad), p.mpad, p.kpad);
+    r.q_b = typename V::Digits(c.take<std::int8_t>(p.npad * p.kpad), p.npad, p.kpad);
+    r.bound = typename V::Products(c.take<std::int32_t>(p.k_chunks * p.npad * p.mpad), p.k_chunks,
+                                   p.npad, p.mpad);
+    return r;
+  }
+};
+
+/// Scheme II's operand plan: strided rows (`strided_*`: rows not K-contiguous) are read in
+/// place (tile kernels), except by the estimate of an automatic count under the accurate rule:
+/// a GPU copies them for it, in the estimate's scratch, once the estimate is sure to run
+/// (ordinary data takes the fast rule, and Auto on wide-range data often stops at native first).
+template <class ExecSpace>
+OperandPlan crt_operand_plan(const CallPlan& plan, bool strided_a, bool strided_b) {
+  const bool estimate_possible = plan.auto_moduli && plan.crt_scaling != CrtScaling::Fast;
+  OperandPlan ops;
+  ops.strided_a = strided_a;
+  ops.strided_b = strided_b;
+  ops.estimate_copy_a = copies_strided_rows<ExecSpace>() && strided_a && estimate_possible;
+  ops.estimate_copy_b = copies_strided_rows<ExecSpace>() && strided_b && estimate_possible;
+  return ops;
+}
+
+/// The estimate's K-contiguous copies (phase 1, after the estimate's own scratch).
+template <class ExecSpace>
+struct EstimateCopyRegion {
+  typename Views<ExecSpace>::Rows a, b;
+  static EstimateCopyRegion carve(Carver& c, const Shape& s, const OperandPlan& plan) {
+    EstimateCopyRegion r;
+    using Rows = typename Views<ExecSpace>::Rows;
+    if (plan.estimate_copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
+    if (plan.estimate_copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
+    return r;
+  }
+};
+
+/// Residues of op(A), and the residues of the rows of op(B)^T and the INT32 products of one
+/// pass of `width` columns of C (phase 2).
+template <class ExecSpace>
+struct CrtProductRegion {
+  using V = Views<ExecSpace>;
+  typename V::Digits residues_a, residues_b;
+  typename V::Products products;  // (modulus * chunks + chunk, column in pass, m)
+  static CrtProductRegion carve(Carver& c, const CallPlan& p, int L, std::int64_t width) {
+    CrtProductRegion r;
+    r.residues_a = typename V::Digits(c.take<std::int8_t>(p.mpad * L * p.kpad), p.mpad, L * p.kpad);
+    r.residues_b = typename V::Digits(c.take<std::int8_t>(width * L * p.kpad), width, L * p.kpad);
+    r.products = typename V::Products(c.take<std::int32_t>(L * p.k_chunks * width * p.mpad),
+                                      L * p.k_chunks, width, p.mpad);
+    return r;
+  }
+};
+
+/// Bytes in front of the phases: the row regions, then bits and norms.
+template <class ExecSpace>
+std::size_t crt_front_bytes(const CallPlan& p, const OperandPlan& ops) {
+  Carver front(nullptr, row_regions_bytes<ExecSpace>(p.shape, ops));
+  CrtScaleRegion<ExecSpace>::carve(front, p.shape);
+  return front.used();
+}
+
+/// Columns of C per pass of scheme II: as many as the products and the residues of their rows
+/// of op(B)^T fit in the workspace limit (a multiple of 16), at least min(npad,
+/// crt_min_block_columns), at most crt_narrow_pass_columns for large M and K; then evened out
+/// over the passes, so that the last pass is not a sliver.
+template <class ExecSpace>
+std::int64_t crt_block_columns(const CallPlan& p, int L, const OperandPlan& ops) {
+  Carver without_passes(nullptr, crt_front_bytes<ExecSpace>(p, ops));
+  CrtProductRegion<ExecSpace>::carve(without_passes, p, L, 0);
+  const std::int64_t room = p.workspace_limit - static_cast<std::int64_t>(without_passes.used());
+  const std::int64_t per_column = 4 * L * p.k_chunks * p.mpad + L * p.kpad;
+  const std::int64_t fits = room / per_column / 16 * 16;
+  const bool narrow = p.shape.m >= crt_narrow_pass_extent && p.shape.k >= crt_narrow_pass_extent;
+  const std::int64_t widest = std::min({p.npad, narrow ? crt_narrow_pass_columns : p.npad,
+                                        std::max(std::min(p.npad, crt_min_block_columns), fits)});
+  if (widest == 0) return 0;
+  const std::int64_t passes = (p.npad + widest - 1) / widest;
+  return padded_rows((p.npad + passes - 1) / passes);
+}
+
+/// Bytes scheme II needs for L moduli (and the accurate rule's bound, if `accurate`, with the
+/// estimate for an automatic count if `with_estimate`).
+template <class ExecSpace>
+std::size_t crt_bytes(const CallPlan& p, int L, bool accurate, bool with_estimate,
+                      const OperandPlan& ops) {
+  const std::size_t front = crt_front_bytes<ExecSpace>(p, ops);
+  Carver phase2(nullptr, front);
+  CrtProductRegion<ExecSpace>::carve(phase2, p, L, crt_block_columns<ExecSpace>(p, L, ops));
+  std::size_t bytes = phase2.used();
+  if (accurate) {
+    Carver phase1(nullptr, front);
+    CrtBoundRegion<ExecSpace>::carve(phase1, p);
+    if (with_estimate) {
+      EstimateRegion<ExecSpace>::carve(phase1, p.shape, p.k_chunks);
+      EstimateCopyRegion<ExecSpace>::carve(phase1, p.shape, ops);
+    }
+    bytes = std::max(bytes, phase1.used());
+  }
+  return bytes;
+}
+
+}  // namespace Impl
+}  // namespace ozaki

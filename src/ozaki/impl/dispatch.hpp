@@ -1,0 +1,270 @@
+#pragma once
+/// \file dispatch.hpp
+/// ozaki::gemm after the public entry has turned the caller's Views into strided ones: checks,
+/// early returns, the algorithm (Auto: auto.hpp), then one of
+///   native FP64 GEMM                (common/native.hpp)
+///   cuBLAS's FP64 emulation         (EmulationBackend, backend.hpp)
+///   Ozaki scheme I, Int8Slices      (slices/driver.hpp)
+///   Ozaki scheme II, Int8Crt        (crt/driver.hpp)
+/// A scheme's pipeline may still hand back to native FP64 (NaN/Inf inputs, or Auto once it
+/// knows the count the data needs); C is then untouched until native runs.
+
+#include <ozaki/errors.hpp>
+#include <ozaki/impl/auto.hpp>
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/native.hpp>
+#include <ozaki/impl/common/pipeline.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/driver.hpp>
+#include <ozaki/impl/slices/driver.hpp>
+#include <ozaki/options.hpp>
+#include <ozaki/report.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// One call's arguments after the checks: A and B as stored, op(A) and op(B), the shape, and
+/// the prepared operands (a prepared operand's view is only the shape of op(X), data null).
+template <class ExecSpace>
+struct GemmCall {
+  using V = Views<ExecSpace>;
+  bool trans_a = false, trans_b = false;
+  typename V::ConstMatrix A, B, opA, opB;
+  typename V::Matrix C;
+  Shape shape;
+  const SliceStorage<ExecSpace>* prepared_a = nullptr;
+  const SliceStorage<ExecSpace>* prepared_b = nullptr;
+  bool any_prepared() const { return prepared_a != nullptr || prepared_b != nullptr; }
+};
+
+/// The rules for prepared operands; throws before anything runs.
+template <class ExecSpace>
+void check_prepared(const GemmCall<ExecSpace>& call, const Options& o) {
+  const SliceStorage<ExecSpace>*a = call.prepared_a, *b = call.prepared_b;
+  if (a == nullptr && b == nullptr) return;
+  if ((a != nullptr && call.trans_a) || (b != nullptr && call.trans_b)) {
+    throw InvalidArgument("a prepared operand already holds op(X): its transpose must be \"N\"");
+  }
+  if (o.algorithm == Algorithm::Native || o.algorithm == Algorithm::CublasEmulation ||
+      o.algorithm == Algorithm::Int8Crt) {
+    throw InvalidArgument(
+        "prepared operands hold int8 slices, not FP64 values or residues: they need "
+        "Algorithm::Int8Slices (or Auto)");
+  }
+  const int S = a != nullptr ? a->slices : b->slices;
+  if (a != nullptr && b != nullptr && a->slices != b->slices) {
+    throw InvalidArgument("prepared operands have different slice counts (" +
+                          std::to_string(a->slices) + " and " + std::to_string(b->slices) + ")");
+  }
+  if (o.slices != auto_slices && o.slices != S) {
+    throw InvalidArgument("options.slices = " + std::to_string(o.slices) +
+                          " differs from the prepared operand's " + std::to_string(S));
+  }
+  if (a != nullptr && a->reversed) throw InvalidArgument("operand prepared for B passed as A");
+  if (b != nullptr && !b->reversed) throw InvalidArgument("operand prepared for A passed as B");
+}
+
+/// Every check on the arguments, before any kernel runs (a throw leaves C untouched).
+template <class ExecSpace>
+GemmCall<ExecSpace> checked_call(const char transA[], const char transB[],
+                                 const typename Views<ExecSpace>::ConstMatrix& A,
+                                 const typename Views<ExecSpace>::ConstMatrix& B,
+                                 const typename Views<ExecSpace>::Matrix& C, const Options& options,
+                                 const SliceStorage<ExecSpace>* prepared_a,
+                                 const SliceStorage<ExecSpace>* prepared_b) {
+  GemmCall<ExecSpace> call;
+  call.trans_a = parse_trans(transA, "transA");
+  call.trans_b = parse_trans(transB, "transB");
+  call.A = A;
+  call.B = B;
+  call.C = C;
+  call.prepared_a = prepared_a;
+  call.prepared_b = prepared_b;
+  check_options(options);
+  check_prepared(call, options);
+  call.opA = transposed_if(A, call.trans_a);
+  call.opB = transposed_if(B, call.trans_b);
+  call.shape = check_operands(call.opA, call.opB, C);
+  return call;
+}
+
+/// C = beta * C, the whole update when no product is needed (K == 0 or alpha == 0).
+/// beta == 0 writes zeros without reading C, as BLAS does.
+template <class ExecSpace>
+void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace>::Matrix& C) {
+  const std::int64_t M = C.extent(0);
+  const std::int64_t N = C.extent(1);
+  Kokkos::parallel_for(
+      "ozaki::scale_c",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+      KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t m = idx % M;
+        const std::int64_t n = idx / M;
+        C(m, n) = beta == 0 ? 0.0 : beta * C(m, n);
+      });
+}
+
+/// Native FP64 GEMM, reported with its reason.
+template <class ExecSpace>
+Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
+                  double beta, const std::string& why, bool fallback) {
+  ProfilingRegion region("ozaki::gemm[Native]");
+  NativeGemm<ExecSpace>::run(space, call.trans_a, call.trans_b, alpha, call.A, call.B, beta,
+                             call.C);
+  Report report;
+  report.algorithm = Algorithm::Native;
+  report.backend = "KokkosBlas";
+  report.fallback = fallback;
+  report.reason = why;
+  return report;
+}
+
+/// Algorithm::CublasEmulation where the backend has it; false with `why_not` otherwise.
+template <class ExecSpace>
+bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
+                   double beta, const Options& options, ScratchBuffer<ExecSpace>& scratch,
+                   Report& report, std::string& why_not) {
+  using Emulation = EmulationBackend<ExecSpace>;
+  ProfilingRegion region("ozaki::gemm[CublasEmulation]");
+  ColumnMajorGemm g;
+  if (!Emulation::available) {
+    return Emulation::run(space, false, false, 0, 0, 0, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0, 0,
+                          nullptr, 0, why_not);
+  }
+  if (!as_column_major(call.trans_a, call.trans_b, call.A, call.B, call.C, g)) {
+    why_not = "an operand has no unit stride, and cuBLAS needs column- or row-major matrices";
+    return false;
+  }
+  // 8 bits per slice as for Int8Slices, at most the 55 bits cuBLAS documents for FP64.
+  const int bits =
+      options.slices == auto_slices ? 0 : std::min(bits_per_slice * options.slices, 55);
+  const std::size_t bytes = Emulation::workspace_bytes(g.m, g.n, g.k, bits);
+  const std::int64_t limit = resolved_workspace_limit(options);
+  if (static_cast<std::int64_t>(bytes) > limit) {
+    why_not = "its workspace of " + std::to_string(bytes) +
+              " bytes exceeds the workspace limit of " + std::to_string(limit) + " bytes";
+    return false;
+  }
+  unsigned char* memory = nullptr;
+  try {
+    memory = scratch.reserve(bytes);
+  } catch (const BackendError& e) {
+    why_not = e.what();
+    return false;
+  }
+  if (!Emulation::run(space, g.trans_x, g.trans_y, g.m, g.n, g.k, alpha, g.x, g.ldx, g.y, g.ldy,
+                      beta, g.c, g.ldc, bits, memory, bytes, why_not)) {
+    return false;
+  }
+  report.algorithm = Algorithm::CublasEmulation;
+  report.backend = "cuBLAS";
+  report.slices = options.slices;
+  report.workspace_bytes = scratch.bytes();
+  return true;
+}
+
+/// Int8Slices or Int8Crt.  op(B)^T: both operands become rows along K, split by the same
+/// kernels.  A row-major C is computed as C^T = op(B)^T op(A)^T, so that the INT32 products
+/// (column-major) and the recombination's writes run along C's contiguous index (not with
+/// prepared operands: their storage is made for their side).
+template <class ExecSpace>
+Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Algorithm scheme,
+                     double alpha, double beta, const Options& options,
+                     ScratchBuffer<ExecSpace>& scratch, Report& report) {
+  using V = Views<ExecSpace>;
+  ProfilingRegion region(std::string("ozaki::gemm[") + to_string(scheme) + "," +
+                         Int8Gemm<ExecSpace>::name() + "]");
+  const typename V::Matrix& C = call.C;
+  const bool c_row_major = !call.any_prepared() && C.stride(1) == 1 && C.stride(0) != 1 &&
+                           call.shape.m > 1 && call.shape.n > 1;
+  const typename V::ConstMatrix opBt = transposed_if(call.opB, true);
+  const typename V::ConstMatrix rows_a = c_row_major ? opBt : call.opA;
+  const typename V::ConstMatrix rows_b = c_row_major ? call.opA : opBt;
+  const typename V::Matrix out = transposed_if(C, c_row_major);
+  const Shape shape = c_row_major ? Shape{call.shape.n, call.shape.m, call.shape.k} : call.shape;
+  const SliceStorage<ExecSpace>* prepared = call.prepared_a ? call.prepared_a : call.prepared_b;
+  const CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0);
+  const bool strided_a = shape.k > 1 && rows_a.stride(1) != 1;
+  const bool strided_b = shape.k > 1 && rows_b.stride(1) != 1;
+  if (scheme == Algorithm::Int8Crt) {
+    PipelineState<ExecSpace> state(space, plan, rows_a, rows_b,
+                                   crt_operand_plan<ExecSpace>(plan, strided_a, strided_b), scratch,
+                                   report);
+    return CrtPipeline<ExecSpace>(state).run(alpha, beta, out);
+  }
+  const bool split_a = call.prepared_a == nullptr, split_b = call.prepared_b == nullptr;
+  PipelineState<ExecSpace> state(
+      space, plan, rows_a, rows_b,
+      slices_operand_plan<ExecSpace>(plan, split_a, split_b, strided_a, strided_b), scratch,
+      report);
+  return SlicesPipeline<ExecSpace>(state, call.prepared_a, call.prepared_b).run(alpha, beta, out);
+}
+
+/// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
+template <class ExecSpace>
+Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[], double alpha,
+                    const typename Views<ExecSpace>::ConstMatrix& A,
+                    const typename Views<ExecSpace>::ConstMatrix& B, double beta,
+                    const typename Views<ExecSpace>::Matrix& C, const Options& options,
+                    ScratchBuffer<ExecSpace>& scratch, const SliceStorage<ExecSpace>* prepared_a,
+                    const SliceStorage<ExecSpace>* prepared_b) {
+  const GemmCall<ExecSpace> call =
+      checked_call<ExecSpace>(transA, transB, A, B, C, options, prepared_a, prepared_b);
+  Report report;
+  if (call.shape.m == 0 || call.shape.n == 0) {
+    report.reason = "empty C: nothing to do";
+    return report;
+  }
+  if (call.shape.k == 0 || alpha == 0) {
+    // BLAS semantics: C = beta C, and A and B are not read.
+    ProfilingRegion region("ozaki::gemm[scale]");
+    scale_c(space, beta, C);
+    report.reason =
+        call.shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
+    return report;
+  }
+  if (options.algorithm == Algorithm::Native)
+    return run_native(space, call, alpha, beta, "", false);
+  std::string why;
+  Algorithm scheme = options.algorithm;
+  if (scheme == Algorithm::Auto) {
+    scheme = choose_auto(space, make_plan(call.shape, options), call.any_prepared(), why);
+    if (scheme == Algorithm::Native) return run_native(space, call, alpha, beta, why, false);
+  }
+  if (scheme == Algorithm::CublasEmulation) {
+    if (run_emulation(space, call, alpha, beta, options, scratch, report, why)) return report;
+    report.fallback = true;
+    report.reason = "CublasEmulation unavailable: " + why + "; Int8Slices used instead";
+    scheme = Algorithm::Int8Slices;
+  }
+  if (!Int8Gemm<ExecSpace>::supported(space, why)) {
+    if (call.any_prepared()) throw BackendError(why + ": prepared operands need INT8 GEMMs");
+    return run_native(space, call, alpha, beta, why + ": native FP64 GEMM used instead", true);
+  }
+  switch (run_int8(space, call, scheme, alpha, beta, options, scratch, report)) {
+    case Int8Outcome::Done: return report;
+    case Int8Outcome::NonFinite:
+      if (call.any_prepared()) {
+        throw InvalidArgument(
+            "the operand given as a View contains NaN or Inf, and the prepared operand keeps no "
+            "FP64 values for native GEMM: pass both as Views for the IEEE result");
+      }
+      // Slices and residues cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
+      return run_native(space, call, alpha, beta,
+                        "A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
+    case Int8Outcome::NativeFaster: break;
+  }
+  return run_native(space, call, alpha, beta, report.reason, false);
+}
+
+}  // namespace Impl
+}  // namespace ozaki

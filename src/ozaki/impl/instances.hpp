@@ -1,0 +1,72 @@
+#pragma once
+/// \file instances.hpp
+/// The library's compiled instances.  The gemm driver is compiled into the library for the
+/// execution spaces Kokkos was built with (src/eti/, backends/cuda/gemm_cuda.cpp), so that a
+/// translation unit including ozaki/gemm.hpp does not compile the kernels again: it sees the
+/// `extern template` declarations below.
+///
+/// The kernels the tests also call directly are listed too.  Each must be compiled in exactly
+/// one translation unit: the library's driver calls them, and a mix of two translation units'
+/// copies of a template that launches CUDA extended lambdas (the test's, picked by the linker,
+/// called from the library's) is not safe without relocatable device code.
+
+#include <ozaki/config.hpp>
+#include <ozaki/impl/dispatch.hpp>
+
+#include <Kokkos_Core.hpp>
+
+// PREFIX is `extern` for the declarations, empty for the definitions.
+#define OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, V)                                              \
+  PREFIX template bool row_scale_exponents<SPACE>(const SPACE&, const V::ConstMatrix&,             \
+                                                  const V::Exponents&);                            \
+  PREFIX template void copy_to_k_contiguous<SPACE>(const SPACE&, const V::ConstMatrix&,            \
+                                                   const V::Rows&, const V::Rows&);                \
+  PREFIX template bool exponents_from_tile_max<SPACE>(const SPACE&, const V::Rows&,                \
+                                                      const V::Exponents&);                        \
+  PREFIX template void split_rows<SPACE>(const SPACE&, const V::ConstMatrix&,                      \
+                                         const ::ozaki::Impl::SliceStorage<SPACE>&);               \
+  PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                       \
+      const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,             \
+      const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
+  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
+                                        const V::Norms&, const V::Norms&);                         \
+  PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
+                                       const V::Exponents&);                                       \
+  PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \
+                                          const V::Exponents&, const V::Digits&);                  \
+  PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double, \
+                                           const V::Exponents&, const V::IntTiles&,                \
+                                           const V::Exponents&, const V::Exponents&);              \
+  PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&,                    \
+                                           const ::ozaki::Impl::CrtRowScaling<SPACE>&,             \
+                                           const ::ozaki::Impl::CrtConstants&, const V::Digits&);  \
+  PREFIX template void crt_reconstruct<SPACE>(                                                     \
+      const SPACE&, const ::ozaki::Impl::CrtPassProducts<SPACE>&,                                  \
+      const ::ozaki::Impl::CrtConstants&, const ::ozaki::Impl::CrtRowScaling<SPACE>&,              \
+      const ::ozaki::Impl::CrtRowScaling<SPACE>&, double, double, const V::Matrix&);
+
+#define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                  \
+  namespace ozaki {                                                                              \
+  namespace Impl {                                                                               \
+  PREFIX template Report gemm_strided<SPACE>(const SPACE&, const char[], const char[], double,   \
+                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,    \
+                                             const ::ozaki::Impl::Views<SPACE>::ConstMatrix&,    \
+                                             double, const ::ozaki::Impl::Views<SPACE>::Matrix&, \
+                                             const ::ozaki::Options&,                            \
+                                             ::ozaki::Impl::ScratchBuffer<SPACE>&,               \
+                                             const ::ozaki::Impl::SliceStorage<SPACE>*,          \
+                                             const ::ozaki::Impl::SliceStorage<SPACE>*);         \
+  OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, ::ozaki::Impl::Views<SPACE>)                        \
+  }                                                                                              \
+  }
+
+#define OZAKI_IMPL_NO_PREFIX
+#if defined(KOKKOS_ENABLE_SERIAL)
+OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::Serial)
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::OpenMP)
+#endif
+#if defined(OZAKI_ENABLE_CUDA_BACKEND)
+OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::Cuda)
+#endif

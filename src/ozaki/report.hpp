@@ -1,0 +1,58 @@
+#pragma once
+/// \file report.hpp
+/// ozaki::Report: what one ozaki::gemm call did.
+
+#include <ozaki/options.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+
+/// What one ozaki::gemm call did.
+struct Report {
+  /// The algorithm that produced C; never Auto.
+  Algorithm algorithm = Algorithm::None;
+  /// Where the products ran: "portable" (ozaki's Kokkos kernel), "cuBLAS", or "KokkosBlas"
+  /// for native FP64 GEMM.
+  std::string backend;
+  /// Slice count used (Int8Slices), 0 otherwise.
+  int slices = 0;
+  /// Moduli used (Int8Crt), 0 otherwise.
+  int moduli = 0;
+  /// Int8Crt: the scaling used (Fast or Accurate; never Auto).
+  CrtScaling crt_scaling = CrtScaling::Auto;
+  /// Int8Crt: the fewest bits any row of op(A) or column of op(B) kept below its largest
+  /// element (the split's worst relative resolution is 2^-crt_bits of that element).
+  int crt_bits = 0;
+  /// Slice pairs (i, j) whose product was computed.
+  int slice_pairs = 0;
+  /// INT8 GEMM calls: pairs of equal weight are stacked along K into one call, and a call
+  /// is cut into K chunks of at most k_block.
+  int int8_gemms = 0;
+  /// FP64 passes over C: more than 1 when the INT32 products do not all fit the workspace
+  /// limit at once.
+  int recombine_passes = 0;
+  /// Inner length of the longest INT8 GEMM call.
+  std::int64_t k_chunk = 0;
+  /// With an automatic slice count (or moduli count): the modelled typical error relative to
+  /// |A||B| at the chosen S (docs/design.md, "Choosing S"); 0 when S was given.
+  double modeled_error = 0;
+  /// With an automatic slice count: INT8 GEMM calls spent estimating it (1 for data of one
+  /// magnitude, up to 9 for very wide exponent ranges).
+  int estimate_int8_gemms = 0;
+  /// True when the requested algorithm was replaced by another one (see reason).
+  bool fallback = false;
+  /// Why the fallback happened, or why no product was needed; empty otherwise.
+  std::string reason;
+  /// INT8 multiply-adds x 2 of all INT8 GEMM calls (the estimate's included).
+  double int8_operations = 0;
+  /// Workspace bytes the call used.
+  std::size_t workspace_bytes = 0;
+  /// With Options::time_phases: seconds in each phase (estimate = choosing S automatically;
+  /// split = scale exponents and slices; int8 = INT8 GEMMs; recombine = FP64 passes over C).
+  double seconds_estimate = 0, seconds_split = 0, seconds_int8 = 0, seconds_recombine = 0;
+};
+
+}  // namespace ozaki
