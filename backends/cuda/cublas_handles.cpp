@@ -48,6 +48,21 @@ void check(cudaError_t status, const char* call) {
                      cudaGetErrorString(status) + ")");
 }
 
+const cudaDeviceProp& device_properties(int device) {
+  // Never destroyed (a static's destructor could run before a late caller's use at exit);
+  // a node-based map keeps references valid.
+  static std::mutex* mutex = new std::mutex;
+  static auto* known = new std::map<int, cudaDeviceProp>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto found = known->find(device);
+  if (found == known->end()) {
+    cudaDeviceProp prop;
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    found = known->emplace(device, prop).first;
+  }
+  return found->second;
+}
+
 BoundHandle handle_for(cudaStream_t stream, HandleUse use) {
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");

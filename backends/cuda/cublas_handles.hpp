@@ -1,5 +1,6 @@
 #pragma once
-// cuBLAS handles bound to streams, and status checks that throw.  Internal to the backend.
+// cuBLAS handles bound to streams, cached device properties, and status checks that throw.
+// Internal to the backend.
 //
 // A handle is created for one (device, stream, use), bound to that stream once with
 // cublasSetStream and never re-bound, so two execution space instances on two streams never
@@ -26,6 +27,10 @@ struct BoundHandle {
 
 /// The handle for (current device, stream, use): created and bound on first use.
 BoundHandle handle_for(cudaStream_t stream, HandleUse use);
+
+/// The properties of `device`, queried once per device and process (cudaGetDeviceProperties
+/// costs microseconds, and every call's support and rate queries need them).
+const cudaDeviceProp& device_properties(int device);
 
 /// Throw ozaki::BackendError naming the call and cuBLAS's / CUDA's reason.
 void check(cublasStatus_t status, const char* call);

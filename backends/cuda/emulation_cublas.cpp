@@ -53,8 +53,7 @@ bool EmulationBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space, bool trans_a
                                          std::int64_t ldc, int mantissa_bits, void* workspace,
                                          std::size_t workspace_bytes, std::string& why_not) {
 #if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 130100
-  cudaDeviceProp prop;
-  cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
+  const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
   if (prop.major < 8) {
     why_not = std::string("cuBLAS FP64 emulation needs compute capability 8.0 or later, ") +
               prop.name + " has " + std::to_string(prop.major) + "." + std::to_string(prop.minor);

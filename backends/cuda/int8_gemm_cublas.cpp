@@ -25,8 +25,8 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
   const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Int8);
   std::lock_guard<std::mutex> lock(*h.mutex);
   const std::int32_t one = 1, zero = 0;
-  // cuBLAS's INT8 rate drops for very wide outputs (1281 vs 1461 TOP/s at 16384^3 on the
-  // H200, docs/benchmarks.md); calls of at most 8192 output columns recover part of it.
+  // cuBLAS's INT8 rate drops for very wide outputs; calls of at most 8192 output columns
+  // recover part of it (docs/benchmarks.md, "Rates the cost model uses").
   constexpr std::int64_t column_block = 8192;
   for (std::int64_t n0 = 0; n0 < p.rows_b; n0 += column_block) {
     const std::int64_t columns = std::min(column_block, p.rows_b - n0);
@@ -41,8 +41,7 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
 }
 
 bool Int8Gemm<Kokkos::Cuda, true>::supported(const Kokkos::Cuda& space, std::string& why_not) {
-  cudaDeviceProp prop;
-  cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
+  const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
   if (prop.major * 10 + prop.minor >= 75) return true;
   why_not = std::string("device ") + prop.name + " (compute capability " +
             std::to_string(prop.major) + "." + std::to_string(prop.minor) +
@@ -51,9 +50,9 @@ bool Int8Gemm<Kokkos::Cuda, true>::supported(const Kokkos::Cuda& space, std::str
 }
 
 double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cuda& space) {
-  cudaDeviceProp prop;
-  cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
-  // Measured rates where we have them, datasheet dense rates otherwise (docs/design.md):
+  const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
+  // Measured rates where we have them (docs/benchmarks.md, "Rates the cost model uses"),
+  // datasheet dense rates otherwise:
   //   sm_90 (H100/H200): cublasGemmEx INT8 TN 1461 TOP/s over cublasDgemm 56.6 TFLOP/s
   //   sm_80 (A100): 624 / 19.5; sm_86/89/75 (FP64 at 1/64 of FP32): INT8 far ahead.
   switch (prop.major * 10 + prop.minor) {
@@ -68,10 +67,9 @@ double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cud
 }
 
 double Int8Gemm<Kokkos::Cuda, true>::fp64_flops_per_byte(const Kokkos::Cuda& space) {
-  cudaDeviceProp prop;
-  cuda::check(cudaGetDeviceProperties(&prop, space.cuda_device()), "cudaGetDeviceProperties");
+  const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
   // sm_90: cublasDgemm's 56.6 TFLOP/s over the ~4.0 TB/s that streaming kernels reach on the
-  // H200 (../shared/GUIDE.md); sm_80 (A100): 19.5 over ~1.5.
+  // H200 (docs/benchmarks.md, "Rates the cost model uses"); sm_80 (A100): 19.5 over ~1.5.
   switch (prop.major * 10 + prop.minor) {
     case 90: return 56.6 / 4.0;
     case 80: return 19.5 / 1.5;
