@@ -14,7 +14,8 @@ using ozaki::Report;
 constexpr double u = 0x1p-53;
 
 /// Options that ask for Ozaki scheme I itself.  (The default, Algorithm::Auto, may take native
-/// FP64 GEMM on a GPU where that is faster; test_cuda.cpp and AutoOnThisSpace test that.)
+/// FP64 GEMM on a GPU where that is faster; Cuda.AutoFollowsTheDeviceThroughput in
+/// test_cuda.cpp tests that.)
 Options int8() {
   Options o;
   o.algorithm = ozaki::Algorithm::Int8Slices;

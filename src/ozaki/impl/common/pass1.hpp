@@ -65,8 +65,8 @@ constexpr bool copies_strided_rows() {
 ///
 /// The same pass does pass 1's reduction (so the copied operand is read once): each tile
 /// stores its rows' maxima of |x| (+Inf for NaN/Inf) in tile_max(tile column, row), and
-/// exponents_from_tile_max takes the max over the tile columns.  Plain stores: no atomics
-/// (merging the maxima with atomics made the copy 60% slower on the H200, docs/benchmarks.md).
+/// exponents_from_tile_max takes the max over the tile columns.  Plain stores, no atomics
+/// (docs/benchmarks.md, optimisation log 5).
 template <class ExecSpace>
 void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                           const typename Views<ExecSpace>::Rows& Y,

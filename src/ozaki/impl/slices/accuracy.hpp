@@ -75,10 +75,8 @@ inline int fp64_equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPoli
 }
 
 /// The S the model chooses for uniformly distributed data (split ratio 16, 1/D_mn = 16/K), the
-/// mildest real data: Algorithm::Auto's first guess, before any work.  (Near-constant data has
-/// a split ratio of about 2 and may get one slice less; Auto then runs native FP64 where
-/// Int8Slices might just have won.  Guessing lower made Auto spend the estimate, about 20% of
-/// a DGEMM at 8192^3 on the H200, on calls that then ran native anyway: docs/benchmarks.md.)
+/// mildest real data: Algorithm::Auto's first guess, before any work.  Near-constant data may
+/// need one slice less; why the guess is not lower: docs/benchmarks.md, run 1a65ab1.
 inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count) {
   return fp64_equivalent_slices(ErrorRatios{16.0, 16.0 / static_cast<double>(K)}, K, policy,
                                 pair_count);
