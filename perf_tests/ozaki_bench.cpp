@@ -20,6 +20,8 @@
 #include <Kokkos_Random.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -27,8 +29,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -96,64 +98,153 @@ struct Settings {
   std::exit(code);
 }
 
-std::vector<std::string> split_list(const std::string& s, char sep) {
+/// A usage error: reported as one line, exit code 2, before Kokkos starts.
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+[[noreturn]] void usage_error(const std::string& what) { throw UsageError(what); }
+
+/// The fields of s between separators, empty ones included ("1x2x" has three).
+std::vector<std::string> split_fields(const std::string& s, char sep) {
+  std::vector<std::string> out(1);
+  for (const char c : s) {
+    if (c == sep)
+      out.emplace_back();
+    else
+      out.back() += c;
+  }
+  return out;
+}
+
+/// The non-empty items of a comma-separated list (a trailing comma is harmless).
+std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep))
+  for (auto& item : split_fields(s, ','))
     if (!item.empty()) out.push_back(item);
   return out;
 }
 
+/// s as a whole, a non-negative decimal integer no larger than max; false otherwise.
+bool to_count(const std::string& s, std::uint64_t max, std::uint64_t& out) {
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return false;
+  errno = 0;
+  const unsigned long long v = std::strtoull(s.c_str(), nullptr, 10);
+  if (errno == ERANGE || v > max) return false;
+  out = v;
+  return true;
+}
+
+/// s as a whole, a finite real number >= 0; false otherwise ("nan", "inf", "1e999", "2x").
+bool to_nonnegative_real(const std::string& s, double& out) {
+  if (s.empty() || std::isspace(static_cast<unsigned char>(s[0]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (*end != '\0' || errno == ERANGE || !std::isfinite(v) || v < 0) return false;
+  out = v;
+  return true;
+}
+
 ShapeArg parse_shape(const std::string& s) {
-  const auto parts = split_list(s, 'x');
-  if (parts.size() == 1) {
-    const std::int64_t n = std::stoll(parts[0]);
-    return {n, n, n};
+  const auto parts = split_fields(s, 'x');
+  const std::string expected = " (expected N or MxNxK, e.g. 4096 or 16384x16384x1024)";
+  if (parts.size() != 1 && parts.size() != 3) {
+    usage_error("bad shape '" + s + "' in --shapes: " + std::to_string(parts.size()) +
+                " dimensions" + expected);
   }
-  if (parts.size() == 3) return {std::stoll(parts[0]), std::stoll(parts[1]), std::stoll(parts[2])};
-  throw std::invalid_argument("bad shape '" + s + "' (N or MxNxK)");
+  std::int64_t dims[3];
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    std::uint64_t v = 0;
+    if (!to_count(parts[i], std::numeric_limits<std::int64_t>::max(), v)) {
+      usage_error("bad shape '" + s + "' in --shapes: '" + parts[i] +
+                  "' is not a non-negative integer" + expected);
+    }
+    dims[i] = static_cast<std::int64_t>(v);
+  }
+  if (parts.size() == 1) return {dims[0], dims[0], dims[0]};
+  return {dims[0], dims[1], dims[2]};
+}
+
+[[noreturn]] void bad_config(const std::string& s, const std::string& why) {
+  usage_error("bad config '" + s + "' in --configs: " + why);
+}
+
+/// A slice count of a config: 1..max_slices or auto.
+int parse_slices(const std::string& s, const std::string& field) {
+  if (field == "auto") return ozaki::auto_slices;
+  std::uint64_t v = 0;
+  if (!to_count(field, ozaki::max_slices, v) || v < 1) {
+    bad_config(s, "slices must be 1.." + std::to_string(ozaki::max_slices) + " or auto, not '" +
+                      field + "'");
+  }
+  return static_cast<int>(v);
 }
 
 Config parse_config(const std::string& s) {
   Config c;
   c.name = s;
-  const auto parts = split_list(s, ':');
-  if (parts.empty()) throw std::invalid_argument("empty config");
-  if (parts[0] == "native") {
+  const auto f = split_fields(s, ':');
+  for (const auto& field : f)
+    if (field.empty()) bad_config(s, "empty field");
+  const std::string& name = f[0];
+  auto at_most = [&](std::size_t fields, const char* form) {
+    if (f.size() > fields) bad_config(s, std::string("too many fields (expected ") + form + ")");
+  };
+  if (name == "native") {
+    at_most(1, "native");
     c.options.algorithm = ozaki::Algorithm::Native;
-  } else if (parts[0] == "auto") {
+  } else if (name == "auto") {
+    at_most(1, "auto");
     c.options.algorithm = ozaki::Algorithm::Auto;
-  } else if (parts[0] == "int8") {
+  } else if (name == "int8") {
+    at_most(3, "int8[:S[:POLICY]]");
     c.options.algorithm = ozaki::Algorithm::Int8Slices;
-    if (parts.size() > 1 && parts[1] != "auto") c.options.slices = std::stoi(parts[1]);
-    if (parts.size() > 2) {
-      if (parts[2] == "tri") {
+    if (f.size() > 1) c.options.slices = parse_slices(s, f[1]);
+    if (f.size() > 2) {
+      const int S = c.options.slices == ozaki::auto_slices ? ozaki::max_slices : c.options.slices;
+      std::uint64_t count = 0;
+      if (f[2] == "tri") {
         c.options.pairs = ozaki::PairPolicy::Triangular;
-      } else if (parts[2] == "full") {
+      } else if (f[2] == "full") {
         c.options.pairs = ozaki::PairPolicy::Full;
-      } else {
+      } else if (to_count(f[2], static_cast<std::uint64_t>(S) * S, count) && count >= 1) {
         c.options.pairs = ozaki::PairPolicy::Count;
-        c.options.pair_count = std::stoi(parts[2]);
+        c.options.pair_count = static_cast<int>(count);
+      } else {
+        bad_config(s, "pair policy '" + f[2] + "' is not tri, full or a pair count 1.." +
+                          std::to_string(S * S) + " (S^2)");
       }
     }
-  } else if (parts[0] == "crt") {
+  } else if (name == "crt") {
+    at_most(3, "crt[:L[:SCALING]]");
     c.options.algorithm = ozaki::Algorithm::Int8Crt;
-    if (parts.size() > 1 && parts[1] != "auto") c.options.moduli = std::stoi(parts[1]);
-    if (parts.size() > 2) {
-      if (parts[2] == "fast") {
+    if (f.size() > 1 && f[1] != "auto") {
+      std::uint64_t L = 0;
+      if (!to_count(f[1], ozaki::max_moduli, L) ||
+          L < static_cast<std::uint64_t>(ozaki::min_moduli)) {
+        bad_config(s, "moduli must be " + std::to_string(ozaki::min_moduli) + ".." +
+                          std::to_string(ozaki::max_moduli) + " or auto, not '" + f[1] + "'");
+      }
+      c.options.moduli = static_cast<int>(L);
+    }
+    if (f.size() > 2) {
+      if (f[2] == "fast") {
         c.options.crt_scaling = ozaki::CrtScaling::Fast;
-      } else if (parts[2] == "accurate") {
+      } else if (f[2] == "accurate") {
         c.options.crt_scaling = ozaki::CrtScaling::Accurate;
-      } else if (parts[2] != "auto") {
-        throw std::invalid_argument("unknown scaling in '" + s + "'");
+      } else if (f[2] != "auto") {
+        bad_config(s, "scaling '" + f[2] + "' is not auto, fast or accurate");
       }
     }
-  } else if (parts[0] == "emu") {
+  } else if (name == "emu") {
+    at_most(2, "emu[:S]");
     c.options.algorithm = ozaki::Algorithm::CublasEmulation;
-    if (parts.size() > 1 && parts[1] != "auto") c.options.slices = std::stoi(parts[1]);
+    if (f.size() > 1) c.options.slices = parse_slices(s, f[1]);
   } else {
-    throw std::invalid_argument("unknown config '" + s + "'");
+    bad_config(s, "unknown name '" + name +
+                      "' (expected native, auto, int8[:S[:POLICY]], crt[:L[:SCALING]] or emu[:S])");
   }
   return c;
 }
@@ -164,43 +255,64 @@ Settings parse(int argc, char* argv[]) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      if (i + 1 >= argc) usage_error(a + " needs a value (see --help)");
       return argv[++i];
     };
-    if (a == "--help" || a == "-h")
+    auto real = [&](const char* what) {
+      const std::string v = value();
+      double x = 0;
+      if (!to_nonnegative_real(v, x))
+        usage_error(a + " must be a finite number >= 0 (" + what + "), not '" + v + "'");
+      return x;
+    };
+    auto count = [&](std::uint64_t lo, std::uint64_t hi) {
+      const std::string v = value();
+      std::uint64_t x = 0;
+      if (!to_count(v, hi, x) || x < lo) {
+        usage_error(a + " must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                    ", not '" + v + "'");
+      }
+      return x;
+    };
+    if (a == "--help" || a == "-h") {
       usage(0);
-    else if (a == "--shapes")
+    } else if (a == "--shapes") {
       shapes = value();
-    else if (a == "--configs")
+      if (split_list(shapes).empty()) usage_error("--shapes lists no shape");
+    } else if (a == "--configs") {
       configs = value();
-    else if (a == "--suite")
+      if (split_list(configs).empty()) usage_error("--configs lists no configuration");
+    } else if (a == "--suite") {
       suite = value();
-    else if (a == "--phi") {
-      st.phi = std::stod(value());
+    } else if (a == "--phi") {
+      st.phi = real("the exponent spread");
       st.phi_given = true;
-    } else if (a == "--reps")
-      st.reps = std::stoi(value());
-    else if (a == "--samples")
-      st.samples = std::stoi(value());
-    else if (a == "--workspace-gib")
-      st.workspace_limit = static_cast<std::int64_t>(std::stod(value()) * (1ll << 30));
-    else if (a == "--no-phases")
+    } else if (a == "--reps") {
+      st.reps = static_cast<int>(count(1, 1000000));
+    } else if (a == "--samples") {
+      st.samples = static_cast<int>(count(1, 1000000));
+    } else if (a == "--workspace-gib") {
+      const double gib = real("GiB");
+      if (gib >= 8e9) usage_error(a + " must be below 8e9 GiB");
+      st.workspace_limit = static_cast<std::int64_t>(gib * (1ll << 30));
+    } else if (a == "--no-phases") {
       st.phases = false;
-    else if (a == "--csv")
+    } else if (a == "--csv") {
       st.csv = value();
-    else if (a == "--json")
+    } else if (a == "--json") {
       st.json = value();
-    else if (a == "--seed")
-      st.seed = std::stoull(value());
-    else if (a.rfind("--kokkos", 0) == 0)
+    } else if (a == "--seed") {
+      st.seed = count(0, std::numeric_limits<std::uint64_t>::max());
+    } else if (a.rfind("--kokkos", 0) == 0) {
       continue;  // Kokkos' own options
-    else
-      throw std::invalid_argument("unknown option " + a + " (see --help)");
+    } else {
+      usage_error("unknown option '" + a + "' (see --help)");
+    }
   }
   auto add_runs = [&](const std::string& shape_list, const std::string& config_list) {
     std::vector<Config> cs;
-    for (const auto& c : split_list(config_list, ',')) cs.push_back(parse_config(c));
-    for (const auto& sh : split_list(shape_list, ',')) st.runs.push_back({parse_shape(sh), cs});
+    for (const auto& c : split_list(config_list)) cs.push_back(parse_config(c));
+    for (const auto& sh : split_list(shape_list)) st.runs.push_back({parse_shape(sh), cs});
   };
   if (!shapes.empty() || !configs.empty()) suite = "custom:" + suite;
   if (suite == "demo" || suite.rfind("custom:", 0) == 0) {
@@ -229,13 +341,11 @@ Settings parse(int argc, char* argv[]) {
              "crt:18:accurate,crt:19:accurate,crt:20:accurate,crt:22:accurate,crt:18:fast,"
              "int8:auto:tri,emu:auto");
   } else {
-    throw std::invalid_argument("unknown suite '" + suite + "'");
+    usage_error("unknown suite '" + suite + "' (expected demo, device or wide)");
   }
   // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB: the
   // suites give the explicit configs 40 GiB.  `auto` keeps the library's default limit
   // (Options{} as a user passes it) unless --workspace-gib is given.
-  if (st.reps < 1 || st.samples < 1)
-    throw std::invalid_argument("--reps and --samples must be >= 1");
   const bool limit_given = st.workspace_limit != 0;
   if (suite != "demo" && suite != "custom:demo") {
     if (st.workspace_limit == 0) st.workspace_limit = std::int64_t(40) << 30;
