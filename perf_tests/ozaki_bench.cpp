@@ -31,6 +31,7 @@
 #include <iostream>
 #include <limits>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -379,8 +380,10 @@ struct Inputs {
 
 Inputs make_inputs(const ShapeArg& s, double phi, std::uint64_t seed) {
   Inputs in;
-  const double bytes = 8.0 * (s.m * s.k + s.k * s.n);
-  const int sets = std::max(1, std::min(8, static_cast<int>(std::ceil(4 * 64e6 / bytes))));
+  // Enough sets to cycle through 4 x 64 MB (a GPU's L2 several times over), at most 8.
+  const double bytes = 8.0 * (static_cast<double>(s.m) * s.k + static_cast<double>(s.k) * s.n);
+  const int sets =
+      bytes > 4 * 64e6 / 8 ? std::max(1, static_cast<int>(std::ceil(4 * 64e6 / bytes))) : 8;
   for (int i = 0; i < sets; ++i) {
     in.A.emplace_back(Kokkos::view_alloc("A", Kokkos::WithoutInitializing), s.m, s.k);
     in.B.emplace_back(Kokkos::view_alloc("B", Kokkos::WithoutInitializing), s.k, s.n);
@@ -401,16 +404,32 @@ struct Sample {
   double abs_product;  // (|A||B|)_mn
 };
 
-std::vector<Sample> reference_samples(const Inputs& in, const ShapeArg& s, int count,
-                                      std::uint64_t seed) {
+/// Sampled entries of C and their double-double reference: none when C is empty.
+struct Samples {
+  std::vector<Sample> host;
+  Kokkos::View<std::int64_t*, Space::memory_space> rows, cols;  // the entries, on the device
+  Kokkos::View<double*, Space::memory_space> values;            // C at them, gathered there
+};
+
+Samples reference_samples(const Inputs& in, const ShapeArg& s, int requested, std::uint64_t seed) {
+  const int count = s.m > 0 && s.n > 0 ? requested : 0;
   std::mt19937_64 rng(seed);
   const ozaki::serial::ConstMatrixRef A{in.hostA.data(), s.m, s.k, 1, s.m};
   const ozaki::serial::ConstMatrixRef B{in.hostB.data(), s.k, s.n, 1, s.k};
-  std::vector<Sample> out(count);
-  for (auto& smp : out) {
-    smp.m = static_cast<std::int64_t>(rng() % s.m);
-    smp.n = static_cast<std::int64_t>(rng() % s.n);
+  Samples samples;
+  std::vector<Sample>& out = samples.host;
+  out.resize(count);
+  samples.rows = decltype(samples.rows)("ozaki_bench::sample_rows", count);
+  samples.cols = decltype(samples.cols)("ozaki_bench::sample_cols", count);
+  samples.values = decltype(samples.values)("ozaki_bench::sample_values", count);
+  auto rows = Kokkos::create_mirror_view(samples.rows);
+  auto cols = Kokkos::create_mirror_view(samples.cols);
+  for (int i = 0; i < count; ++i) {
+    out[i].m = rows(i) = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.m));
+    out[i].n = cols(i) = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(s.n));
   }
+  Kokkos::deep_copy(samples.rows, rows);
+  Kokkos::deep_copy(samples.cols, cols);
   Kokkos::parallel_for("ozaki_bench::reference",
                        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, count),
                        [&](const int i) {
@@ -421,33 +440,51 @@ std::vector<Sample> reference_samples(const Inputs& in, const ShapeArg& s, int c
                            abs += std::fabs(A(out[i].m, k) * B(k, out[i].n));
                          out[i].abs_product = abs;
                        });
-  return out;
+  return samples;
 }
 
 struct Errors {
-  double normwise = 0;  // max |c - ref| / (|A||B|)_mn
-  double relative = 0;  // sqrt(sum (c - ref)^2 / sum ref^2) over the samples
+  bool measured = false;  // false: no sampled entries (C is empty)
+  double normwise = 0;    // max |c - ref| / (|A||B|)_mn
+  double relative = 0;    // sqrt(sum (c - ref)^2 / sum ref^2) over the samples
 };
 
-Errors measure_errors(const Matrix& C, const std::vector<Sample>& samples) {
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+/// The errors of C at the sampled entries, which are gathered on the device (C itself is
+/// not copied).  Where (|A||B|)_mn = 0 the exact entry is 0: a nonzero c there counts as an
+/// infinite normwise error; likewise for err_rel when every sampled reference is 0.
+Errors measure_errors(const Matrix& C, const Samples& samples) {
   Errors e;
+  const int count = static_cast<int>(samples.host.size());
+  if (count == 0) return e;
+  e.measured = true;
+  const auto rows = samples.rows;
+  const auto cols = samples.cols;
+  const auto values = samples.values;
+  Kokkos::parallel_for(
+      "ozaki_bench::gather", Kokkos::RangePolicy<Space>(0, count),
+      KOKKOS_LAMBDA(const int i) { values(i) = C(rows(i), cols(i)); });
+  const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values);
   double num = 0, den = 0;
-  for (const auto& s : samples) {
-    const double d = host(s.m, s.n) - s.reference;
-    if (std::isnan(d)) return {NAN, NAN};
-    e.normwise =
-        std::max(e.normwise, s.abs_product > 0 ? std::fabs(d) / s.abs_product : std::fabs(d));
+  for (int i = 0; i < count; ++i) {
+    const Sample& s = samples.host[i];
+    const double d = c(i) - s.reference;
+    if (std::isnan(d)) return {true, NAN, NAN};
+    const double scaled = s.abs_product > 0 ? std::fabs(d) / s.abs_product
+                          : d == 0          ? 0.0
+                                            : HUGE_VAL;
+    e.normwise = std::max(e.normwise, scaled);
     num += d * d;
     den += s.reference * s.reference;
   }
-  e.relative = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  e.relative = den > 0 ? std::sqrt(num / den) : num == 0 ? 0.0 : HUGE_VAL;
   return e;
 }
 
 struct Result {
   ShapeArg shape;
+  double phi = 0;
   std::string config;
+  int runs = 0;  // timed runs
   ozaki::Report report;
   ozaki::Report phases;  // from the run with time_phases
   double seconds = 0;    // median
@@ -463,9 +500,10 @@ double median(std::vector<double> v) {
 }
 
 Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Config& cfg,
-                  const std::vector<Sample>& samples, const Settings& st) {
+                  const Samples& samples, const Settings& st) {
   Result r;
   r.shape = s;
+  r.phi = st.phi;
   r.config = cfg.name;
   try {
     ozaki::Workspace<Space> ws(space);
@@ -483,6 +521,7 @@ Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Confi
       times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
     r.seconds = median(times);
+    r.runs = static_cast<int>(times.size());
     ozaki::Options timed = cfg.options;
     timed.time_phases = st.phases;
     r.phases = ozaki::gemm(space, "N", "N", 1.0, in.A[0], in.B[0], 0.0, in.C, timed, ws);
@@ -504,28 +543,48 @@ std::string shape_name(const ShapeArg& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
-/// Derived figures of one result.
+/// Derived figures of one result; NaN where a figure is undefined (no flops, no INT8 phase
+/// measured), printed as "-", empty in CSV and null in JSON.
 struct Figures {
   double tflops, speedup, int8_tops, split_share, estimate_share, recombine_share;
 };
 
 Figures figures(const Result& r) {
-  const double flops = 2.0 * r.shape.m * r.shape.n * r.shape.k;
+  const double flops = 2.0 * static_cast<double>(r.shape.m) * r.shape.n * r.shape.k;
   const auto& p = r.phases;
   const double phase_total =
       p.seconds_split + p.seconds_estimate + p.seconds_int8 + p.seconds_recombine;
+  auto ratio = [](double num, double den) { return num > 0 && den > 0 ? num / den : NAN; };
+  auto share = [&](double part) { return phase_total > 0 ? part / phase_total : NAN; };
   Figures f;
-  f.tflops = flops / r.seconds / 1e12;
-  f.speedup = r.native_seconds > 0 ? r.native_seconds / r.seconds : 0;
-  f.int8_tops = p.seconds_int8 > 0 ? p.int8_operations / p.seconds_int8 / 1e12 : 0;
-  f.split_share = phase_total > 0 ? p.seconds_split / phase_total : 0;
-  f.estimate_share = phase_total > 0 ? p.seconds_estimate / phase_total : 0;
-  f.recombine_share = phase_total > 0 ? p.seconds_recombine / phase_total : 0;
+  f.tflops = ratio(flops, r.seconds) / 1e12;
+  f.speedup = ratio(r.native_seconds, r.seconds);
+  f.int8_tops = ratio(p.int8_operations, p.seconds_int8) / 1e12;
+  f.split_share = share(p.seconds_split);
+  f.estimate_share = share(p.seconds_estimate);
+  f.recombine_share = share(p.seconds_recombine);
   return f;
 }
 
+/// v with printf format f, or "-" when v is undefined (NaN).
+std::string cell(const char* f, double v) { return std::isnan(v) ? "-" : fmt(f, v); }
+
+/// An error figure: "-" when nothing was sampled, "nan" when C held NaN there.
+std::string error_cell(const Errors& e, double v) { return e.measured ? fmt("%.2e", v) : "-"; }
+
+/// A figure for CSV: empty when undefined.
+std::string csv_number(double v) {
+  if (std::isnan(v)) return "";
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+/// A figure for JSON: null when undefined or not finite.
+std::string json_number(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
+
 void print_table(const std::vector<Result>& results) {
-  std::printf("%-20s %-18s %-6s %3s %5s %5s %10s %8s %7s %8s %6s %6s %6s %9s %9s %9s\n", "shape",
+  std::printf("%-20s %-18s %-6s %3s %5s %5s %10s %8s %7s %9s %6s %6s %6s %9s %9s %9s\n", "shape",
               "config", "algo", "S/L", "pr/bt", "gemms", "time[ms]", "TFLOP/s", "xnative",
               "INT8TOP/s", "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
   for (const auto& r : results) {
@@ -538,6 +597,7 @@ void print_table(const std::vector<Result>& results) {
     const char* algo = r.report.algorithm == ozaki::Algorithm::Native            ? "native"
                        : r.report.algorithm == ozaki::Algorithm::CublasEmulation ? "emu"
                        : r.report.algorithm == ozaki::Algorithm::Int8Crt         ? "crt"
+                       : r.report.algorithm == ozaki::Algorithm::None            ? "none"
                                                                                  : "int8";
     // S/L: slices (scheme I) or moduli (scheme II); pairs/bits: slice pairs or fewest bits kept.
     const int count =
@@ -545,62 +605,95 @@ void print_table(const std::vector<Result>& results) {
     const int detail =
         r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.crt_bits : r.report.slice_pairs;
     std::printf(
-        "%-20s %-18s %-6s %3d %5d %5d %10.3f %8.3f %7.2f %8.3g %5.1f%% %5.1f%% %5.1f%% %9.1f %9.2e "
-        "%9.2e\n",
+        "%-20s %-18s %-6s %3d %5d %5d %10.3f %8s %7s %9s %6s %6s %6s %9.1f %9s %9s\n",
         shape_name(r.shape).c_str(), r.config.c_str(), algo, count, detail, r.report.int8_gemms,
-        r.seconds * 1e3, f.tflops, f.speedup, f.int8_tops, 100 * f.split_share,
-        100 * f.estimate_share, 100 * f.recombine_share, r.report.workspace_bytes / 1048576.0,
-        r.errors.normwise, r.errors.relative);
+        r.seconds * 1e3, cell("%.3f", f.tflops).c_str(), cell("%.2f", f.speedup).c_str(),
+        cell("%.3g", f.int8_tops).c_str(), cell("%.1f%%", 100 * f.split_share).c_str(),
+        cell("%.1f%%", 100 * f.estimate_share).c_str(),
+        cell("%.1f%%", 100 * f.recombine_share).c_str(), r.report.workspace_bytes / 1048576.0,
+        error_cell(r.errors, r.errors.normwise).c_str(),
+        error_cell(r.errors, r.errors.relative).c_str());
   }
 }
 
-void write_csv(const std::string& path, const std::vector<Result>& results, const Settings& st) {
+/// s as a CSV field: quoted, quotes doubled.
+std::string csv_text(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+/// s as a JSON string literal.
+std::string json_text(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\')
+      out += std::string("\\") + c;
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += fmt("\\u%04x", static_cast<unsigned char>(c));
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+const char* scaling_name(const ozaki::Report& report) {
+  return report.moduli > 0 ? ozaki::to_string(report.crt_scaling) : "";
+}
+
+void write_csv(const std::string& path, const std::vector<Result>& results) {
   std::ofstream out(path);
-  out << "m,n,k,phi,config,algorithm,backend,slices,pairs,moduli,crt_scaling,crt_bits,int8_gemms,"
-         "estimate_gemms,seconds,tflops,speedup_vs_"
-         "native,"
-         "int8_tops,split_share,estimate_share,recombine_share,workspace_bytes,err_normwise,err_"
-         "relative,"
-         "fallback,reason\n";
+  out << "m,n,k,phi,config,algorithm,backend,slices,pairs,moduli,crt_scaling,crt_bits,"
+         "int8_gemms,estimate_gemms,runs,seconds,tflops,speedup_vs_native,int8_tops,split_share,"
+         "estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,fallback,"
+         "reason,error\n";
   for (const auto& r : results) {
     const Figures f = figures(r);
-    out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << st.phi << ',' << r.config
-        << ',' << ozaki::to_string(r.report.algorithm) << ',' << r.report.backend << ','
-        << r.report.slices << ',' << r.report.slice_pairs << ',' << r.report.moduli << ','
-        << (r.report.moduli > 0 ? ozaki::to_string(r.report.crt_scaling) : "") << ','
-        << r.report.crt_bits << ',' << r.report.int8_gemms << ',' << r.report.estimate_int8_gemms
-        << ',' << r.seconds << ',' << f.tflops << ',' << f.speedup << ',' << f.int8_tops << ','
-        << f.split_share << ',' << f.estimate_share << ',' << f.recombine_share << ','
-        << r.report.workspace_bytes << ',' << r.errors.normwise << ',' << r.errors.relative << ','
-        << r.report.fallback << ",\"" << r.error_message << r.report.reason << "\"\n";
+    const ozaki::Report& p = r.report;
+    const bool ok = r.error_message.empty();
+    out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << r.phi << ',' << r.config
+        << ',' << (ok ? ozaki::to_string(p.algorithm) : "") << ',' << p.backend << ',' << p.slices
+        << ',' << p.slice_pairs << ',' << p.moduli << ',' << scaling_name(p) << ',' << p.crt_bits
+        << ',' << p.int8_gemms << ',' << p.estimate_int8_gemms << ',' << r.runs << ','
+        << csv_number(ok ? r.seconds : NAN) << ',' << csv_number(f.tflops) << ','
+        << csv_number(f.speedup) << ',' << csv_number(f.int8_tops) << ','
+        << csv_number(f.split_share) << ',' << csv_number(f.estimate_share) << ','
+        << csv_number(f.recombine_share) << ',' << p.workspace_bytes << ','
+        << csv_number(r.errors.measured ? r.errors.normwise : NAN) << ','
+        << csv_number(r.errors.measured ? r.errors.relative : NAN) << ',' << p.fallback << ','
+        << csv_text(p.reason) << ',' << csv_text(r.error_message) << '\n';
   }
 }
 
 void write_json(const std::string& path, const std::vector<Result>& results, const Settings& st) {
   std::ofstream out(path);
-  out << "{\n  \"space\": \"" << Space::name() << "\",\n  \"phi\": " << st.phi
-      << ",\n  \"reps\": " << st.reps << ",\n  \"results\": [\n";
+  out << "{\n  \"space\": " << json_text(Space::name()) << ",\n  \"reps\": " << st.reps
+      << ",\n  \"results\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     const Figures f = figures(r);
+    const ozaki::Report& p = r.report;
+    const bool ok = r.error_message.empty();
     out << "    {\"m\": " << r.shape.m << ", \"n\": " << r.shape.n << ", \"k\": " << r.shape.k
-        << ", \"config\": \"" << r.config << "\", \"algorithm\": \""
-        << ozaki::to_string(r.report.algorithm) << "\", \"slices\": " << r.report.slices
-        << ", \"pairs\": " << r.report.slice_pairs << ", \"moduli\": " << r.report.moduli
-        << ", \"crt_scaling\": \""
-        << (r.report.moduli > 0 ? ozaki::to_string(r.report.crt_scaling) : "")
-        << "\", \"crt_bits\": " << r.report.crt_bits << ", \"int8_gemms\": " << r.report.int8_gemms
-        << ", \"estimate_gemms\": " << r.report.estimate_int8_gemms
-        << ", \"seconds\": " << r.seconds << ", \"tflops\": " << f.tflops
-        << ", \"speedup_vs_native\": " << f.speedup << ", \"int8_tops\": " << f.int8_tops
-        << ", \"split_share\": " << f.split_share << ", \"estimate_share\": " << f.estimate_share
-        << ", \"recombine_share\": " << f.recombine_share
-        << ", \"workspace_bytes\": " << r.report.workspace_bytes << ", \"err_normwise\": "
-        << (std::isnan(r.errors.normwise) ? "null" : fmt("%.6e", r.errors.normwise))
-        << ", \"err_relative\": "
-        << (std::isnan(r.errors.relative) ? "null" : fmt("%.6e", r.errors.relative))
-        << ", \"error\": \"" << r.error_message << "\"}" << (i + 1 < results.size() ? "," : "")
-        << "\n";
+        << ", \"phi\": " << json_number(r.phi) << ", \"config\": " << json_text(r.config)
+        << ", \"algorithm\": " << json_text(ok ? ozaki::to_string(p.algorithm) : "")
+        << ", \"backend\": " << json_text(p.backend) << ", \"slices\": " << p.slices
+        << ", \"pairs\": " << p.slice_pairs << ", \"moduli\": " << p.moduli
+        << ", \"crt_scaling\": " << json_text(scaling_name(p)) << ", \"crt_bits\": " << p.crt_bits
+        << ", \"int8_gemms\": " << p.int8_gemms << ", \"estimate_gemms\": " << p.estimate_int8_gemms
+        << ", \"runs\": " << r.runs << ", \"seconds\": " << json_number(ok ? r.seconds : NAN)
+        << ", \"tflops\": " << json_number(f.tflops)
+        << ", \"speedup_vs_native\": " << json_number(f.speedup)
+        << ", \"int8_tops\": " << json_number(f.int8_tops)
+        << ", \"split_share\": " << json_number(f.split_share)
+        << ", \"estimate_share\": " << json_number(f.estimate_share)
+        << ", \"recombine_share\": " << json_number(f.recombine_share)
+        << ", \"workspace_bytes\": " << p.workspace_bytes
+        << ", \"err_normwise\": " << json_number(r.errors.measured ? r.errors.normwise : NAN)
+        << ", \"err_relative\": " << json_number(r.errors.measured ? r.errors.relative : NAN)
+        << ", \"fallback\": " << (p.fallback ? "true" : "false")
+        << ", \"reason\": " << json_text(p.reason) << ", \"error\": " << json_text(r.error_message)
+        << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
   out << "  ]\n}\n";
 }
@@ -643,7 +736,7 @@ int main(int argc, char* argv[]) {
     std::fflush(stdout);
   }
   std::printf("\nxnative: native time / this time.  err|A||B|: max |c - ref| / (|A||B|)_mn.\n");
-  if (!st.csv.empty()) write_csv(st.csv, results, st);
+  if (!st.csv.empty()) write_csv(st.csv, results);
   if (!st.json.empty()) write_json(st.json, results, st);
   return any_failed ? 1 : 0;
 }
