@@ -63,6 +63,7 @@ struct Settings {
   double phi = 0.5;
   bool phi_given = false;
   int reps = 5;
+  double budget = 10;  // seconds of timed runs per configuration, after which they stop
   int samples = 128;
   std::uint64_t seed = 2026;
   std::string csv, json;
@@ -296,6 +297,8 @@ Settings parse(int argc, char* argv[]) {
       const double gib = real("GiB");
       if (gib >= 8e9) usage_error(a + " must be below 8e9 GiB");
       st.workspace_limit = static_cast<std::int64_t>(gib * (1ll << 30));
+    } else if (a == "--budget") {
+      st.budget = real("seconds");
     } else if (a == "--no-phases") {
       st.phases = false;
     } else if (a == "--csv") {
@@ -499,34 +502,84 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+/// A progress line on stderr (the tables go to stdout).
+void progress(const std::string& line) { std::fprintf(stderr, "[ozaki_bench] %s\n", line.c_str()); }
+
+/// Steps longer than this say how long they took.
+constexpr double slow_step_seconds = 2;
+
+std::string shape_name(const ShapeArg& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+std::string seconds_text(double t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g s", t);
+  return buf;
+}
+
+/// Measures one configuration: a warm-up on input set 0 (it also sizes the workspace, and C
+/// then gives the errors), then timed runs on rotating input sets until --reps of them or
+/// until their time passes --budget (at least one), then the phase-timing run unless it is
+/// off, the call ran no INT8 phase, or the timed runs already passed the budget.
 Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Config& cfg,
                   const Samples& samples, const Settings& st) {
   Result r;
   r.shape = s;
   r.phi = st.phi;
   r.config = cfg.name;
+  const std::string label = shape_name(s) + " " + cfg.name;
+  progress(label + ": warm-up and up to " + std::to_string(st.reps) + " timed runs");
   try {
     ozaki::Workspace<Space> ws(space);
-    // Warm-up (also sizes the workspace), then timed runs on rotating input sets.
-    ozaki::gemm(space, "N", "N", 1.0, in.A[0], in.B[0], 0.0, in.C, cfg.options, ws);
+    auto call = [&](std::size_t set, const ozaki::Options& options) {
+      return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options, ws);
+    };
+    const auto t0 = Clock::now();
+    r.report = call(0, cfg.options);
     space.fence();
+    const double warm_up = seconds_since(t0);
+    r.errors = measure_errors(in.C, samples);
     std::vector<double> times;
-    for (int rep = 0; rep < st.reps; ++rep) {
+    double timed = 0;
+    for (int rep = 0; rep < st.reps && !(timed > st.budget); ++rep) {
       const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
+      const auto t1 = Clock::now();
+      r.report = call(set, cfg.options);
       space.fence();
-      const auto t0 = std::chrono::steady_clock::now();
-      r.report =
-          ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, cfg.options, ws);
-      space.fence();
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      times.push_back(seconds_since(t1));
+      timed += times.back();
     }
     r.seconds = median(times);
     r.runs = static_cast<int>(times.size());
-    ozaki::Options timed = cfg.options;
-    timed.time_phases = st.phases;
-    r.phases = ozaki::gemm(space, "N", "N", 1.0, in.A[0], in.B[0], 0.0, in.C, timed, ws);
-    space.fence();
-    r.errors = measure_errors(in.C, samples);
+    if (seconds_since(t0) > slow_step_seconds) {
+      progress(label + ": warm-up " + seconds_text(warm_up) + ", " + std::to_string(r.runs) +
+               " timed runs " + seconds_text(timed) +
+               (r.runs < st.reps ? " (stopped at the budget)" : ""));
+    }
+    const bool int8_phase = r.report.algorithm != ozaki::Algorithm::Native &&
+                            r.report.algorithm != ozaki::Algorithm::None;
+    if (st.phases && int8_phase) {
+      if (timed > st.budget) {
+        progress(label + ": phase-timing run skipped: the timed runs took " + seconds_text(timed) +
+                 ", over the budget of " + seconds_text(st.budget));
+      } else {
+        progress(label + ": phase-timing run");
+        const auto t2 = Clock::now();
+        ozaki::Options with_phases = cfg.options;
+        with_phases.time_phases = true;
+        r.phases = call(0, with_phases);
+        space.fence();
+        if (seconds_since(t2) > slow_step_seconds)
+          progress(label + ": phase-timing run took " + seconds_text(seconds_since(t2)));
+      }
+    }
   } catch (const std::exception& e) {
     r.error_message = e.what();
   }
@@ -537,10 +590,6 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
-}
-
-std::string shape_name(const ShapeArg& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
 /// Derived figures of one result; NaN where a figure is undefined (no flops, no INT8 phase
@@ -583,37 +632,41 @@ std::string csv_number(double v) {
 /// A figure for JSON: null when undefined or not finite.
 std::string json_number(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
 
-void print_table(const std::vector<Result>& results) {
-  std::printf("%-20s %-18s %-6s %3s %5s %5s %10s %8s %7s %9s %6s %6s %6s %9s %9s %9s\n", "shape",
-              "config", "algo", "S/L", "pr/bt", "gemms", "time[ms]", "TFLOP/s", "xnative",
-              "INT8TOP/s", "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
-  for (const auto& r : results) {
-    if (!r.error_message.empty()) {
-      std::printf("%-20s %-18s  failed: %s\n", shape_name(r.shape).c_str(), r.config.c_str(),
-                  r.error_message.c_str());
-      continue;
-    }
-    const Figures f = figures(r);
-    const char* algo = r.report.algorithm == ozaki::Algorithm::Native            ? "native"
-                       : r.report.algorithm == ozaki::Algorithm::CublasEmulation ? "emu"
-                       : r.report.algorithm == ozaki::Algorithm::Int8Crt         ? "crt"
-                       : r.report.algorithm == ozaki::Algorithm::None            ? "none"
-                                                                                 : "int8";
-    // S/L: slices (scheme I) or moduli (scheme II); pairs/bits: slice pairs or fewest bits kept.
-    const int count =
-        r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.moduli : r.report.slices;
-    const int detail =
-        r.report.algorithm == ozaki::Algorithm::Int8Crt ? r.report.crt_bits : r.report.slice_pairs;
-    std::printf(
-        "%-20s %-18s %-6s %3d %5d %5d %10.3f %8s %7s %9s %6s %6s %6s %9.1f %9s %9s\n",
-        shape_name(r.shape).c_str(), r.config.c_str(), algo, count, detail, r.report.int8_gemms,
-        r.seconds * 1e3, cell("%.3f", f.tflops).c_str(), cell("%.2f", f.speedup).c_str(),
-        cell("%.3g", f.int8_tops).c_str(), cell("%.1f%%", 100 * f.split_share).c_str(),
-        cell("%.1f%%", 100 * f.estimate_share).c_str(),
-        cell("%.1f%%", 100 * f.recombine_share).c_str(), r.report.workspace_bytes / 1048576.0,
-        error_cell(r.errors, r.errors.normwise).c_str(),
-        error_cell(r.errors, r.errors.relative).c_str());
+void print_header() {
+  std::printf("%-20s %-18s %-6s %3s %5s %5s %4s %10s %8s %7s %9s %6s %6s %6s %9s %9s %9s\n",
+              "shape", "config", "algo", "S/L", "pr/bt", "gemms", "runs", "time[ms]", "TFLOP/s",
+              "xnative", "INT8TOP/s", "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
+}
+
+/// One row of the table, printed (and flushed) as soon as its configuration has finished.
+void print_row(const Result& r) {
+  if (!r.error_message.empty()) {
+    std::printf("%-20s %-18s failed: %s\n", shape_name(r.shape).c_str(), r.config.c_str(),
+                r.error_message.c_str());
+    std::fflush(stdout);
+    return;
   }
+  const Figures f = figures(r);
+  const auto a = r.report.algorithm;
+  const char* algo = a == ozaki::Algorithm::Native            ? "native"
+                     : a == ozaki::Algorithm::CublasEmulation ? "emu"
+                     : a == ozaki::Algorithm::Int8Crt         ? "crt"
+                     : a == ozaki::Algorithm::None            ? "none"
+                                                              : "int8";
+  // S/L: slices (scheme I) or moduli (scheme II); pr/bt: slice pairs or fewest bits kept.
+  const int count = a == ozaki::Algorithm::Int8Crt ? r.report.moduli : r.report.slices;
+  const int detail = a == ozaki::Algorithm::Int8Crt ? r.report.crt_bits : r.report.slice_pairs;
+  std::printf("%-20s %-18s %-6s %3s %5s %5d %4d %10.3f %8s %7s %9s %6s %6s %6s %9.1f %9s %9s\n",
+              shape_name(r.shape).c_str(), r.config.c_str(), algo,
+              count > 0 ? std::to_string(count).c_str() : "-",
+              detail > 0 ? std::to_string(detail).c_str() : "-", r.report.int8_gemms, r.runs,
+              r.seconds * 1e3, cell("%.3f", f.tflops).c_str(), cell("%.2f", f.speedup).c_str(),
+              cell("%.3g", f.int8_tops).c_str(), cell("%.1f%%", 100 * f.split_share).c_str(),
+              cell("%.1f%%", 100 * f.estimate_share).c_str(),
+              cell("%.1f%%", 100 * f.recombine_share).c_str(), r.report.workspace_bytes / 1048576.0,
+              error_cell(r.errors, r.errors.normwise).c_str(),
+              error_cell(r.errors, r.errors.relative).c_str());
+  std::fflush(stdout);
 }
 
 /// s as a CSV field: quoted, quotes doubled.
@@ -711,29 +764,58 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
   std::printf(
-      "ozaki_bench: C = A B on %s, inputs (U-1/2) exp(%.2g N), median of %d runs,\n"
-      "errors against double-double on %d sampled entries\n\n",
-      Space::name(), st.phi, st.reps, st.samples);
+      "ozaki_bench: C = A B on %s, inputs (U-1/2) exp(%.2g N), median of up to %d timed runs\n"
+      "(fewer once they take over %g s), errors against double-double on %d sampled entries\n",
+      Space::name(), st.phi, st.reps, st.budget, st.samples);
+  std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
   for (const auto& run : st.runs) {
     const ShapeArg& shape = run.shape;
-    Inputs in = make_inputs(shape, st.phi, st.seed);
-    const auto samples = reference_samples(in, shape, st.samples, st.seed + 99);
+    const std::string name = shape_name(shape);
+    std::printf("\n");
+    print_header();
+    std::fflush(stdout);
+    progress(name + (shape.m > 0 && shape.n > 0 ? ": inputs and double-double reference on " +
+                                                      std::to_string(st.samples) + " entries"
+                                                : ": inputs (C is empty: no entries to check)"));
+    const auto t0 = Clock::now();
+    Inputs in;
+    Samples samples;
+    std::string input_error;
+    try {
+      in = make_inputs(shape, st.phi, st.seed);
+      samples = reference_samples(in, shape, st.samples, st.seed + 99);
+    } catch (const std::exception& e) {
+      input_error = std::string("inputs: ") + e.what();
+    }
+    if (seconds_since(t0) > slow_step_seconds)
+      progress(name + ": inputs and reference took " + seconds_text(seconds_since(t0)));
     // Native first: every other row of this shape is measured against it.
-    Config native{"native", {}};
-    native.options.algorithm = ozaki::Algorithm::Native;
-    const Result reference = run_config(space, shape, in, native, samples, st);
+    Result reference;
+    if (input_error.empty()) {
+      Config native{"native", {}};
+      native.options.algorithm = ozaki::Algorithm::Native;
+      reference = run_config(space, shape, in, native, samples, st);
+    }
     for (const auto& cfg : run.configs) {
-      Result r = cfg.options.algorithm == ozaki::Algorithm::Native
-                     ? reference
-                     : run_config(space, shape, in, cfg, samples, st);
-      r.native_seconds = reference.seconds;
+      Result r;
+      if (!input_error.empty()) {
+        r.shape = shape;
+        r.phi = st.phi;
+        r.config = cfg.name;
+        r.error_message = input_error;
+      } else if (cfg.options.algorithm == ozaki::Algorithm::Native) {
+        r = reference;
+        r.config = cfg.name;
+      } else {
+        r = run_config(space, shape, in, cfg, samples, st);
+      }
+      r.native_seconds = reference.error_message.empty() ? reference.seconds : 0;
       any_failed = any_failed || !r.error_message.empty();
+      print_row(r);
       results.push_back(r);
     }
-    print_table({results.end() - run.configs.size(), results.end()});
-    std::fflush(stdout);
   }
   std::printf("\nxnative: native time / this time.  err|A||B|: max |c - ref| / (|A||B|)_mn.\n");
   if (!st.csv.empty()) write_csv(st.csv, results);
