@@ -502,6 +502,12 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+bool listed(const Run& run, const std::string& config) {
+  for (const auto& c : run.configs)
+    if (c.name == config) return true;
+  return false;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
@@ -669,6 +675,47 @@ void print_row(const Result& r) {
   std::fflush(stdout);
 }
 
+/// Below a shape's table: the rows whose Report gave a reason or fell back.
+void print_notes(const std::vector<Result>& rows) {
+  for (const auto& r : rows) {
+    if (!r.error_message.empty() || (!r.report.fallback && r.report.reason.empty())) continue;
+    std::printf("  note: %s: %s%s\n", r.config.c_str(), r.report.fallback ? "fallback: " : "",
+                r.report.reason.c_str());
+  }
+}
+
+void print_legend() {
+  std::printf(
+      "\n"
+      "shape      M x N x K of C = A B (A is M x K, B is K x N); phi is in the line above the "
+      "table\n"
+      "config     the configuration as given (--help lists them)\n"
+      "algo       what ran: native (FP64 GEMM), int8 (Int8Slices), crt (Int8Crt), emu (cuBLAS\n"
+      "           emulation), none (nothing to multiply: M, N or K is 0)\n"
+      "S/L        slices for Int8Slices, moduli for Int8Crt\n"
+      "pr/bt      slice pairs multiplied for Int8Slices, fewest bits kept by a row of A or a "
+      "column\n"
+      "           of B for Int8Crt\n"
+      "gemms      INT8 GEMM calls of one multiplication\n"
+      "runs       timed runs (fewer than --reps once they took longer than --budget)\n"
+      "time[ms]   median time of the timed runs\n"
+      "TFLOP/s    2MNK / time\n"
+      "xnative    native time / this time (native measured in the same run on the same inputs)\n"
+      "INT8TOP/s  INT8 operations of the products / time of the INT8 phase (phase-timing run)\n"
+      "split      share of the phase-timing run's time spent scaling and splitting A and B\n"
+      "est        share spent estimating the slice or moduli count (automatic counts)\n"
+      "recomb     share spent recombining the INT32 products into C in FP64\n"
+      "           (the INT8 products take the rest)\n"
+      "ws[MiB]    workspace bytes the call used\n"
+      "err|A||B|  max |c - ref| / (|A||B|)_mn over the sampled entries, ref = (AB)_mn in\n"
+      "           double-double\n"
+      "err_rel    sqrt(sum (c - ref)^2 / sum ref^2) over the sampled entries\n"
+      "-          undefined or not measured: no flops, no entries to sample, no INT8 phase, or\n"
+      "           no phase-timing run (--no-phases, or the timed runs passed --budget)\n"
+      "note       a Report's reason: why a call fell back to another algorithm, why Auto chose\n"
+      "           what it chose, or why nothing was multiplied\n");
+}
+
 /// s as a CSV field: quoted, quotes doubled.
 std::string csv_text(const std::string& s) {
   std::string out = "\"";
@@ -816,8 +863,16 @@ int main(int argc, char* argv[]) {
       print_row(r);
       results.push_back(r);
     }
+    print_notes({results.end() - run.configs.size(), results.end()});
+    if (input_error.empty() && !reference.error_message.empty() && !listed(run, "native")) {
+      // Its own row would say so; without one, say it here.
+      std::printf("  note: native (measured for xnative) failed: %s\n",
+                  reference.error_message.c_str());
+      any_failed = true;
+    }
+    std::fflush(stdout);
   }
-  std::printf("\nxnative: native time / this time.  err|A||B|: max |c - ref| / (|A||B|)_mn.\n");
+  print_legend();
   if (!st.csv.empty()) write_csv(st.csv, results);
   if (!st.json.empty()) write_json(st.json, results, st);
   return any_failed ? 1 : 0;
