@@ -6,10 +6,11 @@
 // of the INT8 phase, the shares of split / estimate / recombination, workspace bytes, and the
 // error against a double-double reference on sampled entries.
 //
-//   ozaki_bench                                  demo: one shape, native vs ozaki defaults
+//   ozaki_bench                                  demo: one shape, native vs the plain call
 //   ozaki_bench --suite device --csv r.csv       the H200 suite of docs/benchmarks.md
 //   ozaki_bench --shapes 4096,16384x16384x1024 --configs native,int8:7:tri,crt:15:fast
 //   ozaki_bench --suite wide                     phi = 4: scheme II's accurate rule
+//   ozaki_bench --suite sweep --csv sweep.csv    where the plain call beats native
 //
 // Run with --help for every option.
 
@@ -50,17 +51,21 @@ struct ShapeArg {
 struct Config {
   std::string name;
   ozaki::Options options;
+  /// `default`: ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C) as a user writes it, with no
+  /// Options and no Workspace (the library allocates its own scratch in every call).
+  bool plain = false;
 };
 
-/// One shape and the configurations measured on it.
+/// One shape, the exponent spread of its inputs, and the configurations measured on it.
 struct Run {
   ShapeArg shape;
+  double phi;
   std::vector<Config> configs;
 };
 
 struct Settings {
   std::vector<Run> runs;
-  double phi = 0.5;
+  double phi = 0.5;  // of the runs whose suite does not set theirs
   bool phi_given = false;
   int reps = 5;
   double budget = 10;  // seconds of timed runs per configuration, after which they stop
@@ -68,34 +73,68 @@ struct Settings {
   std::uint64_t seed = 2026;
   std::string csv, json;
   bool phases = true;
-  std::int64_t workspace_limit = 0;
+  bool phases_given = false;
+  std::int64_t workspace_limit = 0;  // bytes; 0: the library's default
+  bool workspace_given = false;
 };
 
 [[noreturn]] void usage(int code) {
   std::cout <<
       R"(ozaki_bench: ozaki::gemm against native FP64 GEMM on random matrices.
 
-  --shapes LIST     comma-separated; N (cube) or MxNxK            (default: demo shape)
-  --configs LIST    comma-separated, each one of
+Each shape gets fresh inputs (entries (U - 1/2) exp(phi N)) and a double-double reference on
+sampled entries; native runs first, then every configuration: a warm-up, timed runs (their
+median is reported), and a run that times the phases.  A row is printed as soon as its
+configuration has finished; progress goes to stderr.  A legend of the columns follows the
+tables.
+
+  --shapes LIST     comma-separated; N (cube) or MxNxK, non-negative integers (0 allowed:
+                    the row shows what an empty product costs)       (default: demo shape,
+                    1024 on host spaces, 8192 on GPUs)
+  --configs LIST    comma-separated, each one of                     (default: native,default)
                       native             KokkosBlas::gemm (cuBLAS DGEMM on CUDA)
-                      auto               ozaki defaults (Options{}, its workspace limit too)
-                      int8:S[:POLICY]    Int8Slices with S slices (or auto); POLICY tri (default),
-                                         full, or a pair count
-                      crt:L[:SCALING]    Int8Crt with L moduli (or auto); SCALING auto (default),
-                                         fast or accurate
-                      emu:S              cuBLAS FP64 emulation, min(8S, 55) bits (or auto:
-                                         cuBLAS's dynamic choice)
-  --suite NAME      demo (default), device or wide (the suites of docs/benchmarks.md; wide
-                    sets phi = 4 unless --phi is given)
-  --phi X           exponent spread of the inputs                 (default 0.5)
-  --reps N          timed repetitions; the median is reported     (default 5)
-  --samples N       entries checked against double-double         (default 128)
-  --workspace-gib X workspace limit per call (default: the library's 8 GiB in the demo,
-                    40 GiB in the suites except for `auto`)
-  --no-phases       skip the extra run that times the phases
-  --csv FILE        write the results as CSV
+                      default            ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C): the
+                                         plain call, no Options, no Workspace (the library
+                                         allocates scratch in every call)
+                      auto               Options{} with a Workspace kept across the calls
+                      int8[:S[:POLICY]]  Int8Slices with S = 1..16 slices or auto (default);
+                                         POLICY tri (default), full, or a pair count 1..S^2
+                      crt[:L[:SCALING]]  Int8Crt with L = 2..24 moduli or auto (default);
+                                         SCALING auto (default), fast or accurate
+                      emu[:S]            cuBLAS FP64 emulation with min(8S, 55) bits, S = 1..16,
+                                         or auto (default: cuBLAS's dynamic choice); elsewhere
+                                         the library falls back to Int8Slices (see the notes)
+  --suite NAME      demo      the default: --shapes and --configs, or their defaults
+                    device    every algorithm at the shapes of docs/benchmarks.md
+                    wide      phi = 4 unless --phi is given: scheme II's accurate rule
+                    sweep     default against native at M = N in {2048, 4096, 8192, 12288,
+                              16384, 24576, 32768} x K in {1024, 4096, 16384}, phi = 0.5,
+                              and 8192^3 at phi = 1, 2, 4; 3 reps and no phase-timing run
+                              unless --reps or --phases is given; --phi is refused
+                    (--shapes or --configs replace a suite's runs; its workspace limit stays)
+  --phi X           exponent spread of the inputs, finite, >= 0      (default 0.5)
+  --reps N          timed runs at most, N >= 1; the median is reported (default 5)
+  --budget SECONDS  timed runs of a configuration stop once their total passes this (there
+                    is always one at least); the phase-timing run is then skipped too
+                                                                     (default 10)
+  --samples N       entries checked against double-double, N >= 1   (default 128)
+  --workspace-gib X workspace limit per call, X >= 0 (0: the library's 8 GiB).  Default:
+                    the library's in the demo; 40 GiB in the suites, except for `auto`.
+                    `default` passes no Options, so no limit but the library's
+  --no-phases       skip the run that times the phases (INT8TOP/s, split, est, recomb)
+  --phases          do that run even where the suite skips it (sweep)
+  --csv FILE        write the results as CSV, one row per configuration and shape
   --json FILE       write the results as JSON
-  --seed N          random seed
+  --seed N          random seed, 0 <= N < 2^64                       (default 2026)
+  --kokkos-...      passed to Kokkos
+  --help            this text
+
+Exit status: 0 when every configuration ran, 1 when one failed (its row says why), 2 for a
+bad argument (one line on stderr, before anything runs).
+
+  ozaki_bench                                  demo: native and the plain call
+  ozaki_bench --shapes 4096,16384x16384x1024 --configs native,default,int8:7:tri,crt:15:fast
+  ozaki_bench --suite sweep --csv sweep.csv && python3 perf_tests/plot.py --heatmap sweep.csv
 )";
   std::exit(code);
 }
@@ -194,7 +233,10 @@ Config parse_config(const std::string& s) {
   auto at_most = [&](std::size_t fields, const char* form) {
     if (f.size() > fields) bad_config(s, std::string("too many fields (expected ") + form + ")");
   };
-  if (name == "native") {
+  if (name == "default") {
+    at_most(1, "default");
+    c.plain = true;
+  } else if (name == "native") {
     at_most(1, "native");
     c.options.algorithm = ozaki::Algorithm::Native;
   } else if (name == "auto") {
@@ -246,7 +288,8 @@ Config parse_config(const std::string& s) {
     if (f.size() > 1) c.options.slices = parse_slices(s, f[1]);
   } else {
     bad_config(s, "unknown name '" + name +
-                      "' (expected native, auto, int8[:S[:POLICY]], crt[:L[:SCALING]] or emu[:S])");
+                      "' (expected native, default, auto, int8[:S[:POLICY]], crt[:L[:SCALING]] or "
+                      "emu[:S])");
   }
   return c;
 }
@@ -254,6 +297,7 @@ Config parse_config(const std::string& s) {
 Settings parse(int argc, char* argv[]) {
   Settings st;
   std::string suite = "demo", shapes, configs;
+  bool reps_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -291,16 +335,22 @@ Settings parse(int argc, char* argv[]) {
       st.phi_given = true;
     } else if (a == "--reps") {
       st.reps = static_cast<int>(count(1, 1000000));
+      reps_given = true;
     } else if (a == "--samples") {
       st.samples = static_cast<int>(count(1, 1000000));
     } else if (a == "--workspace-gib") {
       const double gib = real("GiB");
       if (gib >= 8e9) usage_error(a + " must be below 8e9 GiB");
       st.workspace_limit = static_cast<std::int64_t>(gib * (1ll << 30));
+      st.workspace_given = true;
     } else if (a == "--budget") {
       st.budget = real("seconds");
     } else if (a == "--no-phases") {
       st.phases = false;
+      st.phases_given = true;
+    } else if (a == "--phases") {
+      st.phases = true;
+      st.phases_given = true;
     } else if (a == "--csv") {
       st.csv = value();
     } else if (a == "--json") {
@@ -313,50 +363,64 @@ Settings parse(int argc, char* argv[]) {
       usage_error("unknown option '" + a + "' (see --help)");
     }
   }
-  auto add_runs = [&](const std::string& shape_list, const std::string& config_list) {
+  auto add_runs = [&](const std::string& shape_list, const std::string& config_list, double phi) {
     std::vector<Config> cs;
     for (const auto& c : split_list(config_list)) cs.push_back(parse_config(c));
-    for (const auto& sh : split_list(shape_list)) st.runs.push_back({parse_shape(sh), cs});
+    for (const auto& sh : split_list(shape_list)) st.runs.push_back({parse_shape(sh), phi, cs});
   };
   if (!shapes.empty() || !configs.empty()) suite = "custom:" + suite;
   if (suite == "demo" || suite.rfind("custom:", 0) == 0) {
     // The demo, and any run given --shapes or --configs: what is not given is the demo's.
     add_runs(shapes.empty() ? (on_host ? "1024" : "8192") : shapes,
-             configs.empty() ? "native,auto" : configs);
+             configs.empty() ? "native,default" : configs, st.phi);
   } else if (suite == "device") {
     // Every algorithm at every shape of the issues; the scheme I sweep (S = 2..8, both pair
     // policies) at 8192^3, where the issues' criteria are.
     const std::string core =
-        "native,auto,int8:auto:tri,int8:3:tri,int8:7:tri,emu:auto,emu:7,crt:auto,crt:13:fast,"
-        "crt:14:fast,crt:15:fast,crt:16:fast";
+        "native,default,auto,int8:auto:tri,int8:3:tri,int8:7:tri,emu:auto,emu:7,crt:auto,"
+        "crt:13:fast,crt:14:fast,crt:15:fast,crt:16:fast";
     std::string sweep = core;
     for (int S = 2; S <= 8; ++S) {
       if (S != 3 && S != 7) sweep += ",int8:" + std::to_string(S) + ":tri";
       sweep += ",int8:" + std::to_string(S) + ":full";
     }
-    add_runs("1024,2048,4096", core);
-    add_runs("8192", sweep);
-    add_runs("16384,16384x16384x1024,1024x1024x65536,32768x32768x1024", core);
+    add_runs("1024,2048,4096", core, st.phi);
+    add_runs("8192", sweep, st.phi);
+    add_runs("16384,16384x16384x1024,1024x1024x65536,32768x32768x1024", core, st.phi);
+    // Scheme II around where it starts to pay (10000^3, a shape that is not a power of two),
+    // and at the largest cube.
+    add_runs("10000,32768,20000x3000x12000", "native,default,auto,crt:auto,crt:14:fast,crt:15:fast",
+             st.phi);
   } else if (suite == "wide") {
     // Wide exponent ranges: scheme II's accurate rule against native, scheme I and cuBLAS.
-    if (!st.phi_given) st.phi = 4;
     add_runs("8192",
-             "native,auto,crt:auto,crt:auto:accurate,crt:16:accurate,crt:17:accurate,"
+             "native,default,auto,crt:auto,crt:auto:accurate,crt:16:accurate,crt:17:accurate,"
              "crt:18:accurate,crt:19:accurate,crt:20:accurate,crt:22:accurate,crt:18:fast,"
-             "int8:auto:tri,emu:auto");
+             "int8:auto:tri,emu:auto",
+             st.phi_given ? st.phi : 4);
+  } else if (suite == "sweep") {
+    // Where the plain call beats native: M = N against K at phi = 0.5, and the exponent
+    // spread at 8192^3.  The phis are the suite's own, so --phi would only blur it.
+    if (st.phi_given) usage_error("--suite sweep sets its own phi values: drop --phi");
+    for (const char* mn : {"2048", "4096", "8192", "12288", "16384", "24576", "32768"})
+      for (const char* k : {"1024", "4096", "16384"})
+        add_runs(std::string(mn) + "x" + mn + "x" + k, "native,default", 0.5);
+    for (const double phi : {1.0, 2.0, 4.0}) add_runs("8192", "native,default", phi);
+    if (!reps_given) st.reps = 3;
+    if (!st.phases_given) st.phases = false;
   } else {
-    usage_error("unknown suite '" + suite + "' (expected demo, device or wide)");
+    usage_error("unknown suite '" + suite + "' (expected demo, device, wide or sweep)");
   }
   // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB: the
   // suites give the explicit configs 40 GiB.  `auto` keeps the library's default limit
-  // (Options{} as a user passes it) unless --workspace-gib is given.
-  const bool limit_given = st.workspace_limit != 0;
-  if (suite != "demo" && suite != "custom:demo") {
-    if (st.workspace_limit == 0) st.workspace_limit = std::int64_t(40) << 30;
-  }
+  // (Options{} as a user passes it) unless --workspace-gib is given; `default` passes no
+  // Options at all.
+  if (suite != "demo" && suite != "custom:demo" && !st.workspace_given)
+    st.workspace_limit = std::int64_t(40) << 30;
   for (auto& run : st.runs)
     for (auto& c : run.configs)
-      if (c.name != "auto" || limit_given) c.options.workspace_limit = st.workspace_limit;
+      if (!c.plain && (c.name != "auto" || st.workspace_given))
+        c.options.workspace_limit = st.workspace_limit;
   return st;
 }
 
@@ -534,21 +598,30 @@ std::string seconds_text(double t) {
 /// then gives the errors), then timed runs on rotating input sets until --reps of them or
 /// until their time passes --budget (at least one), then the phase-timing run unless it is
 /// off, the call ran no INT8 phase, or the timed runs already passed the budget.
-Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Config& cfg,
+Result run_config(const Space& space, const Run& run, Inputs& in, const Config& cfg,
                   const Samples& samples, const Settings& st) {
+  const ShapeArg& s = run.shape;
   Result r;
   r.shape = s;
-  r.phi = st.phi;
+  r.phi = run.phi;
   r.config = cfg.name;
   const std::string label = shape_name(s) + " " + cfg.name;
-  progress(label + ": warm-up and up to " + std::to_string(st.reps) + " timed runs");
+  progress(label + ": warm-up and up to " + std::to_string(st.reps) + " timed run" +
+           (st.reps == 1 ? "" : "s"));
   try {
     ozaki::Workspace<Space> ws(space);
-    auto call = [&](std::size_t set, const ozaki::Options& options) {
-      return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options, ws);
+    auto call = [&](std::size_t set, bool time_phases) {
+      ozaki::Options options = cfg.options;
+      options.time_phases = time_phases;
+      if (!cfg.plain)
+        return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options, ws);
+      // `default`: the plain call.  Its phase-timing run needs Options for time_phases: it
+      // passes Options{} with time_phases, still without a Workspace.
+      if (!time_phases) return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C);
+      return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options);
     };
     const auto t0 = Clock::now();
-    r.report = call(0, cfg.options);
+    r.report = call(0, false);
     space.fence();
     const double warm_up = seconds_since(t0);
     r.errors = measure_errors(in.C, samples);
@@ -557,7 +630,7 @@ Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Confi
     for (int rep = 0; rep < st.reps && !(timed > st.budget); ++rep) {
       const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
       const auto t1 = Clock::now();
-      r.report = call(set, cfg.options);
+      r.report = call(set, false);
       space.fence();
       times.push_back(seconds_since(t1));
       timed += times.back();
@@ -566,7 +639,7 @@ Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Confi
     r.runs = static_cast<int>(times.size());
     if (seconds_since(t0) > slow_step_seconds) {
       progress(label + ": warm-up " + seconds_text(warm_up) + ", " + std::to_string(r.runs) +
-               " timed runs " + seconds_text(timed) +
+               " timed run" + (r.runs == 1 ? " " : "s ") + seconds_text(timed) +
                (r.runs < st.reps ? " (stopped at the budget)" : ""));
     }
     const bool int8_phase = r.report.algorithm != ozaki::Algorithm::Native &&
@@ -578,9 +651,7 @@ Result run_config(const Space& space, const ShapeArg& s, Inputs& in, const Confi
       } else {
         progress(label + ": phase-timing run");
         const auto t2 = Clock::now();
-        ozaki::Options with_phases = cfg.options;
-        with_phases.time_phases = true;
-        r.phases = call(0, with_phases);
+        r.phases = call(0, true);
         space.fence();
         if (seconds_since(t2) > slow_step_seconds)
           progress(label + ": phase-timing run took " + seconds_text(seconds_since(t2)));
@@ -811,16 +882,17 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
   std::printf(
-      "ozaki_bench: C = A B on %s, inputs (U-1/2) exp(%.2g N), median of up to %d timed runs\n"
-      "(fewer once they take over %g s), errors against double-double on %d sampled entries\n",
-      Space::name(), st.phi, st.reps, st.budget, st.samples);
+      "ozaki_bench: C = A B on %s, entries of A and B (U-1/2) exp(phi N), median of up to %d\n"
+      "timed runs (fewer once they take over %g s), errors against double-double on %d sampled\n"
+      "entries\n",
+      Space::name(), st.reps, st.budget, st.samples);
   std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
   for (const auto& run : st.runs) {
     const ShapeArg& shape = run.shape;
     const std::string name = shape_name(shape);
-    std::printf("\n");
+    std::printf("\n%s, phi = %g:\n", name.c_str(), run.phi);
     print_header();
     std::fflush(stdout);
     progress(name + (shape.m > 0 && shape.n > 0 ? ": inputs and double-double reference on " +
@@ -831,7 +903,7 @@ int main(int argc, char* argv[]) {
     Samples samples;
     std::string input_error;
     try {
-      in = make_inputs(shape, st.phi, st.seed);
+      in = make_inputs(shape, run.phi, st.seed);
       samples = reference_samples(in, shape, st.samples, st.seed + 99);
     } catch (const std::exception& e) {
       input_error = std::string("inputs: ") + e.what();
@@ -843,20 +915,20 @@ int main(int argc, char* argv[]) {
     if (input_error.empty()) {
       Config native{"native", {}};
       native.options.algorithm = ozaki::Algorithm::Native;
-      reference = run_config(space, shape, in, native, samples, st);
+      reference = run_config(space, run, in, native, samples, st);
     }
     for (const auto& cfg : run.configs) {
       Result r;
       if (!input_error.empty()) {
         r.shape = shape;
-        r.phi = st.phi;
+        r.phi = run.phi;
         r.config = cfg.name;
         r.error_message = input_error;
       } else if (cfg.options.algorithm == ozaki::Algorithm::Native) {
         r = reference;
         r.config = cfg.name;
       } else {
-        r = run_config(space, shape, in, cfg, samples, st);
+        r = run_config(space, run, in, cfg, samples, st);
       }
       r.native_seconds = reference.error_message.empty() ? reference.seconds : 0;
       any_failed = any_failed || !r.error_message.empty();
