@@ -566,6 +566,21 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/// An exception's message on one line: runs of whitespace (Kokkos' messages span several
+/// lines) become one space.
+std::string one_line(const std::string& what) {
+  std::string out;
+  for (const char c : what) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!out.empty() && out.back() != ' ') out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  if (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
 bool listed(const Run& run, const std::string& config) {
   for (const auto& c : run.configs)
     if (c.name == config) return true;
@@ -658,7 +673,7 @@ Result run_config(const Space& space, const Run& run, Inputs& in, const Config& 
       }
     }
   } catch (const std::exception& e) {
-    r.error_message = e.what();
+    r.error_message = one_line(e.what());
   }
   return r;
 }
@@ -812,28 +827,30 @@ const char* scaling_name(const ozaki::Report& report) {
   return report.moduli > 0 ? ozaki::to_string(report.crt_scaling) : "";
 }
 
-void write_csv(const std::string& path, const std::vector<Result>& results) {
-  std::ofstream out(path);
+void write_csv_header(std::ostream& out) {
   out << "m,n,k,phi,config,algorithm,backend,slices,pairs,moduli,crt_scaling,crt_bits,"
          "int8_gemms,estimate_gemms,runs,seconds,tflops,speedup_vs_native,int8_tops,split_share,"
          "estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,fallback,"
          "reason,error\n";
-  for (const auto& r : results) {
-    const Figures f = figures(r);
-    const ozaki::Report& p = r.report;
-    const bool ok = r.error_message.empty();
-    out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << r.phi << ',' << r.config
-        << ',' << (ok ? ozaki::to_string(p.algorithm) : "") << ',' << p.backend << ',' << p.slices
-        << ',' << p.slice_pairs << ',' << p.moduli << ',' << scaling_name(p) << ',' << p.crt_bits
-        << ',' << p.int8_gemms << ',' << p.estimate_int8_gemms << ',' << r.runs << ','
-        << csv_number(ok ? r.seconds : NAN) << ',' << csv_number(f.tflops) << ','
-        << csv_number(f.speedup) << ',' << csv_number(f.int8_tops) << ','
-        << csv_number(f.split_share) << ',' << csv_number(f.estimate_share) << ','
-        << csv_number(f.recombine_share) << ',' << p.workspace_bytes << ','
-        << csv_number(r.errors.measured ? r.errors.normwise : NAN) << ','
-        << csv_number(r.errors.measured ? r.errors.relative : NAN) << ',' << p.fallback << ','
-        << csv_text(p.reason) << ',' << csv_text(r.error_message) << '\n';
-  }
+}
+
+/// One CSV row, written (and flushed) as its table row is printed: a run stopped early keeps
+/// what it measured.
+void write_csv_row(std::ostream& out, const Result& r) {
+  const Figures f = figures(r);
+  const ozaki::Report& p = r.report;
+  const bool ok = r.error_message.empty();
+  out << r.shape.m << ',' << r.shape.n << ',' << r.shape.k << ',' << r.phi << ',' << r.config << ','
+      << (ok ? ozaki::to_string(p.algorithm) : "") << ',' << p.backend << ',' << p.slices << ','
+      << p.slice_pairs << ',' << p.moduli << ',' << scaling_name(p) << ',' << p.crt_bits << ','
+      << p.int8_gemms << ',' << p.estimate_int8_gemms << ',' << r.runs << ','
+      << csv_number(ok ? r.seconds : NAN) << ',' << csv_number(f.tflops) << ','
+      << csv_number(f.speedup) << ',' << csv_number(f.int8_tops) << ',' << csv_number(f.split_share)
+      << ',' << csv_number(f.estimate_share) << ',' << csv_number(f.recombine_share) << ','
+      << p.workspace_bytes << ',' << csv_number(r.errors.measured ? r.errors.normwise : NAN) << ','
+      << csv_number(r.errors.measured ? r.errors.relative : NAN) << ',' << p.fallback << ','
+      << csv_text(p.reason) << ',' << csv_text(r.error_message) << '\n';
+  out.flush();
 }
 
 void write_json(const std::string& path, const std::vector<Result>& results, const Settings& st) {
@@ -879,6 +896,19 @@ int main(int argc, char* argv[]) {
     std::cerr << "ozaki_bench: " << e.what() << "\n";
     return 2;
   }
+  std::ofstream csv;
+  if (!st.csv.empty()) {
+    csv.open(st.csv);
+    if (!csv) {
+      std::cerr << "ozaki_bench: cannot write --csv " << st.csv << "\n";
+      return 2;
+    }
+    write_csv_header(csv);
+  }
+  if (!st.json.empty() && !std::ofstream(st.json)) {
+    std::cerr << "ozaki_bench: cannot write --json " << st.json << "\n";
+    return 2;
+  }
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
   std::printf(
@@ -906,7 +936,7 @@ int main(int argc, char* argv[]) {
       in = make_inputs(shape, run.phi, st.seed);
       samples = reference_samples(in, shape, st.samples, st.seed + 99);
     } catch (const std::exception& e) {
-      input_error = std::string("inputs: ") + e.what();
+      input_error = "inputs: " + one_line(e.what());
     }
     if (seconds_since(t0) > slow_step_seconds)
       progress(name + ": inputs and reference took " + seconds_text(seconds_since(t0)));
@@ -933,6 +963,7 @@ int main(int argc, char* argv[]) {
       r.native_seconds = reference.error_message.empty() ? reference.seconds : 0;
       any_failed = any_failed || !r.error_message.empty();
       print_row(r);
+      if (csv.is_open()) write_csv_row(csv, r);
       results.push_back(r);
     }
     print_notes({results.end() - run.configs.size(), results.end()});
@@ -945,7 +976,7 @@ int main(int argc, char* argv[]) {
     std::fflush(stdout);
   }
   print_legend();
-  if (!st.csv.empty()) write_csv(st.csv, results);
+
   if (!st.json.empty()) write_json(st.json, results, st);
   return any_failed ? 1 : 0;
 }
