@@ -748,12 +748,15 @@ void print_row(const Result& r) {
   // S/L: slices (scheme I) or moduli (scheme II); pr/bt: slice pairs or fewest bits kept.
   const int count = a == ozaki::Algorithm::Int8Crt ? r.report.moduli : r.report.slices;
   const int detail = a == ozaki::Algorithm::Int8Crt ? r.report.crt_bits : r.report.slice_pairs;
-  std::printf("%-20s %-18s %-6s %3s %5s %5d %4d %10.3f %8s %7s %9s %6s %6s %6s %9.1f %9s %9s\n",
+  // Milliseconds to 3 decimals; below 0.1 ms (empty products) 3 significant digits.
+  const double ms = r.seconds * 1e3;
+  std::printf("%-20s %-18s %-6s %3s %5s %5d %4d %10s %8s %7s %9s %6s %6s %6s %9.1f %9s %9s\n",
               shape_name(r.shape).c_str(), r.config.c_str(), algo,
               count > 0 ? std::to_string(count).c_str() : "-",
               detail > 0 ? std::to_string(detail).c_str() : "-", r.report.int8_gemms, r.runs,
-              r.seconds * 1e3, cell("%.3f", f.tflops).c_str(), cell("%.2f", f.speedup).c_str(),
-              cell("%.3g", f.int8_tops).c_str(), cell("%.1f%%", 100 * f.split_share).c_str(),
+              fmt(ms >= 0.1 ? "%.3f" : "%.3g", ms).c_str(), cell("%.3f", f.tflops).c_str(),
+              cell("%.2f", f.speedup).c_str(), cell("%.3g", f.int8_tops).c_str(),
+              cell("%.1f%%", 100 * f.split_share).c_str(),
               cell("%.1f%%", 100 * f.estimate_share).c_str(),
               cell("%.1f%%", 100 * f.recombine_share).c_str(), r.report.workspace_bytes / 1048576.0,
               error_cell(r.errors, r.errors.normwise).c_str(),
