@@ -609,10 +609,11 @@ std::string seconds_text(double t) {
   return buf;
 }
 
-/// Measures one configuration: a warm-up on input set 0 (it also sizes the workspace, and C
-/// then gives the errors), then timed runs on rotating input sets until --reps of them or
-/// until their time passes --budget (at least one), then the phase-timing run unless it is
-/// off, the call ran no INT8 phase, or the timed runs already passed the budget.
+/// Measures one configuration: a warm-up on input set 0 (it also sizes the workspace; its C
+/// gives the errors and its Report the row's other columns, so that with automatic counts
+/// the count shown is the one whose error is shown), then timed runs on rotating input sets until
+/// --reps of them or until their time passes --budget (at least one), then the phase-timing run
+/// unless it is off, the call ran no INT8 phase, or the timed runs already passed the budget.
 Result run_config(const Space& space, const Run& run, Inputs& in, const Config& cfg,
                   const Samples& samples, const Settings& st) {
   const ShapeArg& s = run.shape;
@@ -645,7 +646,7 @@ Result run_config(const Space& space, const Run& run, Inputs& in, const Config& 
     for (int rep = 0; rep < st.reps && !(timed > st.budget); ++rep) {
       const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
       const auto t1 = Clock::now();
-      r.report = call(set, false);
+      call(set, false);
       space.fence();
       times.push_back(seconds_since(t1));
       timed += times.back();
@@ -796,6 +797,8 @@ void print_legend() {
       "recomb     share spent recombining the INT32 products into C in FP64\n"
       "           (the INT8 products take the rest)\n"
       "ws[MiB]    workspace bytes the call used\n"
+      "           (algo to ws and the notes are the Report of the warm-up call, on the inputs\n"
+      "           whose entries are sampled for the errors)\n"
       "err|A||B|  max |c - ref| / (|A||B|)_mn over the sampled entries, ref = (AB)_mn in\n"
       "           double-double\n"
       "err_rel    sqrt(sum (c - ref)^2 / sum ref^2) over the sampled entries\n"
