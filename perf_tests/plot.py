@@ -162,7 +162,7 @@ def main():
                         help="--heatmap: the configuration to draw (default: default)")
     parser.add_argument("--phi", type=float, default=0.5,
                         help="--heatmap: the phi of the heatmap (default: 0.5)")
-    args = parser.parse_args()
+    args = parser.parse_intermixed_args()
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
