@@ -130,9 +130,13 @@ cmd_demo() {
   "$build/perf_tests/ozaki_bench" "$@"
 }
 
-# On the GPU machine, in one call: CUDA build, CUDA tests, benchmark suites; results to $OUT
-# in at most 7 files (the device tool returns 8): device.log (environment, build, tests),
-# bench.{csv,log,png} (suite device), bench-wide.{csv,log} (suite wide), ncu.log.
+# On the GPU machine, in one call: CUDA build, CUDA tests, benchmark suites; results to $OUT in
+# at most 8 files (what the device tool returns): device.log (environment, build, tests),
+# bench.log (every suite's tables), <suite>.csv per suite, device.png (the device suite by S),
+# sweep.png (the sweep's heatmap), ncu.log.
+#   OZAKI_SUITES  suites to run, in order (default "device wide sweep"; "" runs none)
+#   OZAKI_TESTS=0 skips the CUDA tests;  OZAKI_NCU=0 skips the Nsight Compute step
+# Arguments after `device` go to every suite's ozaki_bench (e.g. --shapes 8192 --configs ...).
 cmd_device() {
   local out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out"
@@ -148,24 +152,27 @@ cmd_device() {
   configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda \
     >>"$log" 2>&1 || { echo "build failed" >>"$log"; return 1; }
   echo "build: $((SECONDS - t0)) s" >>"$log"
-  t0=$SECONDS
-  (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error --timeout 300 2>&1) \
-    >>"$log" || true
-  echo "tests: $((SECONDS - t0)) s" >>"$log"
-  "$repo/build-cuda/perf_tests/ozaki_bench" --suite device --csv "$out/bench.csv" "$@" \
-    >"$out/bench.log" 2>&1 || true
-  python3 "$repo/perf_tests/plot.py" "$out/bench.csv" "$out/bench.png" >>"$log" 2>&1 || true
-  # Wide exponent ranges (phi = 4): scheme II's accurate rule.  OZAKI_WIDE=0 skips it.
-  if [ "${OZAKI_WIDE:-1}" != 0 ]; then
-    "$repo/build-cuda/perf_tests/ozaki_bench" --suite wide --csv "$out/bench-wide.csv" \
-      >"$out/bench-wide.log" 2>&1 || true
+  if [ "${OZAKI_TESTS:-1}" != 0 ]; then
+    t0=$SECONDS
+    (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error --timeout 300 2>&1) \
+      >>"$log" || true
+    echo "tests: $((SECONDS - t0)) s" >>"$log"
   fi
+  local bench=$repo/build-cuda/perf_tests/ozaki_bench suite
+  for suite in ${OZAKI_SUITES-device wide sweep}; do
+    t0=$SECONDS
+    "$bench" --suite "$suite" --csv "$out/$suite.csv" "$@" >>"$out/bench.log" 2>&1 || true
+    echo "suite $suite: $((SECONDS - t0)) s" >>"$log"
+    case $suite in
+    device) python3 "$repo/perf_tests/plot.py" "$out/device.csv" "$out/device.png" >>"$log" 2>&1 || true ;;
+    sweep) python3 "$repo/perf_tests/plot.py" --heatmap "$out/sweep.csv" "$out/sweep.png" >>"$log" 2>&1 || true ;;
+    esac
+  done
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
     ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum -c 400 \
-      "$repo/build-cuda/perf_tests/ozaki_bench" --shapes 8192 \
-      --configs int8:7:tri,int8:3:tri,crt:15:fast,crt:18:accurate --reps 1 --samples 4 \
-      --no-phases >"$out/ncu.log" 2>&1 || true
+      "$bench" --shapes 8192 --configs int8:7:tri,int8:3:tri,crt:15:fast,crt:18:accurate \
+      --reps 1 --samples 4 --no-phases >"$out/ncu.log" 2>&1 || true
   fi
   echo "done: $(date -u)" >>"$log"
 }

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <limits>
+#include <thread>
 
 namespace {
 
@@ -72,6 +73,41 @@ TEST(Cuda, TwoStreamsAtOnceDoNotRace) {
         EXPECT_EQ(reports[i].backend, "cuBLAS");
         expect_matches_oracle(ops[i], reports[i], 6);
       }
+    }
+  }
+  cudaStreamDestroy(streams[0]);
+  cudaStreamDestroy(streams[1]);
+}
+
+TEST(Cuda, PlainCallsOnTwoStreamsFromTwoThreadsUseTheirOwnScratch) {
+  cudaStream_t streams[2];
+  ASSERT_EQ(cudaStreamCreate(&streams[0]), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreate(&streams[1]), cudaSuccess);
+  {
+    Kokkos::Cuda spaces[2] = {Kokkos::Cuda(streams[0]), Kokkos::Cuda(streams[1])};
+    Operands ops[2] = {make_operands(300, 200, 700, 0.5, 3), make_operands(250, 310, 500, 2.0, 4)};
+    Options o;
+    o.slices = 6;
+    Report reports[2][3];
+    // Each thread: three plain calls (no Workspace) on its own stream, all enqueued at once.
+    auto work = [&](int i) {
+      for (int round = 0; round < 3; ++round) {
+        reports[i][round] = ozaki::gemm(spaces[i], "N", "N", 1.0, ops[i].dA.left, ops[i].dB.left,
+                                        0.0, ops[i].dC.left, o);
+      }
+      spaces[i].fence();
+    };
+    std::thread first(work, 0), second(work, 1);
+    first.join();
+    second.join();
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_TRUE(reports[i][0].scratch_allocated);  // each stream has its own buffer
+      EXPECT_FALSE(reports[i][1].scratch_allocated);
+      EXPECT_FALSE(reports[i][2].scratch_allocated);
+      EXPECT_GT(ozaki::scratch_bytes(spaces[i]), 0u);
+      expect_matches_oracle(ops[i], reports[i][2], 6);
+      ozaki::release_scratch(spaces[i]);
+      EXPECT_EQ(ozaki::scratch_bytes(spaces[i]), 0u);
     }
   }
   cudaStreamDestroy(streams[0]);

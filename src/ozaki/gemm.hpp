@@ -21,6 +21,7 @@
 #include <ozaki/options.hpp>
 #include <ozaki/prepared.hpp>
 #include <ozaki/report.hpp>
+#include <ozaki/scratch.hpp>
 #include <ozaki/workspace.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -75,6 +76,23 @@ OperandArg<ExecSpace> operand_arg(const PreparedOperand<ExecSpace>& X, Side side
 }
 
 template <class ExecSpace, class CViewType>
+constexpr void check_types();
+
+/// Every public overload ends here: Views made strided, prepared operands unpacked.
+template <class ExecSpace, class AType, class BType, class CViewType>
+Report gemm_with_scratch(const ExecSpace& space, const char transA[], const char transB[],
+                         double alpha, const AType& A, const BType& B, double beta,
+                         const CViewType& C, const Options& options,
+                         ScratchBuffer<ExecSpace>& scratch) {
+  check_types<ExecSpace, CViewType>();
+  const OperandArg<ExecSpace> a = operand_arg<ExecSpace>(A, Side::A);
+  const OperandArg<ExecSpace> b = operand_arg<ExecSpace>(B, Side::B);
+  return gemm_strided<ExecSpace>(space, transA, transB, alpha, a.view, b.view, beta,
+                                 as_strided<ExecSpace>(C), options, scratch, a.prepared,
+                                 b.prepared);
+}
+
+template <class ExecSpace, class CViewType>
 constexpr void check_types() {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "ozaki::gemm: the first argument must be a Kokkos execution space instance");
@@ -94,22 +112,20 @@ template <class ExecSpace, class AType, class BType, class CViewType>
 Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
             const AType& A, const BType& B, double beta, const CViewType& C, const Options& options,
             Workspace<ExecSpace>& workspace) {
-  Impl::check_types<ExecSpace, CViewType>();
-  const Impl::OperandArg<ExecSpace> a = Impl::operand_arg<ExecSpace>(A, Side::A);
-  const Impl::OperandArg<ExecSpace> b = Impl::operand_arg<ExecSpace>(B, Side::B);
-  return Impl::gemm_strided<ExecSpace>(
-      space, transA, transB, alpha, a.view, b.view, beta, Impl::as_strided<ExecSpace>(C), options,
-      Impl::WorkspaceAccess<ExecSpace>::buffer(workspace), a.prepared, b.prepared);
+  return Impl::gemm_with_scratch(space, transA, transB, alpha, A, B, beta, C, options,
+                                 Impl::WorkspaceAccess<ExecSpace>::buffer(workspace));
 }
 
-/// The same with a workspace that lives for this call only.
-template <class ExecSpace, class AViewType, class BViewType, class CViewType,
+/// The same with the library's scratch for this execution space instance (scratch.hpp): the
+/// first call allocates it, later calls reuse it.
+template <class ExecSpace, class AType, class BType, class CViewType,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
 Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
-            const AViewType& A, const BViewType& B, double beta, const CViewType& C,
+            const AType& A, const BType& B, double beta, const CViewType& C,
             const Options& options = Options{}) {
-  Workspace<ExecSpace> workspace(space);
-  return gemm(space, transA, transB, alpha, A, B, beta, C, options, workspace);
+  auto lease = Impl::LibraryScratch<ExecSpace>::lease(space);
+  return Impl::gemm_with_scratch(space, transA, transB, alpha, A, B, beta, C, options,
+                                 lease.buffer());
 }
 
 /// The same on a default-constructed instance of C's execution space.

@@ -1,9 +1,11 @@
 #pragma once
 /// \file ozaki.hpp
-/// Everything a user of ozaki needs: ozaki::gemm, its Options and Report, its exceptions.
+/// Everything a user of ozaki needs: ozaki::gemm, its Options and Report, its exceptions, the
+/// caller-owned Workspace, prepared operands and the library scratch's controls.
 #include <ozaki/errors.hpp>
 #include <ozaki/gemm.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/prepared.hpp>
 #include <ozaki/report.hpp>
+#include <ozaki/scratch.hpp>
 #include <ozaki/workspace.hpp>

@@ -48,8 +48,16 @@ struct Report {
   std::string reason;
   /// INT8 multiply-adds x 2 of all INT8 GEMM calls (the estimate's included).
   double int8_operations = 0;
-  /// Workspace bytes the call used.
+  /// Bytes of scratch (the Workspace's, or the library's for a call without one) held for
+  /// the call.
   std::size_t workspace_bytes = 0;
+  /// True when this call allocated scratch: a Workspace or the library's buffer had to grow.
+  bool scratch_allocated = false;
+  /// Host seconds from the call's start until its algorithm and count were fixed: Auto's
+  /// choice, and the automatic count's estimate where one ran (Auto's decision cost when it
+  /// then took native FP64 GEMM).  The device work is not waited for, except where a value
+  /// is read back (the estimates read back a few bytes).
+  double seconds_decision = 0;
   /// With Options::time_phases: seconds in each phase (estimate = choosing S automatically;
   /// split = scale exponents and slices; int8 = INT8 GEMMs; recombine = FP64 passes over C).
   double seconds_estimate = 0, seconds_split = 0, seconds_int8 = 0, seconds_recombine = 0;

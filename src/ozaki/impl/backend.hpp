@@ -21,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <type_traits>
 
 namespace ozaki {
@@ -161,6 +163,26 @@ int int8_gemm_in_k_chunks(const ExecSpace& space, const Int8GemmProblem& whole, 
   }
   return calls;
 }
+
+/// What identifies an execution space instance's library scratch (library_scratch.hpp), and
+/// whether work enqueued on the instance runs in order (a stream).  Host spaces run a call to
+/// completion on the calling thread, so the calling thread identifies it; a backend whose
+/// instances are streams specialises this (backends/cuda: device and stream).  A device space
+/// without a specialisation gets a fence at the end of each call that used library scratch.
+struct ScratchKeyValue {
+  int device = 0;
+  std::uintptr_t stream = 0;
+  std::thread::id thread;
+  bool operator<(const ScratchKeyValue& o) const {
+    return std::tie(device, stream, thread) < std::tie(o.device, o.stream, o.thread);
+  }
+};
+
+template <class ExecSpace>
+struct ScratchKey {
+  static constexpr bool stream_ordered = false;
+  static ScratchKeyValue of(const ExecSpace&) { return {0, 0, std::this_thread::get_id()}; }
+};
 
 /// The rates Auto's cost models need, as the backend of this space reports them.
 template <class ExecSpace>

@@ -26,6 +26,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -113,14 +114,14 @@ void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace
       });
 }
 
-/// Native FP64 GEMM, reported with its reason.
+/// Native FP64 GEMM, reported with its reason (in `report`, which may carry the decision's
+/// cost already).
 template <class ExecSpace>
 Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
-                  double beta, const std::string& why, bool fallback) {
+                  double beta, const std::string& why, bool fallback, Report report = Report{}) {
   ProfilingRegion region("ozaki::gemm[Native]");
   NativeGemm<ExecSpace>::run(space, call.trans_a, call.trans_b, alpha, call.A, call.B, beta,
                              call.C);
-  Report report;
   report.algorithm = Algorithm::Native;
   report.backend = "KokkosBlas";
   report.fallback = fallback;
@@ -179,7 +180,8 @@ bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, doub
 template <class ExecSpace>
 Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Algorithm scheme,
                      double alpha, double beta, const Options& options,
-                     ScratchBuffer<ExecSpace>& scratch, Report& report) {
+                     ScratchBuffer<ExecSpace>& scratch, Report& report,
+                     std::chrono::steady_clock::time_point call_start) {
   using V = Views<ExecSpace>;
   ProfilingRegion region(std::string("ozaki::gemm[") + to_string(scheme) + "," +
                          Int8Gemm<ExecSpace>::name() + "]");
@@ -198,27 +200,29 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   if (scheme == Algorithm::Int8Crt) {
     PipelineState<ExecSpace> state(space, plan, rows_a, rows_b,
                                    crt_operand_plan<ExecSpace>(plan, strided_a, strided_b), scratch,
-                                   report);
+                                   report, call_start);
     return CrtPipeline<ExecSpace>(state).run(alpha, beta, out);
   }
   const bool split_a = call.prepared_a == nullptr, split_b = call.prepared_b == nullptr;
   PipelineState<ExecSpace> state(
       space, plan, rows_a, rows_b,
-      slices_operand_plan<ExecSpace>(plan, split_a, split_b, strided_a, strided_b), scratch,
-      report);
+      slices_operand_plan<ExecSpace>(plan, split_a, split_b, strided_a, strided_b), scratch, report,
+      call_start);
   return SlicesPipeline<ExecSpace>(state, call.prepared_a, call.prepared_b).run(alpha, beta, out);
 }
 
-/// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
+/// The algorithms in order after the checks: early returns, Auto's choice, then the one
+/// chosen, with the fallbacks to native FP64.
 template <class ExecSpace>
-Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[], double alpha,
-                    const typename Views<ExecSpace>::ConstMatrix& A,
-                    const typename Views<ExecSpace>::ConstMatrix& B, double beta,
-                    const typename Views<ExecSpace>::Matrix& C, const Options& options,
-                    ScratchBuffer<ExecSpace>& scratch, const SliceStorage<ExecSpace>* prepared_a,
-                    const SliceStorage<ExecSpace>* prepared_b) {
-  const GemmCall<ExecSpace> call =
-      checked_call<ExecSpace>(transA, transB, A, B, C, options, prepared_a, prepared_b);
+Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha, double beta,
+                const Options& options, ScratchBuffer<ExecSpace>& scratch,
+                std::chrono::steady_clock::time_point call_start) {
+  const typename Views<ExecSpace>::Matrix& C = call.C;
+  auto decided = [&](Report r) {
+    r.seconds_decision =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
+    return r;
+  };
   Report report;
   if (call.shape.m == 0 || call.shape.n == 0) {
     report.reason = "empty C: nothing to do";
@@ -238,7 +242,10 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   Algorithm scheme = options.algorithm;
   if (scheme == Algorithm::Auto) {
     scheme = choose_auto(space, make_plan(call.shape, options), call.any_prepared(), why);
-    if (scheme == Algorithm::Native) return run_native(space, call, alpha, beta, why, false);
+    if (scheme == Algorithm::Native) {
+      return run_native(space, call, alpha, beta, why, false, decided(Report{}));
+    }
+    report = decided(report);
   }
   if (scheme == Algorithm::CublasEmulation) {
     if (run_emulation(space, call, alpha, beta, options, scratch, report, why)) return report;
@@ -250,7 +257,7 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
     if (call.any_prepared()) throw BackendError(why + ": prepared operands need INT8 GEMMs");
     return run_native(space, call, alpha, beta, why + ": native FP64 GEMM used instead", true);
   }
-  switch (run_int8(space, call, scheme, alpha, beta, options, scratch, report)) {
+  switch (run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start)) {
     case Int8Outcome::Done: return report;
     case Int8Outcome::NonFinite:
       if (call.any_prepared()) {
@@ -263,7 +270,26 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
                         "A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
     case Int8Outcome::NativeFaster: break;
   }
-  return run_native(space, call, alpha, beta, report.reason, false);
+  Report decision;
+  decision.seconds_decision = report.seconds_decision;
+  return run_native(space, call, alpha, beta, report.reason, false, decision);
+}
+
+/// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
+template <class ExecSpace>
+Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[], double alpha,
+                    const typename Views<ExecSpace>::ConstMatrix& A,
+                    const typename Views<ExecSpace>::ConstMatrix& B, double beta,
+                    const typename Views<ExecSpace>::Matrix& C, const Options& options,
+                    ScratchBuffer<ExecSpace>& scratch, const SliceStorage<ExecSpace>* prepared_a,
+                    const SliceStorage<ExecSpace>* prepared_b) {
+  const auto call_start = std::chrono::steady_clock::now();
+  const GemmCall<ExecSpace> call =
+      checked_call<ExecSpace>(transA, transB, A, B, C, options, prepared_a, prepared_b);
+  const std::int64_t allocations = scratch.allocations();
+  Report report = dispatch(space, call, alpha, beta, options, scratch, call_start);
+  report.scratch_allocated = scratch.allocations() != allocations;
+  return report;
 }
 
 }  // namespace Impl

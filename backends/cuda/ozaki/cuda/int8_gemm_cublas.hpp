@@ -7,6 +7,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+#include <thread>
 #include <type_traits>
 
 namespace ozaki {
@@ -14,6 +16,17 @@ namespace Impl {
 
 template <>
 struct Int8GemmBackendAvail<Kokkos::Cuda> : std::true_type {};
+
+/// A Kokkos::Cuda instance is a stream on a device: its library scratch is keyed on both, and
+/// the stream orders every use of it.
+template <>
+struct ScratchKey<Kokkos::Cuda> {
+  static constexpr bool stream_ordered = true;
+  static ScratchKeyValue of(const Kokkos::Cuda& space) {
+    return {space.cuda_device(), reinterpret_cast<std::uintptr_t>(space.cuda_stream()),
+            std::thread::id()};
+  }
+};
 
 /// INT8 x INT8 -> INT32 in TN form through cublasGemmEx (CUDA_R_8I, CUBLAS_COMPUTE_32I) on
 /// the stream of `space`, with the cuBLAS handle bound to that stream.

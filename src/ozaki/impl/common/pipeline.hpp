@@ -67,8 +67,10 @@ struct PipelineState {
 
   PipelineState(const ExecSpace& space_, const CallPlan& plan_, const typename V::ConstMatrix& opA_,
                 const typename V::ConstMatrix& opBt_, const OperandPlan& ops_,
-                ScratchBuffer<ExecSpace>& scratch_, Report& report_)
-      : space(space_),
+                ScratchBuffer<ExecSpace>& scratch_, Report& report_,
+                std::chrono::steady_clock::time_point call_start_)
+      : call_start(call_start_),
+        space(space_),
         plan(plan_),
         opA(opA_),
         opBt(opBt_),
@@ -86,6 +88,13 @@ struct PipelineState {
     return carver;
   }
 
+  /// The call's algorithm and count are fixed: Report::seconds_decision.
+  void decided() {
+    report.seconds_decision =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
+  }
+
+  std::chrono::steady_clock::time_point call_start;
   ExecSpace space;
   const CallPlan& plan;
   typename V::ConstMatrix opA, opBt;  // op(A) and op(B)^T: rows along K

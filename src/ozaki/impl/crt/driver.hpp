@@ -54,14 +54,21 @@ class CrtPipeline {
         crt_bytes<ExecSpace>(call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast,
                              call_.plan.auto_moduli, call_.ops));
     if (!scale_rows()) return Int8Outcome::NonFinite;
-    if (native_wins_before_bound()) return Int8Outcome::NativeFaster;
+    if (native_wins_before_bound()) {
+      call_.decided();
+      return Int8Outcome::NativeFaster;
+    }
     if (accurate()) {
       bound_product();
       call_.report.estimate_int8_gemms = static_cast<int>(call_.plan.k_chunks);
       call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
     }
     call_.clock.lap(call_.report.seconds_split);
-    if (call_.plan.auto_moduli && !choose_moduli()) return Int8Outcome::NativeFaster;
+    if (call_.plan.auto_moduli) {
+      const bool int8 = choose_moduli();
+      call_.decided();
+      if (!int8) return Int8Outcome::NativeFaster;
+    }
     call_.clock.lap(call_.report.seconds_estimate);
     make_room();
     const int fewest = choose_bits(L_);

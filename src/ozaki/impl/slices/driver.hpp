@@ -57,7 +57,11 @@ class SlicesPipeline {
         int8_slices_bytes<ExecSpace>(call_.plan, S_, call_.plan.auto_slices, call_.ops));
     if (!scale_rows()) return Int8Outcome::NonFinite;
     call_.clock.lap(call_.report.seconds_split);
-    if (call_.plan.auto_slices && !choose_slices()) return Int8Outcome::NativeFaster;
+    if (call_.plan.auto_slices) {
+      const bool int8 = choose_slices();
+      call_.decided();
+      if (!int8) return Int8Outcome::NativeFaster;
+    }
     check_pair_count(call_.plan, S_);
     schedule_ = make_schedule(S_, call_.plan.pairs, call_.plan.pair_count, call_.plan.shape.k,
                               call_.plan.k_block);

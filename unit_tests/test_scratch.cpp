@@ -1,0 +1,143 @@
+// The plain call's scratch (ozaki/scratch.hpp): owned by the library per execution space
+// instance, allocated by the first call and reused, never keyed on data, bounded by the
+// workspace limit, released on request; its results are the same bits as a Workspace call's.
+#include "common.hpp"
+
+#include <ozaki/serial/crt.hpp>
+
+#include <vector>
+
+namespace {
+
+using namespace ozaki_test;
+using ozaki::Options;
+using ozaki::Report;
+
+struct Problem {
+  HostMatrix A, B, C0;
+  DeviceMatrix dA, dB, dC;
+};
+
+Problem make_problem(std::int64_t M, std::int64_t N, std::int64_t K, double phi,
+                     std::uint64_t seed) {
+  Random rng(seed);
+  Problem p;
+  p.A = random_host(M, K, phi, rng);
+  p.B = random_host(K, N, phi, rng);
+  p.C0 = random_host(M, N, 0.5, rng);
+  p.dA = device_copy(p.A, Layout::Left);
+  p.dB = device_copy(p.B, Layout::Right);
+  p.dC = device_copy(p.C0, Layout::Left);
+  return p;
+}
+
+/// The plain call (no Workspace), on `space`, from C0.
+Report plain_call(const TestSpace& space, Problem& p, const Options& o) {
+  from_host(p.C0, p.dC.view);
+  return ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.25, p.dC.left, o);
+}
+
+Options crt(int moduli) {
+  Options o;
+  o.algorithm = ozaki::Algorithm::Int8Crt;
+  o.moduli = moduli;
+  return o;
+}
+
+TEST(LibraryScratch, FirstCallAllocatesLaterCallsReuseAndGiveWorkspaceBits) {
+  const TestSpace space;
+  ozaki::release_scratch(space);
+  Problem p = make_problem(70, 45, 130, 1.0, 1);
+  for (const Options& o : {crt(16), Options{}}) {
+    ozaki::release_scratch(space);
+    const Report first = plain_call(space, p, o);
+    EXPECT_TRUE(first.scratch_allocated) << ozaki::to_string(first.algorithm);
+    EXPECT_EQ(first.workspace_bytes, ozaki::scratch_bytes(space));
+    const HostMatrix first_c = to_host(p.dC.view);
+    const Report second = plain_call(space, p, o);
+    EXPECT_FALSE(second.scratch_allocated);
+    EXPECT_EQ(to_host(p.dC.view).values, first_c.values);
+    // The same options with a caller-owned Workspace give the same bits.
+    ozaki::Workspace<TestSpace> ws(space);
+    from_host(p.C0, p.dC.view);
+    const Report tuned =
+        ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.25, p.dC.left, o, ws);
+    EXPECT_TRUE(tuned.scratch_allocated);
+    EXPECT_EQ(to_host(p.dC.view).values, first_c.values);
+    EXPECT_EQ(tuned.moduli, first.moduli);
+  }
+}
+
+TEST(LibraryScratch, NewContentsAtTheSamePointersGiveTheNewProduct) {
+  const TestSpace space;
+  Problem p = make_problem(40, 30, 90, 0.5, 2);
+  const Options o = crt(15);
+  plain_call(space, p, o);
+  Random rng(3);
+  for (int call = 0; call < 2; ++call) {
+    for (double& a : p.A.values) a = rng.spread(2.0);
+    from_host(p.A, p.dA.view);
+    const Report r = plain_call(space, p, o);
+    EXPECT_FALSE(r.scratch_allocated);
+    // Against a fresh Workspace on the new contents: bitwise the same.
+    const HostMatrix got = to_host(p.dC.view);
+    ozaki::Workspace<TestSpace> ws(space);
+    from_host(p.C0, p.dC.view);
+    ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.25, p.dC.left, o, ws);
+    EXPECT_EQ(got.values, to_host(p.dC.view).values) << "call " << call;
+    // And within scheme II's documented bound of the double-double reference (the fast
+    // rule's bits may differ by one from the oracle's: slack 1).
+    HostMatrix ref = p.C0, oracle = p.C0;
+    ozaki::serial::dd_gemm('N', 'N', 1.5, p.A.cref(), p.B.cref(), 0.25, ref.ref());
+    const ozaki::serial::CrtScale scale = ozaki::serial::crt_gemm(
+        'N', 'N', 1.5, p.A.cref(), p.B.cref(), 0.25, oracle.ref(), r.moduli, r.crt_scaling);
+    const std::vector<double> bound = ozaki::serial::crt_error_bound(
+        'N', 'N', 1.5, p.A.cref(), p.B.cref(), 0.25, p.C0.cref(), scale, 1);
+    for (std::size_t i = 0; i < ref.values.size(); ++i) {
+      ASSERT_LE(std::fabs(got.values[i] - ref.values[i]),
+                bound[i] + 0x1p-53 * std::fabs(ref.values[i]))
+          << i;
+    }
+  }
+}
+
+TEST(LibraryScratch, GrowsOnlyForLargerCallsAndReleaseFreesIt) {
+  const TestSpace space;
+  ozaki::release_scratch(space);
+  EXPECT_EQ(ozaki::scratch_bytes(space), 0u);
+  Problem small = make_problem(20, 20, 40, 0.5, 4), large = make_problem(90, 60, 200, 0.5, 5);
+  const Options o = crt(14);
+  EXPECT_TRUE(plain_call(space, large, o).scratch_allocated);
+  const std::size_t held = ozaki::scratch_bytes(space);
+  EXPECT_FALSE(plain_call(space, small, o).scratch_allocated);  // fits what is held
+  EXPECT_EQ(ozaki::scratch_bytes(space), held);
+  ozaki::release_scratch(space);
+  EXPECT_EQ(ozaki::scratch_bytes(space), 0u);
+  EXPECT_TRUE(plain_call(space, small, o).scratch_allocated);
+  EXPECT_LT(ozaki::scratch_bytes(space), held);
+}
+
+TEST(LibraryScratch, StaysWithinTheWorkspaceLimit) {
+  const TestSpace space;
+  ozaki::release_scratch(space);
+  Problem p = make_problem(64, 3000, 64, 0.5, 6);
+  Options o = crt(14);
+  // Room for op(A)'s residues and about 1100 columns per pass: 3 passes.
+  o.workspace_limit = 64 * 14 * 64 + 1100 * (4 * 14 * 64 + 14 * 64) + 200000;
+  const Report r = plain_call(space, p, o);
+  EXPECT_GE(r.recombine_passes, 2);
+  EXPECT_LE(ozaki::scratch_bytes(space), static_cast<std::size_t>(o.workspace_limit));
+}
+
+TEST(LibraryScratch, ReportsTheDecisionsCost) {
+  const TestSpace space;
+  Problem p = make_problem(50, 50, 50, 0.5, 7);
+  const Report automatic = plain_call(space, p, Options{});
+  EXPECT_GT(automatic.seconds_decision, 0.0);
+  EXPECT_LT(automatic.seconds_decision, 60.0);
+  Options given = crt(15);
+  given.crt_scaling = ozaki::CrtScaling::Fast;
+  EXPECT_EQ(plain_call(space, p, given).seconds_decision, 0.0);  // nothing was decided
+}
+
+}  // namespace
