@@ -513,7 +513,7 @@ TEST(Workspace, RepeatedCallsAllocateNothingAndSeeNewContents) {
     run.report = ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, o, ws);
     run.C = to_host(dC.view);
     EXPECT_EQ(ws.allocations(), allocations) << "call " << call << " allocated";
-    EXPECT_EQ(run.report.workspace_bytes, ws.bytes());
+    EXPECT_LE(run.report.workspace_bytes, ws.bytes());
     expect_scheme_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run, o);
   }
 }

@@ -52,7 +52,8 @@ TEST(LibraryScratch, FirstCallAllocatesLaterCallsReuseAndGiveWorkspaceBits) {
     ozaki::release_scratch(space);
     const Report first = plain_call(space, p, o);
     EXPECT_TRUE(first.scratch_allocated) << ozaki::to_string(first.algorithm);
-    EXPECT_EQ(first.workspace_bytes, ozaki::scratch_bytes(space));
+    EXPECT_LE(first.workspace_bytes, ozaki::scratch_bytes(space));
+    EXPECT_GT(first.workspace_bytes, 0u);
     const HostMatrix first_c = to_host(p.dC.view);
     const Report second = plain_call(space, p, o);
     EXPECT_FALSE(second.scratch_allocated);

@@ -48,8 +48,9 @@ struct Report {
   std::string reason;
   /// INT8 multiply-adds x 2 of all INT8 GEMM calls (the estimate's included).
   double int8_operations = 0;
-  /// Bytes of scratch (the Workspace's, or the library's for a call without one) held for
-  /// the call.
+  /// Bytes of scratch the call used (the largest of its phases): a Workspace of this size
+  /// serves the same call without growing.  The buffer it came from (the Workspace's, or the
+  /// library's for a call without one) may hold more.
   std::size_t workspace_bytes = 0;
   /// True when this call allocated scratch: a Workspace or the library's buffer had to grow.
   bool scratch_allocated = false;

@@ -169,7 +169,7 @@ bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, doub
   report.algorithm = Algorithm::CublasEmulation;
   report.backend = "cuBLAS";
   report.slices = options.slices;
-  report.workspace_bytes = scratch.bytes();
+  report.workspace_bytes = bytes;
   return true;
 }
 

@@ -317,7 +317,8 @@ class CrtPipeline {
     call_.report.crt_bits = fewest_bits;
     call_.report.int8_gemms = gemms_;
     call_.report.k_chunk = std::min(call_.plan.k_block, call_.plan.kpad);
-    call_.report.workspace_bytes = call_.scratch.bytes();
+    call_.report.workspace_bytes =
+        crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops);
   }
 
   PipelineState<ExecSpace>& call_;

@@ -203,7 +203,8 @@ class SlicesPipeline {
     call_.report.slice_pairs = schedule_.slice_pairs;
     call_.report.int8_gemms = static_cast<int>(schedule_.products.size());
     call_.report.k_chunk = schedule_.longest;
-    call_.report.workspace_bytes = call_.scratch.bytes();
+    call_.report.workspace_bytes =
+        int8_slices_bytes<ExecSpace>(call_.plan, S_, call_.plan.auto_slices, call_.ops);
   }
 
   PipelineState<ExecSpace>& call_;
