@@ -94,13 +94,15 @@ tables.
   --configs LIST    comma-separated, each one of                     (default: native,default)
                       native             KokkosBlas::gemm (cuBLAS DGEMM on CUDA)
                       default            ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C): the
-                                         plain call, no Options, no Workspace (the library
-                                         allocates scratch in every call)
+                                         plain call, no Options, no Workspace (the library's
+                                         scratch, allocated by the first call and reused)
                       auto               Options{} with a Workspace kept across the calls
                       int8[:S[:POLICY]]  Int8Slices with S = 1..16 slices or auto (default);
                                          POLICY tri (default), full, or a pair count 1..S^2
-                      crt[:L[:SCALING]]  Int8Crt with L = 2..24 moduli or auto (default);
-                                         SCALING auto (default), fast or accurate
+                      crt[:L[:SCALING[:wCOLUMNS]]]
+                                         Int8Crt with L = 2..24 moduli or auto (default);
+                                         SCALING auto (default), fast or accurate; wCOLUMNS
+                                         columns of C per pass (Options::crt_pass_columns)
                       emu[:S]            cuBLAS FP64 emulation with min(8S, 55) bits, S = 1..16,
                                          or auto (default: cuBLAS's dynamic choice); elsewhere
                                          the library falls back to Int8Slices (see the notes)
@@ -262,7 +264,7 @@ Config parse_config(const std::string& s) {
       }
     }
   } else if (name == "crt") {
-    at_most(3, "crt[:L[:SCALING]]");
+    at_most(4, "crt[:L[:SCALING[:wCOLUMNS]]]");
     c.options.algorithm = ozaki::Algorithm::Int8Crt;
     if (f.size() > 1 && f[1] != "auto") {
       std::uint64_t L = 0;
@@ -282,14 +284,22 @@ Config parse_config(const std::string& s) {
         bad_config(s, "scaling '" + f[2] + "' is not auto, fast or accurate");
       }
     }
+    if (f.size() > 3) {
+      std::uint64_t columns = 0;
+      if (f[3].size() < 2 || f[3][0] != 'w' ||
+          !to_count(f[3].substr(1), std::uint64_t(1) << 31, columns) || columns < 1) {
+        bad_config(s, "pass width '" + f[3] + "' is not w<columns of C per pass>, e.g. w2048");
+      }
+      c.options.crt_pass_columns = static_cast<std::int64_t>(columns);
+    }
   } else if (name == "emu") {
     at_most(2, "emu[:S]");
     c.options.algorithm = ozaki::Algorithm::CublasEmulation;
     if (f.size() > 1) c.options.slices = parse_slices(s, f[1]);
   } else {
     bad_config(s, "unknown name '" + name +
-                      "' (expected native, default, auto, int8[:S[:POLICY]], crt[:L[:SCALING]] or "
-                      "emu[:S])");
+                      "' (expected native, default, auto, int8[:S[:POLICY]], "
+                      "crt[:L[:SCALING[:wCOLUMNS]]] or emu[:S])");
   }
   return c;
 }

@@ -421,6 +421,32 @@ TEST(Crt, PassWidths) {
   const std::int64_t passes = (n + skinny - 1) / skinny;
   EXPECT_GT(m * 14 * k + (n / (passes - 1) + 16) * per_column,
             tight.workspace_limit);  // one pass fewer would not fit
+  // Options::crt_pass_columns overrides the width (rounded up to 16, evened out).
+  Options asked = o;
+  asked.crt_pass_columns = 4096;
+  EXPECT_EQ(width(8192, 8192, 8192, asked), 4096);
+  asked.crt_pass_columns = 1000;  // 1008: 9 passes of 912
+  EXPECT_EQ(width(8192, 8192, 8192, asked), 912);
+}
+
+TEST(Crt, PassWidthsChangeNoBits) {
+  Random rng(44);
+  const std::int64_t M = 40, N = 100, K = 60;
+  const HostMatrix A = random_host(M, K, 2.0, rng), B = random_host(K, N, 2.0, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  std::vector<double> first;
+  for (const std::int64_t columns : {0, 16, 48}) {
+    Options o = crt(16);
+    o.crt_pass_columns = columns;
+    const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
+    EXPECT_EQ(run.report.recombine_passes, columns == 0 ? 1 : columns == 16 ? 7 : 3);
+    if (columns == 0) {
+      expect_crt_accuracy('N', 'N', 1.0, A, B, 0.5, C0, run);
+      first = run.C.values;
+    } else {
+      EXPECT_EQ(run.C.values, first) << columns << " columns per pass";
+    }
+  }
 }
 
 // ---- hard numerics and bad input -------------------------------------------------------------

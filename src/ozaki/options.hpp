@@ -95,6 +95,10 @@ struct Options {
   /// Most terms one INT8 GEMM sums into INT32 (its inner length, slices stacked along K
   /// counted), in [16, max_k_block], or auto_k_block; rounded down to a multiple of 16.
   std::int64_t k_block = auto_k_block;
+  /// Int8Crt, for tuning: columns of C per pass of INT8 products (rounded up to 16), or 0 for
+  /// the library's choice (docs/design.md §6).  A pass wider than the workspace limit allows
+  /// is narrowed to what fits.
+  std::int64_t crt_pass_columns = 0;
   /// Bytes of workspace a call may use (0: 8 GiB).  It bounds how many INT32 products are
   /// held at once; a call needs at least its slices and one product, whatever the limit.
   std::int64_t workspace_limit = 0;

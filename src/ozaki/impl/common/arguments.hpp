@@ -108,6 +108,7 @@ inline void check_options(const Options& o) {
     default: throw InvalidArgument("options.crt_scaling is not a CrtScaling");
   }
   if (o.workspace_limit < 0) throw InvalidArgument("options.workspace_limit must be >= 0");
+  if (o.crt_pass_columns < 0) throw InvalidArgument("options.crt_pass_columns must be >= 0");
   if (o.k_block != auto_k_block && (o.k_block < 16 || o.k_block > max_k_block)) {
     throw InvalidArgument("options.k_block = " + std::to_string(o.k_block) + ": expected 16.." +
                           std::to_string(max_k_block) + " (INT32 safety) or ozaki::auto_k_block");

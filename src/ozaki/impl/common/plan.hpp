@@ -74,6 +74,8 @@ struct CallPlan {
   bool auto_moduli = true;
   int moduli = assumed_auto_moduli;
   CrtScaling crt_scaling = CrtScaling::Auto;
+  /// Scheme II: columns of C per pass asked for (multiple of 16), 0 for the library's choice.
+  std::int64_t pass_columns = 0;
   bool time_phases = false;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
@@ -101,6 +103,7 @@ inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices 
   p.auto_moduli = o.moduli == auto_moduli;
   p.moduli = p.auto_moduli ? assumed_auto_moduli : o.moduli;
   p.crt_scaling = o.crt_scaling;
+  p.pass_columns = padded_rows(o.crt_pass_columns);
   p.time_phases = o.time_phases;
   return p;
 }

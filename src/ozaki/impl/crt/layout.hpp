@@ -123,8 +123,9 @@ std::size_t crt_front_bytes(const CallPlan& p, const OperandPlan& ops) {
 
 /// Columns of C per pass of scheme II: as many as the products and the residues of their rows
 /// of op(B)^T fit in the workspace limit (a multiple of 16), at least min(npad,
-/// crt_min_block_columns), at most crt_narrow_pass_columns for large M and K; then evened out
-/// over the passes, so that the last pass is not a sliver.
+/// crt_min_block_columns), at most crt_narrow_pass_columns for large M and K, or what
+/// Options::crt_pass_columns asks for; then evened out over the passes, so that the last pass
+/// is not a sliver.
 template <class ExecSpace>
 std::int64_t crt_block_columns(const CallPlan& p, int L, const OperandPlan& ops) {
   Carver without_passes(nullptr, crt_front_bytes<ExecSpace>(p, ops));
@@ -133,8 +134,11 @@ std::int64_t crt_block_columns(const CallPlan& p, int L, const OperandPlan& ops)
   const std::int64_t per_column = 4 * L * p.k_chunks * p.mpad + L * p.kpad;
   const std::int64_t fits = room / per_column / 16 * 16;
   const bool narrow = p.shape.m >= crt_narrow_pass_extent && p.shape.k >= crt_narrow_pass_extent;
-  const std::int64_t widest = std::min({p.npad, narrow ? crt_narrow_pass_columns : p.npad,
-                                        std::max(std::min(p.npad, crt_min_block_columns), fits)});
+  const std::int64_t asked = p.pass_columns > 0 ? p.pass_columns
+                             : narrow           ? crt_narrow_pass_columns
+                                                : p.npad;
+  const std::int64_t least = std::min({p.npad, crt_min_block_columns, asked});
+  const std::int64_t widest = std::min({p.npad, asked, std::max(least, fits)});
   if (widest == 0) return 0;
   const std::int64_t passes = (p.npad + widest - 1) / widest;
   return padded_rows((p.npad + passes - 1) / passes);
