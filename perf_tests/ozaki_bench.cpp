@@ -624,8 +624,13 @@ std::string seconds_text(double t) {
 /// the count shown is the one whose error is shown), then timed runs on rotating input sets until
 /// --reps of them or until their time passes --budget (at least one), then the phase-timing run
 /// unless it is off, the call ran no INT8 phase, or the timed runs already passed the budget.
+///
+/// With `native` given, every timed run is paired with a native FP64 GEMM on the same inputs,
+/// in alternating order, and the row's xnative compares the two medians: native varies by
+/// about 5% over a run (the card's clocks follow its power and temperature), so only
+/// interleaved times compare fairly.
 Result run_config(const Space& space, const Run& run, Inputs& in, const Config& cfg,
-                  const Samples& samples, const Settings& st) {
+                  const Samples& samples, const Settings& st, const Config* native = nullptr) {
   const ShapeArg& s = run.shape;
   Result r;
   r.shape = s;
@@ -633,36 +638,44 @@ Result run_config(const Space& space, const Run& run, Inputs& in, const Config& 
   r.config = cfg.name;
   const std::string label = shape_name(s) + " " + cfg.name;
   progress(label + ": warm-up and up to " + std::to_string(st.reps) + " timed run" +
-           (st.reps == 1 ? "" : "s"));
+           (st.reps == 1 ? "" : "s") + (native ? ", each paired with native" : ""));
   try {
     ozaki::Workspace<Space> ws(space);
-    auto call = [&](std::size_t set, bool time_phases) {
-      ozaki::Options options = cfg.options;
+    auto call = [&](const Config& c, std::size_t set, bool time_phases) {
+      ozaki::Options options = c.options;
       options.time_phases = time_phases;
-      if (!cfg.plain)
+      if (!c.plain)
         return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options, ws);
       // `default`: the plain call.  Its phase-timing run needs Options for time_phases: it
       // passes Options{} with time_phases, still without a Workspace.
       if (!time_phases) return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C);
       return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options);
     };
+    auto timed_call = [&](const Config& c, std::size_t set) {
+      space.fence();
+      const auto t1 = Clock::now();
+      call(c, set, false);
+      space.fence();
+      return seconds_since(t1);
+    };
     const auto t0 = Clock::now();
-    r.report = call(0, false);
+    r.report = call(cfg, 0, false);
     space.fence();
     const double warm_up = seconds_since(t0);
     r.errors = measure_errors(in.C, samples);
-    std::vector<double> times;
+    std::vector<double> times, native_times;
     double timed = 0;
     for (int rep = 0; rep < st.reps && !(timed > st.budget); ++rep) {
       const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
-      const auto t1 = Clock::now();
-      call(set, false);
-      space.fence();
-      times.push_back(seconds_since(t1));
-      timed += times.back();
+      const bool native_first = native != nullptr && rep % 2 == 0;
+      if (native_first) native_times.push_back(timed_call(*native, set));
+      times.push_back(timed_call(cfg, set));
+      if (native != nullptr && !native_first) native_times.push_back(timed_call(*native, set));
+      timed += times.back() + (native_times.empty() ? 0.0 : native_times.back());
     }
     r.seconds = median(times);
     r.runs = static_cast<int>(times.size());
+    if (!native_times.empty()) r.native_seconds = median(native_times);
     if (seconds_since(t0) > slow_step_seconds) {
       progress(label + ": warm-up " + seconds_text(warm_up) + ", " + std::to_string(r.runs) +
                " timed run" + (r.runs == 1 ? " " : "s ") + seconds_text(timed) +
@@ -677,7 +690,7 @@ Result run_config(const Space& space, const Run& run, Inputs& in, const Config& 
       } else {
         progress(label + ": phase-timing run");
         const auto t2 = Clock::now();
-        r.phases = call(0, true);
+        r.phases = call(cfg, 0, true);
         space.fence();
         if (seconds_since(t2) > slow_step_seconds)
           progress(label + ": phase-timing run took " + seconds_text(seconds_since(t2)));
@@ -800,7 +813,8 @@ void print_legend() {
       "runs       timed runs (fewer than --reps once they took longer than --budget)\n"
       "time[ms]   median time of the timed runs\n"
       "TFLOP/s    2MNK / time\n"
-      "xnative    native time / this time (native measured in the same run on the same inputs)\n"
+      "xnative    native time / this time (native measured in the same run on the same inputs,\n"
+      "           each timed run paired with a native one in alternating order)\n"
       "INT8TOP/s  INT8 operations of the products / time of the INT8 phase (phase-timing run)\n"
       "split      share of the phase-timing run's time spent scaling and splitting A and B\n"
       "est        share spent estimating the slice or moduli count (automatic counts)\n"
@@ -845,7 +859,8 @@ const char* scaling_name(const ozaki::Report& report) {
 
 void write_csv_header(std::ostream& out) {
   out << "m,n,k,phi,config,algorithm,backend,slices,pairs,moduli,crt_scaling,crt_bits,"
-         "int8_gemms,estimate_gemms,runs,seconds,tflops,speedup_vs_native,int8_tops,split_share,"
+         "int8_gemms,estimate_gemms,runs,seconds,native_seconds,decision_seconds,tflops,"
+         "speedup_vs_native,int8_tops,split_share,"
          "estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,fallback,"
          "reason,error\n";
 }
@@ -860,7 +875,8 @@ void write_csv_row(std::ostream& out, const Result& r) {
       << (ok ? ozaki::to_string(p.algorithm) : "") << ',' << p.backend << ',' << p.slices << ','
       << p.slice_pairs << ',' << p.moduli << ',' << scaling_name(p) << ',' << p.crt_bits << ','
       << p.int8_gemms << ',' << p.estimate_int8_gemms << ',' << r.runs << ','
-      << csv_number(ok ? r.seconds : NAN) << ',' << csv_number(f.tflops) << ','
+      << csv_number(ok ? r.seconds : NAN) << ',' << csv_number(ok ? r.native_seconds : NAN) << ','
+      << csv_number(ok ? p.seconds_decision : NAN) << ',' << csv_number(f.tflops) << ','
       << csv_number(f.speedup) << ',' << csv_number(f.int8_tops) << ',' << csv_number(f.split_share)
       << ',' << csv_number(f.estimate_share) << ',' << csv_number(f.recombine_share) << ','
       << p.workspace_bytes << ',' << csv_number(r.errors.measured ? r.errors.normwise : NAN) << ','
@@ -956,13 +972,12 @@ int main(int argc, char* argv[]) {
     }
     if (seconds_since(t0) > slow_step_seconds)
       progress(name + ": inputs and reference took " + seconds_text(seconds_since(t0)));
-    // Native first: every other row of this shape is measured against it.
+    // Native first: its row, and every other row's timed runs are paired with it.
     Result reference;
-    if (input_error.empty()) {
-      Config native{"native", {}};
-      native.options.algorithm = ozaki::Algorithm::Native;
-      reference = run_config(space, run, in, native, samples, st);
-    }
+    Config native{"native", {}};
+    native.options.algorithm = ozaki::Algorithm::Native;
+    if (input_error.empty()) reference = run_config(space, run, in, native, samples, st);
+    const bool reference_ok = input_error.empty() && reference.error_message.empty();
     for (const auto& cfg : run.configs) {
       Result r;
       if (!input_error.empty()) {
@@ -974,9 +989,9 @@ int main(int argc, char* argv[]) {
         r = reference;
         r.config = cfg.name;
       } else {
-        r = run_config(space, run, in, cfg, samples, st);
+        r = run_config(space, run, in, cfg, samples, st, reference_ok ? &native : nullptr);
       }
-      r.native_seconds = reference.error_message.empty() ? reference.seconds : 0;
+      if (r.native_seconds == 0 && reference_ok) r.native_seconds = reference.seconds;
       any_failed = any_failed || !r.error_message.empty();
       print_row(r);
       if (csv.is_open()) write_csv_row(csv, r);

@@ -48,7 +48,9 @@ TEST(LibraryScratch, FirstCallAllocatesLaterCallsReuseAndGiveWorkspaceBits) {
   const TestSpace space;
   ozaki::release_scratch(space);
   Problem p = make_problem(70, 45, 130, 1.0, 1);
-  for (const Options& o : {crt(16), Options{}}) {
+  Options slices;  // scheme I with an automatic S (its estimate's scratch, then its slices)
+  slices.algorithm = ozaki::Algorithm::Int8Slices;
+  for (const Options& o : {crt(16), slices}) {
     ozaki::release_scratch(space);
     const Report first = plain_call(space, p, o);
     EXPECT_TRUE(first.scratch_allocated) << ozaki::to_string(first.algorithm);
@@ -66,7 +68,16 @@ TEST(LibraryScratch, FirstCallAllocatesLaterCallsReuseAndGiveWorkspaceBits) {
     EXPECT_TRUE(tuned.scratch_allocated);
     EXPECT_EQ(to_host(p.dC.view).values, first_c.values);
     EXPECT_EQ(tuned.moduli, first.moduli);
+    EXPECT_EQ(tuned.slices, first.slices);
   }
+  // Native FP64 GEMM takes no scratch.
+  Options native;
+  native.algorithm = ozaki::Algorithm::Native;
+  ozaki::release_scratch(space);
+  const Report r = plain_call(space, p, native);
+  EXPECT_FALSE(r.scratch_allocated);
+  EXPECT_EQ(r.workspace_bytes, 0u);
+  EXPECT_EQ(ozaki::scratch_bytes(space), 0u);
 }
 
 TEST(LibraryScratch, NewContentsAtTheSamePointersGiveTheNewProduct) {
