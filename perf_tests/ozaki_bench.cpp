@@ -99,10 +99,11 @@ tables.
                       auto               Options{} with a Workspace kept across the calls
                       int8[:S[:POLICY]]  Int8Slices with S = 1..16 slices or auto (default);
                                          POLICY tri (default), full, or a pair count 1..S^2
-                      crt[:L[:SCALING[:wCOLUMNS]]]
+                      crt[:L[:SCALING[:wCOLUMNS][:serial]]]
                                          Int8Crt with L = 2..24 moduli or auto (default);
                                          SCALING auto (default), fast or accurate; wCOLUMNS
-                                         columns of C per pass (Options::crt_pass_columns)
+                                         columns of C per pass (Options::crt_pass_columns);
+                                         serial: passes in order (Options::overlap off)
                       emu[:S]            cuBLAS FP64 emulation with min(8S, 55) bits, S = 1..16,
                                          or auto (default: cuBLAS's dynamic choice); elsewhere
                                          the library falls back to Int8Slices (see the notes)
@@ -264,7 +265,7 @@ Config parse_config(const std::string& s) {
       }
     }
   } else if (name == "crt") {
-    at_most(4, "crt[:L[:SCALING[:wCOLUMNS]]]");
+    at_most(5, "crt[:L[:SCALING[:wCOLUMNS][:serial]]]");
     c.options.algorithm = ozaki::Algorithm::Int8Crt;
     if (f.size() > 1 && f[1] != "auto") {
       std::uint64_t L = 0;
@@ -284,13 +285,18 @@ Config parse_config(const std::string& s) {
         bad_config(s, "scaling '" + f[2] + "' is not auto, fast or accurate");
       }
     }
-    if (f.size() > 3) {
+    // Modifiers: wCOLUMNS (Options::crt_pass_columns), serial (Options::overlap off).
+    for (std::size_t i = 3; i < f.size(); ++i) {
       std::uint64_t columns = 0;
-      if (f[3].size() < 2 || f[3][0] != 'w' ||
-          !to_count(f[3].substr(1), std::uint64_t(1) << 31, columns) || columns < 1) {
-        bad_config(s, "pass width '" + f[3] + "' is not w<columns of C per pass>, e.g. w2048");
+      if (f[i] == "serial") {
+        c.options.overlap = false;
+      } else if (f[i].size() >= 2 && f[i][0] == 'w' &&
+                 to_count(f[i].substr(1), std::uint64_t(1) << 31, columns) && columns >= 1) {
+        c.options.crt_pass_columns = static_cast<std::int64_t>(columns);
+      } else {
+        bad_config(
+            s, "modifier '" + f[i] + "' is not w<columns of C per pass> (e.g. w2048) or serial");
       }
-      c.options.crt_pass_columns = static_cast<std::int64_t>(columns);
     }
   } else if (name == "emu") {
     at_most(2, "emu[:S]");
@@ -299,7 +305,7 @@ Config parse_config(const std::string& s) {
   } else {
     bad_config(s, "unknown name '" + name +
                       "' (expected native, default, auto, int8[:S[:POLICY]], "
-                      "crt[:L[:SCALING[:wCOLUMNS]]] or emu[:S])");
+                      "crt[:L[:SCALING[:wCOLUMNS][:serial]]] or emu[:S])");
   }
   return c;
 }

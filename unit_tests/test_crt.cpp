@@ -395,7 +395,8 @@ TEST(Crt, WorkspaceOfRequiredBytesServesEveryCall) {
 
 TEST(Crt, PassWidths) {
   const ozaki::Impl::OperandPlan ops;
-  const Options o = crt(14, CrtScaling::Fast);  // the default 8 GiB limit
+  Options o = crt(14, CrtScaling::Fast);  // the default 8 GiB limit
+  o.overlap = false;                      // one set of pass scratch
   auto width = [&](std::int64_t m, std::int64_t n, std::int64_t k, const Options& options) {
     const ozaki::Impl::CallPlan plan = ozaki::Impl::make_plan({m, n, k}, options);
     return ozaki::Impl::crt_block_columns<TestSpace>(plan, 14, ops);
@@ -427,6 +428,51 @@ TEST(Crt, PassWidths) {
   EXPECT_EQ(width(8192, 8192, 8192, asked), 4096);
   asked.crt_pass_columns = 1000;  // 1008: 9 passes of 912
   EXPECT_EQ(width(8192, 8192, 8192, asked), 912);
+  // Overlapped passes (where the space has a side instance) hold two sets of pass scratch:
+  // under the same limit a pass is at most half as wide.  16384 x 16384 x 1024: 2 passes of
+  // 8192 columns, or 4 overlapped passes of 4096.
+  Options overlapped = o;
+  overlapped.overlap = true;
+  const auto layout = ozaki::Impl::crt_passes<TestSpace>(
+      ozaki::Impl::make_plan({16384, 16384, 1024}, overlapped), 14, ops);
+  if (ozaki::Impl::SideInstance<TestSpace>::available) {
+    EXPECT_EQ(layout.buffers, 2);
+    EXPECT_EQ(layout.width, 4096);
+    EXPECT_EQ(layout.count, 4);
+  } else {
+    EXPECT_EQ(layout.buffers, 1);
+    EXPECT_EQ(layout.width, 8192);
+  }
+  // One pass needs no second set.
+  EXPECT_EQ(ozaki::Impl::crt_passes<TestSpace>(
+                ozaki::Impl::make_plan({4096, 4096, 4096}, overlapped), 14, ops)
+                .buffers,
+            1);
+}
+
+TEST(Crt, OverlappedPassesGiveTheSerialBits) {
+  // 1000 columns in passes of 256: 4 passes, overlapped where the space has a side
+  // instance, in order otherwise; the bits must not depend on the schedule.
+  Random rng(46);
+  const std::int64_t M = 90, N = 1000, K = 70;
+  const HostMatrix A = random_host(M, K, 1.0, rng), B = random_host(K, N, 1.0, rng);
+  const HostMatrix C0 = random_host(M, N, 0.5, rng);
+  std::vector<double> serial;
+  for (const bool overlap : {false, true}) {
+    Options o = crt(15);
+    o.crt_pass_columns = 256;
+    o.overlap = overlap;
+    const GemmRun run =
+        run_gemm('N', 'N', 1.0, A, Layout::Left, B, Layout::Right, 0.5, C0, Layout::Left, o);
+    EXPECT_EQ(run.report.recombine_passes, 4);
+    EXPECT_EQ(run.report.overlapped, overlap && ozaki::Impl::SideInstance<TestSpace>::available);
+    if (!overlap) {
+      expect_crt_accuracy('N', 'N', 1.0, A, B, 0.5, C0, run);
+      serial = run.C.values;
+    } else {
+      EXPECT_EQ(run.C.values, serial);
+    }
+  }
 }
 
 TEST(Crt, PassWidthsChangeNoBits) {

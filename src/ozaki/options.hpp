@@ -99,6 +99,11 @@ struct Options {
   /// the library's choice (docs/design.md §6).  A pass wider than the workspace limit allows
   /// is narrowed to what fits.
   std::int64_t crt_pass_columns = 0;
+  /// Int8Crt: overlap each pass's INT8 products with the next pass's residues and the previous
+  /// pass's reconstruction, on a second stream of the library's own (CUDA; elsewhere the
+  /// passes run in order).  The results are the same bits either way; the overlapped passes
+  /// take twice the pass scratch.  Off while Options::time_phases is on.
+  bool overlap = true;
   /// Bytes of workspace a call may use (0: 8 GiB).  It bounds how many INT32 products are
   /// held at once; a call needs at least its slices and one product, whatever the limit.
   std::int64_t workspace_limit = 0;

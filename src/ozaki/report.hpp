@@ -34,6 +34,9 @@ struct Report {
   /// FP64 passes over C: more than 1 when the INT32 products do not all fit the workspace
   /// limit at once.
   int recombine_passes = 0;
+  /// Int8Crt: whether consecutive passes overlapped (Options::overlap, on a space with a
+  /// side instance, with at least 2 passes).
+  bool overlapped = false;
   /// Inner length of the longest INT8 GEMM call.
   std::int64_t k_chunk = 0;
   /// With an automatic slice count (or moduli count): the modelled typical error relative to

@@ -184,6 +184,20 @@ struct ScratchKey {
   static ScratchKeyValue of(const ExecSpace&) { return {0, 0, std::this_thread::get_id()}; }
 };
 
+/// A second instance of the execution space, ordered with the caller's by events, on which a
+/// pipeline runs memory-bound work while the caller's instance runs INT8 products
+/// (backends/cuda: a stream of the library's own per caller's stream).  None by default:
+/// pipelines then run everything on the caller's instance, in order.
+///
+/// A backend that has one specialises this with `available = true`, `slots` (events per
+/// lease) and `static Lease lease(const ExecSpace& main)`, where a Lease holds the side
+/// instance for one call and offers `side()`, `record(slot, on)` (mark the work enqueued on
+/// `on` so far) and `wait(waiter, slot)` (later work on `waiter` waits for that mark).
+template <class ExecSpace>
+struct SideInstance {
+  static constexpr bool available = false;
+};
+
 /// The rates Auto's cost models need, as the backend of this space reports them.
 template <class ExecSpace>
 DeviceRates device_rates(const ExecSpace& space) {

@@ -42,6 +42,33 @@ struct Int8Gemm<Kokkos::Cuda, true> {
   static double fp64_flops_per_byte(const Kokkos::Cuda& space);
 };
 
+/// A stream of the library's own per caller's stream (and device), with events: scheme II
+/// runs its residues and reconstruction there while the caller's stream runs the INT8
+/// products (crt/driver.hpp).  Created on first use and kept; the Kokkos instance on it is
+/// released at Kokkos::finalize.
+template <>
+struct SideInstance<Kokkos::Cuda> {
+  static constexpr bool available = true;
+  static constexpr int slots = 8;
+  struct Lane;
+  /// The side stream of one caller's stream, held for one call (concurrent calls on the same
+  /// caller's stream take turns).
+  class Lease {
+   public:
+    explicit Lease(Lane& lane);
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
+    const Kokkos::Cuda& side() const;
+    void record(int slot, const Kokkos::Cuda& on);
+    void wait(const Kokkos::Cuda& waiter, int slot);
+
+   private:
+    Lane& lane_;
+  };
+  static Lease lease(const Kokkos::Cuda& main);
+};
+
 template <>
 struct EmulationBackend<Kokkos::Cuda> {
   static constexpr bool available = true;

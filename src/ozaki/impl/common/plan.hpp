@@ -76,6 +76,9 @@ struct CallPlan {
   CrtScaling crt_scaling = CrtScaling::Auto;
   /// Scheme II: columns of C per pass asked for (multiple of 16), 0 for the library's choice.
   std::int64_t pass_columns = 0;
+  /// Scheme II: overlap consecutive passes where the space has a side instance (not while
+  /// phases are timed: the phase clock needs them in order).
+  bool overlap = true;
   bool time_phases = false;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
@@ -104,6 +107,7 @@ inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices 
   p.moduli = p.auto_moduli ? assumed_auto_moduli : o.moduli;
   p.crt_scaling = o.crt_scaling;
   p.pass_columns = padded_rows(o.crt_pass_columns);
+  p.overlap = o.overlap && !o.time_phases;
   p.time_phases = o.time_phases;
   return p;
 }

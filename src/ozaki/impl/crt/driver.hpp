@@ -247,65 +247,126 @@ class CrtPipeline {
         });
   }
 
-  /// Residues of op(A), then per pass of `width` columns of C: residues of those rows of
-  /// op(B)^T only (a pass needs (M + width) L K bytes of residues instead of (M + N) L K,
-  /// which buys wider passes under the workspace limit), one INT8 GEMM per modulus and K
-  /// chunk, and the reconstruction into C.
+  /// Residues of op(A), then per pass of columns of C: residues of those rows of op(B)^T only
+  /// (a pass needs (M + width) L K bytes of residues instead of (M + N) L K, which buys wider
+  /// passes under the workspace limit), one INT8 GEMM per modulus and K chunk, and the
+  /// reconstruction into C.
   void multiply_passes(double alpha, double beta, const typename V::Matrix& C) {
-    const CallPlan& plan = call_.plan;
-    const std::int64_t width = crt_block_columns<ExecSpace>(plan, L_, call_.ops);
+    passes_ = crt_passes<ExecSpace>(call_.plan, L_, call_.ops);
     Carver phase2(call_.base, call_.phase_offset);
-    region_ = CrtProductRegion<ExecSpace>::carve(phase2, plan, L_, width);
+    region_ = CrtProductRegion<ExecSpace>::carve(phase2, call_.plan, L_, passes_);
     constants_ = make_crt_constants(L_);
     crt_residues(call_.space, call_.opA, rows_a(), constants_, region_.residues_a);
     call_.clock.lap(call_.report.seconds_split);
-    for (std::int64_t n0 = 0; n0 < plan.shape.n; n0 += width) {
-      const CrtPassProducts<ExecSpace> pass{region_.products, plan.k_chunks, n0,
-                                            std::min(width, plan.shape.n - n0)};
-      residues_of_pass(pass);
+    if (passes_.buffers == 2) {
+      overlapped_passes(alpha, beta, C);
+      return;
+    }
+    for (std::int64_t p = 0; p < passes_.count; ++p) {
+      residues_of_pass(call_.space, p);
       call_.clock.lap(call_.report.seconds_split);
-      products_of_pass(pass);
+      products_of_pass(p);
       call_.clock.lap(call_.report.seconds_int8);
-      crt_reconstruct(call_.space, pass, constants_, rows_a(), rows_b(), alpha, beta, C);
-      ++call_.report.recombine_passes;
+      reconstruct_pass(call_.space, p, alpha, beta, C);
       call_.clock.lap(call_.report.seconds_recombine);
+    }
+  }
+
+  /// Event slots of the side instance's lease.
+  enum Slot { start = 0, residues_done = 1, products_done = 3, reconstructed = 5 };
+
+  /// The passes with their memory-bound work on a side instance: pass p's INT8 products (the
+  /// caller's instance) run while pass p+1's residues and pass p-1's reconstruction run on the
+  /// side.  Buffer p % 2 holds pass p's residues and products; events order each buffer's
+  /// reuse: products(p) after residues(p) and after reconstruct(p-2), which last read its
+  /// products; residues(p+1) after products(p-1), which last read its residues;
+  /// reconstruct(p) after products(p).  Every kernel gets the same inputs as in the serial
+  /// order, so C is the same bits.
+  void overlapped_passes(double alpha, double beta, const typename V::Matrix& C) {
+    if constexpr (SideInstance<ExecSpace>::available) {
+      auto lane = SideInstance<ExecSpace>::lease(call_.space);
+      const ExecSpace& main = call_.space;
+      const ExecSpace side = lane.side();
+      lane.record(start, main);  // the side sees everything enqueued so far (bits, exponents, C)
+      lane.wait(side, start);
+      residues_of_pass(side, 0);
+      lane.record(residues_done + 0, side);
+      for (std::int64_t p = 0; p < passes_.count; ++p) {
+        const int b = static_cast<int>(p % 2), other = 1 - b;
+        lane.wait(main, residues_done + b);
+        if (p >= 2) lane.wait(main, reconstructed + b);
+        products_of_pass(p);
+        lane.record(products_done + b, main);
+        if (p + 1 < passes_.count) {
+          if (p >= 1) lane.wait(side, products_done + other);
+          residues_of_pass(side, p + 1);
+          lane.record(residues_done + other, side);
+        }
+        lane.wait(side, products_done + b);
+        reconstruct_pass(side, p, alpha, beta, C);
+        lane.record(reconstructed + b, side);
+      }
+      lane.wait(main, reconstructed + static_cast<int>((passes_.count - 1) % 2));
+    } else {
+      (void)alpha, (void)beta, (void)C;
     }
   }
 
   CrtRowScaling<ExecSpace> rows_a() const { return {call_.exponents.a, scale_.bits_a}; }
   CrtRowScaling<ExecSpace> rows_b() const { return {call_.exponents.b, scale_.bits_b}; }
 
-  /// Rows of op(B)^T of one pass, as stored residues: padded_columns x L kpad.
-  std::int64_t padded_columns(const CrtPassProducts<ExecSpace>& pass) const {
-    return std::min<std::int64_t>(pass.products.extent(1), call_.plan.npad - pass.n0);
+  /// Pass p's columns of C and its INT32 products (buffer p % buffers).
+  CrtPassProducts<ExecSpace> pass(std::int64_t p) const {
+    const std::int64_t n0 = p * passes_.width;
+    return {region_.products[p % passes_.buffers], call_.plan.k_chunks, n0,
+            std::min(passes_.width, call_.plan.shape.n - n0)};
   }
 
-  void residues_of_pass(const CrtPassProducts<ExecSpace>& pass) {
+  /// Pass p's rows of op(B)^T as stored residues: padded_columns x L kpad.
+  typename V::Digits residues_b(std::int64_t p) const {
+    return typename V::Digits(region_.residues_b[p % passes_.buffers].data(), padded_columns(p),
+                              L_ * call_.plan.kpad);
+  }
+
+  std::int64_t padded_columns(std::int64_t p) const {
+    return std::min(passes_.width, call_.plan.npad - p * passes_.width);
+  }
+
+  void residues_of_pass(const ExecSpace& on, std::int64_t p) {
+    const CrtPassProducts<ExecSpace> columns = pass(p);
     const CrtRowScaling<ExecSpace> all = rows_b();
-    const CrtRowScaling<ExecSpace> these{row_block(all.exponents, pass.n0, pass.width),
-                                         row_block(all.bits, pass.n0, pass.width)};
-    crt_residues(
-        call_.space, row_block(call_.opBt, pass.n0, pass.width), these, constants_,
-        typename V::Digits(region_.residues_b.data(), padded_columns(pass), L_ * call_.plan.kpad));
+    const CrtRowScaling<ExecSpace> these{row_block(all.exponents, columns.n0, columns.width),
+                                         row_block(all.bits, columns.n0, columns.width)};
+    crt_residues(on, row_block(call_.opBt, columns.n0, columns.width), these, constants_,
+                 residues_b(p));
   }
 
-  /// One INT8 GEMM per modulus (and K chunk) of op(A)'s residues and the pass's.
-  void products_of_pass(const CrtPassProducts<ExecSpace>& pass) {
+  void reconstruct_pass(const ExecSpace& on, std::int64_t p, double alpha, double beta,
+                        const typename V::Matrix& C) {
+    crt_reconstruct(on, pass(p), constants_, rows_a(), rows_b(), alpha, beta, C);
+    ++call_.report.recombine_passes;
+  }
+
+  /// One INT8 GEMM per modulus (and K chunk) of op(A)'s residues and pass p's, on the
+  /// caller's instance.
+  void products_of_pass(std::int64_t p) {
     const CallPlan& plan = call_.plan;
-    const std::int64_t ld = L_ * plan.kpad, width = pass.products.extent(1);
+    const CrtPassProducts<ExecSpace> columns = pass(p);
+    const typename V::Digits rb = residues_b(p);
+    const std::int64_t ld = L_ * plan.kpad, width = columns.products.extent(1);
     for (int l = 0; l < L_; ++l) {
-      Int8GemmProblem p;
-      p.rows_a = plan.mpad;
-      p.rows_b = padded_columns(pass);
-      p.length = plan.kpad;
-      p.a = region_.residues_a.data() + l * plan.kpad;
-      p.lda = ld;
-      p.b = region_.residues_b.data() + l * plan.kpad;
-      p.ldb = ld;
-      p.c = pass.products.data() + l * plan.k_chunks * width * plan.mpad;
-      p.ldc = plan.mpad;
-      gemms_ += int8_gemm_in_k_chunks(call_.space, p, plan.k_block, width * plan.mpad);
-      call_.report.int8_operations += 2.0 * p.rows_a * p.rows_b * p.length;
+      Int8GemmProblem g;
+      g.rows_a = plan.mpad;
+      g.rows_b = padded_columns(p);
+      g.length = plan.kpad;
+      g.a = region_.residues_a.data() + l * plan.kpad;
+      g.lda = ld;
+      g.b = rb.data() + l * plan.kpad;
+      g.ldb = ld;
+      g.c = columns.products.data() + l * plan.k_chunks * width * plan.mpad;
+      g.ldc = plan.mpad;
+      gemms_ += int8_gemm_in_k_chunks(call_.space, g, plan.k_block, width * plan.mpad);
+      call_.report.int8_operations += 2.0 * g.rows_a * g.rows_b * g.length;
     }
   }
 
@@ -315,6 +376,7 @@ class CrtPipeline {
     call_.report.moduli = L_;
     call_.report.crt_scaling = scaling_;
     call_.report.crt_bits = fewest_bits;
+    call_.report.overlapped = passes_.buffers == 2;
     call_.report.int8_gemms = gemms_;
     call_.report.k_chunk = std::min(call_.plan.k_block, call_.plan.kpad);
     call_.report.workspace_bytes =
@@ -330,6 +392,7 @@ class CrtPipeline {
   std::size_t bound_end_ = 0;
   CrtScaleRegion<ExecSpace> scale_;
   CrtBoundRegion<ExecSpace> bound_;
+  CrtPasses passes_;
   CrtProductRegion<ExecSpace> region_;
   CrtConstants constants_;
 };

@@ -6,6 +6,7 @@
 /// count, scheme I's estimate; phase 2, in the same bytes, op(A)'s residues and, per pass of
 /// columns of C, the residues of those rows of op(B)^T and their INT32 products.
 
+#include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/common/pass1.hpp>
 #include <ozaki/impl/common/plan.hpp>
 #include <ozaki/impl/common/scratch.hpp>
@@ -96,19 +97,33 @@ struct EstimateCopyRegion {
   }
 };
 
-/// Residues of op(A), and the residues of the rows of op(B)^T and the INT32 products of one
-/// pass of `width` columns of C (phase 2).
+/// How scheme II's products are cut into passes of columns of C: `width` columns per pass
+/// (padded), `count` passes, and `buffers` sets of pass scratch: 2 where consecutive passes
+/// overlap (one pass's INT8 products run while the next one's residues and the previous one's
+/// reconstruction run on a side instance), else 1.
+struct CrtPasses {
+  std::int64_t width = 0;
+  std::int64_t count = 0;
+  int buffers = 1;
+};
+
+/// Residues of op(A), and per buffer the residues of one pass's rows of op(B)^T and the INT32
+/// products of its `width` columns of C (phase 2).
 template <class ExecSpace>
 struct CrtProductRegion {
   using V = Views<ExecSpace>;
-  typename V::Digits residues_a, residues_b;
-  typename V::Products products;  // (modulus * chunks + chunk, column in pass, m)
-  static CrtProductRegion carve(Carver& c, const CallPlan& p, int L, std::int64_t width) {
+  typename V::Digits residues_a;
+  typename V::Digits residues_b[2];
+  typename V::Products products[2];  // (modulus * chunks + chunk, column in pass, m)
+  static CrtProductRegion carve(Carver& c, const CallPlan& p, int L, const CrtPasses& passes) {
     CrtProductRegion r;
+    const std::int64_t w = passes.width;
     r.residues_a = typename V::Digits(c.take<std::int8_t>(p.mpad * L * p.kpad), p.mpad, L * p.kpad);
-    r.residues_b = typename V::Digits(c.take<std::int8_t>(width * L * p.kpad), width, L * p.kpad);
-    r.products = typename V::Products(c.take<std::int32_t>(L * p.k_chunks * width * p.mpad),
-                                      L * p.k_chunks, width, p.mpad);
+    for (int b = 0; b < passes.buffers; ++b) {
+      r.residues_b[b] = typename V::Digits(c.take<std::int8_t>(w * L * p.kpad), w, L * p.kpad);
+      r.products[b] = typename V::Products(c.take<std::int32_t>(L * p.k_chunks * w * p.mpad),
+                                           L * p.k_chunks, w, p.mpad);
+    }
     return r;
   }
 };
@@ -121,17 +136,16 @@ std::size_t crt_front_bytes(const CallPlan& p, const OperandPlan& ops) {
   return front.used();
 }
 
-/// Columns of C per pass of scheme II: as many as the products and the residues of their rows
-/// of op(B)^T fit in the workspace limit (a multiple of 16), at least min(npad,
-/// crt_min_block_columns), at most crt_narrow_pass_columns for large M and K, or what
-/// Options::crt_pass_columns asks for; then evened out over the passes, so that the last pass
-/// is not a sliver.
+/// Columns of C per pass of scheme II with `buffers` sets of pass scratch: as many as fit in
+/// the workspace limit (a multiple of 16), at least min(npad, crt_min_block_columns), at most
+/// crt_narrow_pass_columns for large M and K, or what Options::crt_pass_columns asks for; then
+/// evened out over the passes, so that the last pass is not a sliver.
 template <class ExecSpace>
-std::int64_t crt_block_columns(const CallPlan& p, int L, const OperandPlan& ops) {
+CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int buffers) {
   Carver without_passes(nullptr, crt_front_bytes<ExecSpace>(p, ops));
-  CrtProductRegion<ExecSpace>::carve(without_passes, p, L, 0);
+  CrtProductRegion<ExecSpace>::carve(without_passes, p, L, CrtPasses{0, 0, 0});
   const std::int64_t room = p.workspace_limit - static_cast<std::int64_t>(without_passes.used());
-  const std::int64_t per_column = 4 * L * p.k_chunks * p.mpad + L * p.kpad;
+  const std::int64_t per_column = buffers * (4 * L * p.k_chunks * p.mpad + L * p.kpad);
   const std::int64_t fits = room / per_column / 16 * 16;
   const bool narrow = p.shape.m >= crt_narrow_pass_extent && p.shape.k >= crt_narrow_pass_extent;
   const std::int64_t asked = p.pass_columns > 0 ? p.pass_columns
@@ -139,9 +153,26 @@ std::int64_t crt_block_columns(const CallPlan& p, int L, const OperandPlan& ops)
                                                 : p.npad;
   const std::int64_t least = std::min({p.npad, crt_min_block_columns, asked});
   const std::int64_t widest = std::min({p.npad, asked, std::max(least, fits)});
-  if (widest == 0) return 0;
-  const std::int64_t passes = (p.npad + widest - 1) / widest;
-  return padded_rows((p.npad + passes - 1) / passes);
+  if (widest == 0) return {};
+  const std::int64_t count = (p.npad + widest - 1) / widest;
+  return {padded_rows((p.npad + count - 1) / count), count, buffers};
+}
+
+/// The passes of a call: overlapped (2 buffers) where the plan asks for overlap, the space
+/// has a side instance and there are at least 2 passes; else one buffer.
+template <class ExecSpace>
+CrtPasses crt_passes(const CallPlan& p, int L, const OperandPlan& ops) {
+  if (p.overlap && SideInstance<ExecSpace>::available) {
+    const CrtPasses overlapped = crt_passes_with<ExecSpace>(p, L, ops, 2);
+    if (overlapped.count >= 2) return overlapped;
+  }
+  return crt_passes_with<ExecSpace>(p, L, ops, 1);
+}
+
+/// Columns of C per pass (crt_passes).
+template <class ExecSpace>
+std::int64_t crt_block_columns(const CallPlan& p, int L, const OperandPlan& ops) {
+  return crt_passes<ExecSpace>(p, L, ops).width;
 }
 
 /// Bytes scheme II needs for L moduli (and the accurate rule's bound, if `accurate`, with the
@@ -151,7 +182,7 @@ std::size_t crt_bytes(const CallPlan& p, int L, bool accurate, bool with_estimat
                       const OperandPlan& ops) {
   const std::size_t front = crt_front_bytes<ExecSpace>(p, ops);
   Carver phase2(nullptr, front);
-  CrtProductRegion<ExecSpace>::carve(phase2, p, L, crt_block_columns<ExecSpace>(p, L, ops));
+  CrtProductRegion<ExecSpace>::carve(phase2, p, L, crt_passes<ExecSpace>(p, L, ops));
   std::size_t bytes = phase2.used();
   if (accurate) {
     Carver phase1(nullptr, front);
