@@ -112,7 +112,7 @@ tables.
                     wide      phi = 4 unless --phi is given: scheme II's accurate rule
                     sweep     default against native at M = N in {2048, 4096, 8192, 12288,
                               16384, 24576, 32768} x K in {1024, 4096, 16384}, phi = 0.5,
-                              and 8192^3 at phi = 1, 2, 4; 3 reps and no phase-timing run
+                              and 8192^3 at phi = 1, 2, 4; 9 reps and no phase-timing run
                               unless --reps or --phases is given; --phi is refused
                     (--shapes or --configs replace a suite's runs; its workspace limit stays)
   --phi X           exponent spread of the inputs, finite, >= 0      (default 0.5)
@@ -422,7 +422,7 @@ Settings parse(int argc, char* argv[]) {
       for (const char* k : {"1024", "4096", "16384"})
         add_runs(std::string(mn) + "x" + mn + "x" + k, "native,default", 0.5);
     for (const double phi : {1.0, 2.0, 4.0}) add_runs("8192", "native,default", phi);
-    if (!reps_given) st.reps = 3;
+    if (!reps_given) st.reps = 9;  // paired with native: small cells need several
     if (!st.phases_given) st.phases = false;
   } else {
     usage_error("unknown suite '" + suite + "' (expected demo, device, wide or sweep)");

@@ -443,11 +443,43 @@ TEST(Crt, PassWidths) {
     EXPECT_EQ(layout.buffers, 1);
     EXPECT_EQ(layout.width, 8192);
   }
+  // Two sets that do not fit the limit: the passes run in order.
+  Options cramped = overlapped;
+  cramped.workspace_limit = 1;
+  EXPECT_EQ(ozaki::Impl::crt_passes<TestSpace>(
+                ozaki::Impl::make_plan({16384, 16384, 1024}, cramped), 14, ops)
+                .buffers,
+            1);
   // One pass needs no second set.
   EXPECT_EQ(ozaki::Impl::crt_passes<TestSpace>(
                 ozaki::Impl::make_plan({4096, 4096, 4096}, overlapped), 14, ops)
                 .buffers,
             1);
+}
+
+TEST(Crt, SampledPeakRatioBoundsTheFullOneFromBelow) {
+  // Rows of very different peakedness (phi = 4 and a few near-constant rows): a sample's
+  // largest ratio is at most all rows' largest, and equal when the sample is every row.
+  Random rng(47);
+  const std::int64_t R = 300, K = 500;
+  HostMatrix X = random_host(R, K, 4.0, rng);
+  for (std::int64_t k = 0; k < K; ++k) X.values[7 + k * R] = 1.0 + 1e-3 * rng.uniform();
+  for (const Layout layout : {Layout::Left, Layout::Right}) {
+    const DeviceMatrix d = device_copy(X, layout);
+    const TestSpace space;
+    V::Exponents e("e", R);
+    V::Norms l2("l2", R), l1("l1", R);
+    ozaki::Impl::row_scale_exponents(space, as_const(d), e);
+    ozaki::Impl::row_norms(space, as_const(d), e, l2, l1);
+    const double full = ozaki::Impl::peak_ratio(space, l2, l1);
+    const double every = ozaki::Impl::sampled_peak_ratio(space, as_const(d), R);
+    EXPECT_NEAR(every, full, 1e-12 * full) << name(layout);
+    for (const std::int64_t sample : {1, 16, 64}) {
+      const double some = ozaki::Impl::sampled_peak_ratio(space, as_const(d), sample);
+      EXPECT_GT(some, 0.0);
+      EXPECT_LE(some, full * (1 + 1e-12)) << sample << " rows, " << name(layout);
+    }
+  }
 }
 
 TEST(Crt, OverlappedPassesGiveTheSerialBits) {

@@ -183,4 +183,31 @@ TEST(Cuda, AutoFollowsTheDeviceThroughput) {
   EXPECT_EQ(cheap.backend, "cuBLAS");
 }
 
+TEST(Cuda, AutoTakesNativeOnWideRangesFromASampleOfRows) {
+  // 8192 x 8192 x 4096 at phi = 4: Auto's first guess is scheme II (it wins at phi = 0.5), but
+  // the accurate rule such a range needs makes native faster on the H200; a sample of rows
+  // shows it before any pass over A and B.  C is then native FP64 GEMM's, to the bit.
+  int device = 0;
+  cudaDeviceProp prop;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
+  const Operands ops = make_operands(8192, 8192, 4096, 4.0, 6);
+  const Report automatic =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left);
+  if (prop.major == 9 && prop.minor == 0) {  // the cost model's rates are sm_90's
+    EXPECT_EQ(automatic.algorithm, ozaki::Algorithm::Native) << automatic.reason;
+    EXPECT_NE(automatic.reason.find("a sample of rows"), std::string::npos) << automatic.reason;
+    EXPECT_FALSE(automatic.scratch_allocated);
+  }
+  ASSERT_TRUE(automatic.algorithm == ozaki::Algorithm::Native ||
+              automatic.algorithm == ozaki::Algorithm::Int8Crt);
+  if (automatic.algorithm == ozaki::Algorithm::Native) {
+    const HostMatrix auto_c = to_host(ops.dC.view);
+    Options native;
+    native.algorithm = ozaki::Algorithm::Native;
+    ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, native);
+    EXPECT_EQ(to_host(ops.dC.view).values, auto_c.values);
+  }
+}
+
 }  // namespace

@@ -101,9 +101,12 @@ struct Options {
   std::int64_t crt_pass_columns = 0;
   /// Int8Crt: overlap each pass's INT8 products with the next pass's residues and the previous
   /// pass's reconstruction, on a second stream of the library's own (CUDA; elsewhere the
-  /// passes run in order).  The results are the same bits either way; the overlapped passes
-  /// take twice the pass scratch.  Off while Options::time_phases is on.
-  bool overlap = true;
+  /// passes run in order).  The same bits either way.  Off by default: on the H200 it gained
+  /// nothing measurable (the INT8 products run at the card's power limit, and concurrent
+  /// memory-bound kernels take from the same budget; docs/benchmarks.md), and it takes two
+  /// sets of pass scratch (where they do not fit the workspace limit, the passes run in
+  /// order).  Off while Options::time_phases is on.
+  bool overlap = false;
   /// Bytes of workspace a call may use (0: 8 GiB).  It bounds how many INT32 products are
   /// held at once; a call needs at least its slices and one product, whatever the limit.
   std::int64_t workspace_limit = 0;

@@ -52,6 +52,8 @@ struct Int8GemmBackendAvail : std::false_type {};
 template <class ExecSpace, bool backend_avail = Int8GemmBackendAvail<ExecSpace>::value>
 struct Int8Gemm {
   static const char* name() { return "portable"; }
+  /// What scheme II pads M, N and K of its products to (a multiple of 16).
+  static constexpr std::int64_t padding = 16;
   static void run(const ExecSpace& space, const Int8GemmProblem& p);
   /// Every space runs the portable kernel.
   static bool supported(const ExecSpace&, std::string&) { return true; }

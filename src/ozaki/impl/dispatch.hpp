@@ -194,7 +194,10 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   const typename V::Matrix out = transposed_if(C, c_row_major);
   const Shape shape = c_row_major ? Shape{call.shape.n, call.shape.m, call.shape.k} : call.shape;
   const SliceStorage<ExecSpace>* prepared = call.prepared_a ? call.prepared_a : call.prepared_b;
-  const CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0);
+  // Scheme II pads its INT8 products as its backend runs them fastest; scheme I keeps the
+  // 16-byte padding of its slice format (prepared operands and the serial oracle share it).
+  const std::int64_t pad = scheme == Algorithm::Int8Crt ? Int8Gemm<ExecSpace>::padding : 16;
+  const CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0, pad);
   const bool strided_a = shape.k > 1 && rows_a.stride(1) != 1;
   const bool strided_b = shape.k > 1 && rows_b.stride(1) != 1;
   if (scheme == Algorithm::Int8Crt) {

@@ -17,14 +17,19 @@ struct Shape {
   std::int64_t m = 0, n = 0, k = 0;
 };
 
-/// Rows of int8 storage and of INT32 products as stored: M (or N) rounded up to 16.  With K
-/// padded likewise, every INT8 GEMM has m, n, k, lda, ldb, ldc multiples of 16 and 16-byte
-/// aligned operands, the form cuBLAS's INT8 tensor-core kernels require (lda, ldb multiples
-/// of 4, aligned pointers) and run fastest in (docs/design.md).  Padding rows hold zeros.
-inline std::int64_t padded_rows(std::int64_t m) { return (m + 15) / 16 * 16; }
+/// Rows of int8 storage and of INT32 products as stored: M (or N) rounded up to `pad` (16 by
+/// default).  With K padded likewise, every INT8 GEMM has m, n, k, lda, ldb, ldc multiples of
+/// 16 and 16-byte aligned operands, the form cuBLAS's INT8 tensor-core kernels require (lda,
+/// ldb multiples of 4, aligned pointers).  Padding rows and columns hold zeros.
+inline std::int64_t padded_rows(std::int64_t m, std::int64_t pad = 16) {
+  return (m + pad - 1) / pad * pad;
+}
 
-/// K rounded up to the slice padding (16 bytes: the alignment INT8 tensor-core GEMMs want).
-inline std::int64_t padded_k(std::int64_t K) { return (K + 15) / 16 * 16; }
+/// K rounded up to the padding (16 bytes by default: the alignment INT8 tensor-core GEMMs
+/// need; scheme II pads to what its backend runs fastest with, CallPlan::pad).
+inline std::int64_t padded_k(std::int64_t K, std::int64_t pad = 16) {
+  return (K + pad - 1) / pad * pad;
+}
 
 /// The K block in force: the option (or max_k_block) rounded down to a multiple of 16, so that
 /// every chunk of an INT8 GEMM starts 16-byte aligned (cuBLAS's INT8 kernels require 4 and
@@ -56,6 +61,8 @@ struct CallPlan {
   /// M, N, K as the driver computes them (N and M swapped for a row-major C, which is
   /// computed as C^T).
   Shape shape;
+  /// M, N and K padded to `pad` (a multiple of 16): what the INT8 products run on.
+  std::int64_t pad = 16;
   std::int64_t mpad = 0, npad = 0, kpad = 0;
   /// Most terms one INT8 GEMM sums (multiple of 16), and the chunks of a K-long product.
   std::int64_t k_block = 0;
@@ -78,7 +85,7 @@ struct CallPlan {
   std::int64_t pass_columns = 0;
   /// Scheme II: overlap consecutive passes where the space has a side instance (not while
   /// phases are timed: the phase clock needs them in order).
-  bool overlap = true;
+  bool overlap = false;
   bool time_phases = false;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
@@ -86,15 +93,17 @@ struct CallPlan {
 };
 
 /// The plan of a call of this shape with these options.  `prepared_slices` > 0: a prepared
-/// operand fixes S.
-inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices = 0) {
+/// operand fixes S.  `pad` (a multiple of 16): M, N and K are padded to it.
+inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices = 0,
+                          std::int64_t pad = 16) {
   CallPlan p;
   p.shape = s;
-  p.mpad = padded_rows(s.m);
-  p.npad = padded_rows(s.n);
-  p.kpad = padded_k(s.k);
+  p.pad = pad;
+  p.mpad = padded_rows(s.m, pad);
+  p.npad = padded_rows(s.n, pad);
+  p.kpad = padded_k(s.k, pad);
   p.k_block = resolved_k_block(o.k_block);
-  p.k_chunks = k_chunks(s.k, o.k_block);
+  p.k_chunks = k_chunks(p.kpad, o.k_block);
   p.workspace_limit = resolved_workspace_limit(o);
   p.requested = o.algorithm;
   p.auto_slices = o.slices == auto_slices && prepared_slices == 0;

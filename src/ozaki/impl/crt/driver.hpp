@@ -50,6 +50,10 @@ class CrtPipeline {
 
   /// Writes C only when it returns Done.
   Int8Outcome run(double alpha, double beta, const typename V::Matrix& C) {
+    if (sampled_rows_say_native()) {
+      call_.decided();
+      return Int8Outcome::NativeFaster;
+    }
     call_.base = call_.scratch.reserve(
         crt_bytes<ExecSpace>(call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast,
                              call_.plan.auto_moduli, call_.ops));
@@ -122,20 +126,46 @@ class CrtPipeline {
     return crt_relative_cost(rates_, products, moduli, call_.plan.shape);
   }
 
+  /// Whether Auto may stop for native FP64 GEMM before the bound product: only with an
+  /// automatic count and a scaling rule that may be accurate.
+  bool auto_may_stop_early() const {
+    return call_.plan.auto_moduli && call_.plan.requested == Algorithm::Auto &&
+           call_.plan.crt_scaling != CrtScaling::Fast;
+  }
+
   /// Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast
   /// model's count in our measurements (docs/benchmarks.md), plus its bound and estimate
-  /// products.  Where even that makes native faster, stop before the bound product.
-  bool native_wins_before_bound() {
-    if (!(call_.plan.auto_moduli && call_.plan.requested == Algorithm::Auto && accurate()))
-      return false;
-    const int hopeful = std::min(max_moduli, crt_fast_moduli(call_.plan.shape.k, q_a_, q_b_) + 2);
+  /// products.  Where even that makes native faster at the peak ratios q_a, q_b (scaled row
+  /// norms, rules.hpp), stop before the bound product: true, with the Report's reason.
+  bool native_wins_at_peaks(double q_a, double q_b, const char* which_rows) {
+    const std::int64_t K = call_.plan.shape.k;
+    const bool wide = call_.plan.crt_scaling == CrtScaling::Accurate ||
+                      static_cast<double>(K) * q_a * q_b > crt_accurate_peak;
+    if (!wide) return false;
+    const int hopeful = std::min(max_moduli, crt_fast_moduli(K, q_a, q_b) + 2);
     const double cost = cost_of(hopeful, hopeful + 2);
     if (!native_is_faster(cost)) return false;
-    call_.report.reason =
-        native_faster_reason("wide exponent range: at least " + std::to_string(hopeful) +
-                                 " moduli under the accurate scaling rule",
-                             cost);
+    call_.report.reason = native_faster_reason(std::string("wide exponent range in ") + which_rows +
+                                                   ": at least " + std::to_string(hopeful) +
+                                                   " moduli under the accurate scaling rule",
+                                               cost);
     return true;
+  }
+
+  /// Before any scratch or pass over the operands: the peak ratios of a sample of rows of
+  /// op(A) and of op(B)^T bound the full ratios from below, and the hopeful count grows with
+  /// them, so where the sample already makes native faster the full data does too.
+  bool sampled_rows_say_native() {
+    if (!auto_may_stop_early()) return false;
+    constexpr std::int64_t sample = 64;
+    const double q_a = sampled_peak_ratio(call_.space, call_.opA, sample);
+    const double q_b = sampled_peak_ratio(call_.space, call_.opBt, sample);
+    return native_wins_at_peaks(q_a, q_b, "a sample of rows");
+  }
+
+  /// The same with the peak ratios of all rows, after pass 1 and the row norms.
+  bool native_wins_before_bound() {
+    return auto_may_stop_early() && native_wins_at_peaks(q_a_, q_b_, "A and B");
   }
 
   /// The accurate rule's bound product P = q(A) q(B), in phase-1 scratch.
@@ -211,6 +241,9 @@ class CrtPipeline {
       copy_to_k_contiguous(call_.space, call_.opBt, copied.b, call_.copies.max_b);
       estimate_b = k_contiguous_rows<ExecSpace>(copied.b);
     }
+    // (The estimate pads K to 16 as scheme I does, whatever this plan's padding: its own
+    // chunk count.)
+    const std::int64_t estimate_chunks = k_chunks(s.k, call_.plan.k_block);
     const SliceCountChoice choice =
         choose_slice_count(call_.space, estimate_a, estimate_b, call_.exponents.a,
                            call_.exponents.b, call_.plan.k_block, estimate);
@@ -224,8 +257,8 @@ class CrtPipeline {
                               scale_.l1a, scale_.l1b)
             : crt_model_error(
                   call_.space,
-                  ProductLowerBound<ExecSpace>{estimate.products, call_.plan.k_chunks, 0x1p-14},
-                  s.k, scale_.bits_a, scale_.bits_b, scale_.l1a, scale_.l1b);
+                  ProductLowerBound<ExecSpace>{estimate.products, estimate_chunks, 0x1p-14}, s.k,
+                  scale_.bits_a, scale_.bits_b, scale_.l1a, scale_.l1b);
     L_ = crt_accurate_moduli(at_max);
     if (!(at_max < HUGE_VAL)) {
       call_.report.reason =

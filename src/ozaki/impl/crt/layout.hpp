@@ -137,16 +137,17 @@ std::size_t crt_front_bytes(const CallPlan& p, const OperandPlan& ops) {
 }
 
 /// Columns of C per pass of scheme II with `buffers` sets of pass scratch: as many as fit in
-/// the workspace limit (a multiple of 16), at least min(npad, crt_min_block_columns), at most
-/// crt_narrow_pass_columns for large M and K, or what Options::crt_pass_columns asks for; then
-/// evened out over the passes, so that the last pass is not a sliver.
+/// the workspace limit (a multiple of the plan's padding), at least min(npad,
+/// crt_min_block_columns), at most crt_narrow_pass_columns for large M and K, or what
+/// Options::crt_pass_columns asks for; then evened out over the passes, so that the last pass is
+/// not a sliver.
 template <class ExecSpace>
 CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int buffers) {
   Carver without_passes(nullptr, crt_front_bytes<ExecSpace>(p, ops));
   CrtProductRegion<ExecSpace>::carve(without_passes, p, L, CrtPasses{0, 0, 0});
   const std::int64_t room = p.workspace_limit - static_cast<std::int64_t>(without_passes.used());
   const std::int64_t per_column = buffers * (4 * L * p.k_chunks * p.mpad + L * p.kpad);
-  const std::int64_t fits = room / per_column / 16 * 16;
+  const std::int64_t fits = room / per_column / p.pad * p.pad;
   const bool narrow = p.shape.m >= crt_narrow_pass_extent && p.shape.k >= crt_narrow_pass_extent;
   const std::int64_t asked = p.pass_columns > 0 ? p.pass_columns
                              : narrow           ? crt_narrow_pass_columns
@@ -155,16 +156,20 @@ CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int 
   const std::int64_t widest = std::min({p.npad, asked, std::max(least, fits)});
   if (widest == 0) return {};
   const std::int64_t count = (p.npad + widest - 1) / widest;
-  return {padded_rows((p.npad + count - 1) / count), count, buffers};
+  return {padded_rows((p.npad + count - 1) / count, p.pad), count, buffers};
 }
 
 /// The passes of a call: overlapped (2 buffers) where the plan asks for overlap, the space
-/// has a side instance and there are at least 2 passes; else one buffer.
+/// has a side instance, there are at least 2 passes and both sets fit the workspace limit;
+/// else one buffer.
 template <class ExecSpace>
 CrtPasses crt_passes(const CallPlan& p, int L, const OperandPlan& ops) {
   if (p.overlap && SideInstance<ExecSpace>::available) {
     const CrtPasses overlapped = crt_passes_with<ExecSpace>(p, L, ops, 2);
-    if (overlapped.count >= 2) return overlapped;
+    Carver bytes(nullptr, crt_front_bytes<ExecSpace>(p, ops));
+    CrtProductRegion<ExecSpace>::carve(bytes, p, L, overlapped);
+    const bool fits = static_cast<std::int64_t>(bytes.used()) <= p.workspace_limit;
+    if (overlapped.count >= 2 && fits) return overlapped;
   }
   return crt_passes_with<ExecSpace>(p, L, ops, 1);
 }

@@ -124,6 +124,54 @@ double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms
   return worst;
 }
 
+/// peak_ratio over `count` evenly spread rows only (all rows if there are fewer), each scaled
+/// by its largest magnitude so that its squares cannot overflow; rows holding NaN or Inf are
+/// left out (pass 1 finds them).  The max over a sample is at most the max over all rows (up
+/// to rounding), so a decision it supports for large ratios holds for the full data too: Auto
+/// uses it to take native FP64 GEMM before reading all of A and B.
+template <class ExecSpace>
+double sampled_peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                          std::int64_t count) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  const std::int64_t sampled = rows < count ? rows : count;
+  if (sampled == 0 || K == 0) return 0;
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::sampled_peak_ratio", row_policy(space, sampled),
+      KOKKOS_LAMBDA(const member_type& team, double& w) {
+        const std::int64_t r = std::int64_t(team.league_rank()) * rows / sampled;
+        double mu = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& m) {
+              const double x = X(r, k);
+              const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+              if (v > m) m = v;
+            },
+            Kokkos::Max<double>(mu));
+        if (!(mu > 0) || !is_finite(mu)) return;
+        double sq = 0, sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& part) {
+              const double x = magnitude(X(r, k)) / mu;
+              part += x * x;
+            },
+            Kokkos::Sum<double>(sq));
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& part) { part += magnitude(X(r, k)) / mu; },
+            Kokkos::Sum<double>(sum));
+        // Every thread of the team holds the same ratio: the max is not affected.
+        const double ratio = compat::sqrt(sq) / sum;
+        if (ratio > w) w = ratio;
+      },
+      Kokkos::Max<double>(worst));
+  return worst > 0 ? worst : 0.0;
+}
+
 /// Fast rule: bits(r) = min(crt_max_bits, floor(log2(T / l2(r)))).  Returns the fewest.
 template <class ExecSpace>
 int fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2, double T,
