@@ -136,6 +136,8 @@ cmd_demo() {
 # sweep.png (the sweep's heatmap), ncu.log.
 #   OZAKI_SUITES  suites to run, in order (default "device wide sweep"; "" runs none)
 #   OZAKI_TESTS=0 skips the CUDA tests;  OZAKI_NCU=0 skips the Nsight Compute step
+#   OZAKI_SANITIZE="exit_cuda ..." runs compute-sanitizer's three tools on those test binaries
+#                                  (sanitize.log)
 # Arguments after `device` go to every suite's ozaki_bench (e.g. --shapes 8192 --configs ...).
 cmd_device() {
   local out=${OUT:-$repo/build-cuda/out}
@@ -157,6 +159,22 @@ cmd_device() {
     (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error --timeout 300 2>&1) \
       >>"$log" || true
     echo "tests: $((SECONDS - t0)) s" >>"$log"
+  fi
+  # compute-sanitizer's memcheck, racecheck and synccheck on the test binaries named in
+  # OZAKI_SANITIZE (e.g. "exit_cuda split_cuda"; racecheck is slow on the larger ones), with
+  # their error summaries in sanitize.log.
+  if [ -n "${OZAKI_SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null 2>&1; then
+    t0=$SECONDS
+    local binary tool
+    for binary in $OZAKI_SANITIZE; do
+      for tool in memcheck racecheck synccheck; do
+        echo "== $tool $binary" >>"$out/sanitize.log"
+        (cd "$repo/build-cuda" && OZAKI_POISON_SCRATCH=1 timeout 300 compute-sanitizer \
+          --tool "$tool" --error-exitcode 3 "unit_tests/$binary" 2>&1 | tail -n 6) \
+          >>"$out/sanitize.log" 2>&1 || true
+      done
+    done
+    echo "sanitizers: $((SECONDS - t0)) s" >>"$log"
   fi
   local bench=$repo/build-cuda/perf_tests/ozaki_bench suite
   for suite in ${OZAKI_SUITES-device wide sweep}; do

@@ -159,7 +159,7 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
 
 class CrtScalingRules : public ::testing::TestWithParam<std::tuple<double, int>> {};
 
-TEST_P(CrtScalingRules, AccurateBitsMatchOracleExactlyFastWithinOne) {
+TEST_P(CrtScalingRules, BitsOfBothRulesMatchTheOracleExactly) {
   const auto [phi, L] = GetParam();
   Random rng(700 + L);
   const std::int64_t M = 19, N = 23, K = 150;
@@ -172,8 +172,8 @@ TEST_P(CrtScalingRules, AccurateBitsMatchOracleExactlyFastWithinOne) {
   EXPECT_EQ(got_acc.b, want_acc.b);
   const auto want_fast = ozaki::serial::crt_scale(A.cref(), B.cref(), L, CrtScaling::Fast);
   const SpaceScale got_fast = scale_on_space(A, B, L, CrtScaling::Fast);
-  for (std::int64_t m = 0; m < M; ++m) EXPECT_LE(std::abs(got_fast.a[m] - want_fast.a[m]), 1);
-  for (std::int64_t n = 0; n < N; ++n) EXPECT_LE(std::abs(got_fast.b[n] - want_fast.b[n]), 1);
+  EXPECT_EQ(got_fast.a, want_fast.a);
+  EXPECT_EQ(got_fast.b, want_fast.b);
   // The accurate rule keeps at least as many bits in total where the fast one is loose.
   if (phi >= 2) {
     long sum_acc = 0, sum_fast = 0;
@@ -203,14 +203,13 @@ void expect_crt_accuracy(char ta, char tb, double alpha, const HostMatrix& A, co
   ozaki::serial::dd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
   const ozaki::serial::CrtScale scale =
       ozaki::serial::crt_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
-  // The fast rule's bits may differ by one from the oracle's (its norms are rounded sums).
-  const int slack = scaling == CrtScaling::Fast ? 1 : 0;
+  // Both rules' bits are the oracle's exactly (exact row norms): no slack.
   const std::vector<double> bound = ozaki::serial::crt_error_bound(
-      ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), scale, slack);
+      ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), scale, 0);
   int fewest = ozaki::Impl::crt_max_bits;
   for (int b : scale.a) fewest = std::min(fewest, b);
   for (int b : scale.b) fewest = std::min(fewest, b);
-  EXPECT_LE(std::abs(run.report.crt_bits - fewest), slack);
+  EXPECT_EQ(run.report.crt_bits, fewest);
   for (std::int64_t j = 0; j < run.C.cols; ++j) {
     for (std::int64_t i = 0; i < run.C.rows; ++i) {
       const std::size_t idx = i + j * run.C.rows;
@@ -459,7 +458,9 @@ TEST(Crt, PassWidths) {
 
 TEST(Crt, SampledPeakRatioBoundsTheFullOneFromBelow) {
   // Rows of very different peakedness (phi = 4 and a few near-constant rows): a sample's
-  // largest ratio is at most all rows' largest, and equal when the sample is every row.
+  // largest ratio is at most all rows' largest, and close to it when the sample is every row
+  // (the full one comes from the exact quantized norms of rules.hpp: n_r rounded up by at most
+  // 2^-16 of the row's largest element per element, l1_r down by 2^-31).
   Random rng(47);
   const std::int64_t R = 300, K = 500;
   HostMatrix X = random_host(R, K, 4.0, rng);
@@ -473,7 +474,8 @@ TEST(Crt, SampledPeakRatioBoundsTheFullOneFromBelow) {
     ozaki::Impl::row_norms(space, as_const(d), e, l2, l1);
     const double full = ozaki::Impl::peak_ratio(space, l2, l1);
     const double every = ozaki::Impl::sampled_peak_ratio(space, as_const(d), R);
-    EXPECT_NEAR(every, full, 1e-12 * full) << name(layout);
+    EXPECT_LE(every, full * (1 + 1e-12)) << name(layout);
+    EXPECT_GE(every, full * (1 - 1e-4)) << name(layout);
     for (const std::int64_t sample : {1, 16, 64}) {
       const double some = ozaki::Impl::sampled_peak_ratio(space, as_const(d), sample);
       EXPECT_GT(some, 0.0);

@@ -4,8 +4,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <limits>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -112,6 +114,66 @@ TEST(Cuda, PlainCallsOnTwoStreamsFromTwoThreadsUseTheirOwnScratch) {
   }
   cudaStreamDestroy(streams[0]);
   cudaStreamDestroy(streams[1]);
+}
+
+TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
+  // Four host threads, each with its own stream and execution-space instance, each a
+  // different algorithm (the library's scratch, cuBLAS handles and side streams are per
+  // instance), all calling at once; then every call again alone on the default instance with
+  // the options its Report gives, and on Kokkos::Serial: bitwise the same C.
+  constexpr int threads = 4;
+  cudaStream_t streams[threads];
+  for (cudaStream_t& s : streams) ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
+  {
+    std::vector<Kokkos::Cuda> spaces;
+    std::vector<Operands> ops;
+    for (int i = 0; i < threads; ++i) {
+      spaces.emplace_back(streams[i]);
+      ops.push_back(make_operands(200 + 37 * i, 300 - 29 * i, 900 + 111 * i, i < 2 ? 0.5 : 3.0,
+                                  40 + i));
+    }
+    Options options[threads];
+    options[0].algorithm = ozaki::Algorithm::Int8Crt;  // automatic count, Auto scaling
+    options[1].algorithm = ozaki::Algorithm::Int8Crt;
+    options[1].crt_pass_columns = 64;  // several passes, overlapped
+    options[1].overlap = true;
+    options[2].algorithm = ozaki::Algorithm::Int8Crt;
+    options[2].crt_scaling = ozaki::CrtScaling::Accurate;
+    options[3].algorithm = ozaki::Algorithm::Int8Slices;  // automatic S
+    Report reports[threads];
+    std::vector<HostMatrix> together(threads);
+    auto work = [&](int i) {
+      for (int round = 0; round < 3; ++round) {
+        reports[i] = ozaki::gemm(spaces[i], "N", "N", 1.0, ops[i].dA.left, ops[i].dB.left, 0.0,
+                                 ops[i].dC.left, options[i]);
+      }
+      spaces[i].fence();
+    };
+    std::vector<std::thread> pool;
+    for (int i = 0; i < threads; ++i) pool.emplace_back(work, i);
+    for (std::thread& t : pool) t.join();
+    for (int i = 0; i < threads; ++i) together[i] = to_host(ops[i].dC.view);
+    for (int i = 0; i < threads; ++i) {
+      ASSERT_NE(reports[i].algorithm, ozaki::Algorithm::Native) << i << ": " << reports[i].reason;
+      from_host(ops[i].C0, ops[i].dC.view);
+      ozaki::gemm("N", "N", 1.0, ops[i].dA.left, ops[i].dB.left, 0.0, ops[i].dC.left,
+                  reports[i].options);
+      EXPECT_EQ(to_host(ops[i].dC.view).values, together[i].values) << "thread " << i;
+      // And on the host: CPU checking by equality.
+      Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> A("A", ops[i].A.rows,
+                                                                       ops[i].A.cols),
+          B("B", ops[i].B.rows, ops[i].B.cols), C("C", ops[i].C0.rows, ops[i].C0.cols);
+      std::copy(ops[i].A.values.begin(), ops[i].A.values.end(), A.data());
+      std::copy(ops[i].B.values.begin(), ops[i].B.values.end(), B.data());
+      const Report host = ozaki::gemm(Kokkos::Serial(), "N", "N", 1.0, A, B, 0.0, C,
+                                      reports[i].options);
+      EXPECT_EQ(host.algorithm, reports[i].algorithm);
+      EXPECT_TRUE(std::equal(together[i].values.begin(), together[i].values.end(), C.data()))
+          << "thread " << i << ": Serial differs";
+      ozaki::release_scratch(spaces[i]);
+    }
+  }
+  for (cudaStream_t s : streams) cudaStreamDestroy(s);
 }
 
 TEST(Cuda, EmulationWorkspaceBeyondTheLimitFallsBackToInt8Slices) {

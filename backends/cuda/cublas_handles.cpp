@@ -22,14 +22,21 @@ struct Entry {
 
 using Key = std::tuple<int, cudaStream_t, HandleUse>;
 
-std::mutex registry_mutex;
+// Never destroyed, like the mutex that guards it: a program that finalizes Kokkos from
+// std::atexit (registered before the first call) runs destroy_all after the static
+// destructors of everything constructed later, so a function-local static map would already
+// be gone when the finalize hook walks it.
+std::mutex& registry_mutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
 std::map<Key, Entry>& registry() {
-  static std::map<Key, Entry> handles;
-  return handles;
+  static auto* handles = new std::map<Key, Entry>;
+  return *handles;
 }
 
 void destroy_all() {
-  std::lock_guard<std::mutex> lock(registry_mutex);
+  std::lock_guard<std::mutex> lock(registry_mutex());
   for (auto& kv : registry()) cublasDestroy(kv.second.handle);  // at finalize: nothing to report to
   registry().clear();
 }
@@ -66,7 +73,7 @@ const cudaDeviceProp& device_properties(int device) {
 BoundHandle handle_for(cudaStream_t stream, HandleUse use) {
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  std::lock_guard<std::mutex> lock(registry_mutex);
+  std::lock_guard<std::mutex> lock(registry_mutex());
   static const bool hook = [] {
     Kokkos::push_finalize_hook(destroy_all);
     return true;

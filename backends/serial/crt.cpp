@@ -15,44 +15,49 @@ namespace {
 
 using Impl::crt_max_bits;
 
-/// Per row of X (rows along K): scale exponent, ||x||_2 2^-e and ||x||_1 2^-e.
+/// Per row of X (rows along K): scale exponent, and the exact row norms n_r and l1_r of
+/// rules.hpp ("Row norms"): integer sums of quanta, then the same double operations as the
+/// Kokkos kernels, so that both choose the same bits.
 struct RowNorms {
   std::vector<int> exponent;
-  std::vector<long double> l2, l1;
+  std::vector<double> l2, l1;
 };
 
 RowNorms row_norms(const ConstMatrixRef& X) {
   RowNorms n;
   for (std::int64_t r = 0; r < X.rows; ++r) {
     const int e = row_scale_exponent(X, r);
-    long double squares = 0, l1 = 0;
+    unsigned __int128 squares = 0, l1 = 0;
     for (std::int64_t k = 0; k < X.cols; ++k) {
-      const long double x = std::ldexp(std::fabs(static_cast<long double>(X(r, k))), -e);
-      squares += x * x;
-      l1 += x;
+      const long double x = std::fabs(static_cast<long double>(X(r, k)));
+      if (x == 0) continue;
+      const long double s2 =
+          std::max(1.0L, std::ceil(std::ldexp(x, Impl::crt_l2_quantum_bits - e)));
+      squares += static_cast<unsigned __int128>(s2 * s2);
+      l1 += static_cast<unsigned __int128>(std::floor(std::ldexp(x, Impl::crt_l1_quantum_bits - e)));
     }
     n.exponent.push_back(e);
-    n.l2.push_back(std::sqrt(squares));
-    n.l1.push_back(l1);
+    n.l2.push_back(std::ldexp(std::sqrt(static_cast<double>(squares)), -Impl::crt_l2_quantum_bits));
+    n.l1.push_back(std::ldexp(static_cast<double>(l1), -Impl::crt_l1_quantum_bits));
   }
   return n;
 }
 
-/// max_r sqrt(K) l2_r / l1_r over the nonzero rows (1 for none).
-long double peak(const RowNorms& n, std::int64_t K) {
-  long double worst = 1;
+/// q = max_r n_r / l1_r over the nonzero rows (0 for none).
+double peak(const RowNorms& n) {
+  double worst = 0;
   for (std::size_t r = 0; r < n.l2.size(); ++r) {
-    if (n.l1[r] > 0)
-      worst = std::max(worst, std::sqrt(static_cast<long double>(K)) * n.l2[r] / n.l1[r]);
+    if (n.l1[r] > 0) worst = std::max(worst, n.l2[r] / n.l1[r]);
   }
   return worst;
 }
 
 std::vector<int> fast_bits(const RowNorms& n, double T) {
   std::vector<int> bits;
-  for (const long double l2 : n.l2) {
-    bits.push_back(l2 > 0 ? std::min(crt_max_bits, std::ilogb(static_cast<long double>(T) / l2))
-                          : crt_max_bits);
+  for (const double l2 : n.l2) {
+    int e = 0;
+    std::frexp(T / l2, &e);  // floor(log2(T / l2)) = e - 1
+    bits.push_back(l2 > 0 ? std::min(crt_max_bits, e - 1) : crt_max_bits);
   }
   return bits;
 }
@@ -89,8 +94,9 @@ CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,
   CrtScale out;
   out.scaling = scaling;
   if (scaling == CrtScaling::Auto) {
-    out.scaling = peak(na, K) * peak(nb, K) > Impl::crt_accurate_peak ? CrtScaling::Accurate
-                                                                      : CrtScaling::Fast;
+    out.scaling = static_cast<double>(K) * peak(na) * peak(nb) > Impl::crt_accurate_peak
+                      ? CrtScaling::Accurate
+                      : CrtScaling::Fast;
   }
   if (out.scaling == CrtScaling::Fast) {
     const double T = Impl::crt_fast_target(L, K);

@@ -14,6 +14,11 @@ namespace ozaki {
 struct Report {
   /// The algorithm that produced C; never Auto.
   Algorithm algorithm = Algorithm::None;
+  /// The options that replay this computation: the caller's, with the algorithm, the counts
+  /// and the scaling rule this call chose made explicit.  The same inputs with these options
+  /// give bitwise the same C on every backend (Serial, OpenMP, Cuda; docs/design.md §7,
+  /// "Same bits on every backend"), except for CublasEmulation, which only cuBLAS runs.
+  Options options;
   /// Where the products ran: "portable" (ozaki's Kokkos kernel), "cuBLAS", or "KokkosBlas"
   /// for native FP64 GEMM.
   std::string backend;

@@ -260,7 +260,17 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     if (call.any_prepared()) throw BackendError(why + ": prepared operands need INT8 GEMMs");
     return run_native(space, call, alpha, beta, why + ": native FP64 GEMM used instead", true);
   }
-  switch (run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start)) {
+  Int8Outcome outcome = Int8Outcome::Done;
+  try {
+    outcome = run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start);
+  } catch (const ScratchUnavailable& e) {
+    // C is untouched: scratch is had before any pass writes it.  An explicit algorithm says
+    // so with the exception; Auto takes native FP64 GEMM, which needs none, and reports it.
+    if (options.algorithm != Algorithm::Auto || call.any_prepared()) throw;
+    return run_native(space, call, alpha, beta,
+                      std::string(e.what()) + ": native FP64 GEMM used instead", true);
+  }
+  switch (outcome) {
     case Int8Outcome::Done: return report;
     case Int8Outcome::NonFinite:
       if (call.any_prepared()) {
@@ -278,6 +288,25 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   return run_native(space, call, alpha, beta, report.reason, false, decision);
 }
 
+/// The caller's options with what this call chose made explicit (Report::options).
+inline Options replay_options(Options o, const Report& r) {
+  switch (r.algorithm) {
+    case Algorithm::Int8Crt:
+      o.moduli = r.moduli;
+      o.crt_scaling = r.crt_scaling;
+      break;
+    case Algorithm::Int8Slices:
+      o.slices = r.slices;
+      break;
+    case Algorithm::None:  // no product: any algorithm gives the same C
+      return o;
+    default:
+      break;
+  }
+  o.algorithm = r.algorithm;
+  return o;
+}
+
 /// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
 template <class ExecSpace>
 Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[], double alpha,
@@ -292,6 +321,7 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
   const std::int64_t allocations = scratch.allocations();
   Report report = dispatch(space, call, alpha, beta, options, scratch, call_start);
   report.scratch_allocated = scratch.allocations() != allocations;
+  report.options = replay_options(options, report);
   return report;
 }
 

@@ -2,8 +2,8 @@
 /// \file crt.hpp
 /// The serial oracle of Ozaki scheme II (Algorithm::Int8Crt), every step the plainest way:
 ///   - crt_scale(): the bits each row of op(A) and column of op(B) keeps (fast or accurate
-///     rule of ozaki/impl/crt/rules.hpp); the accurate rule must be matched exactly, the fast
-///     one to within a bit (its row norms are sums whose rounding depends on their order);
+///     rule of ozaki/impl/crt/rules.hpp), to be matched exactly under both rules (the fast
+///     rule's row norms are exact integer sums: no order of summation enters);
 ///   - crt_residues(): the int8 residues, to be matched bit for bit given the same bits;
 ///   - crt_gemm(): scaled integers, exact residue products, and a reconstruction by Garner's
 ///     mixed-radix algorithm in long double (the Kokkos path uses weighted sums instead);

@@ -18,7 +18,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <new>
 #include <string>
 
 namespace ozaki {
@@ -27,6 +29,33 @@ namespace Impl {
 /// A device buffer that grows and never shrinks.  It holds no results between calls and is
 /// keyed on nothing: whoever owns it (a Workspace, the library's scratch per stream) only
 /// lends its bytes to one call at a time.
+/// OZAKI_POISON_SCRATCH=1 fills every new scratch buffer, and every buffer about to be freed,
+/// with 0xA5 bytes (the tests set it): a kernel that reads scratch it did not write, or a view
+/// left pointing into a freed buffer, then gives wrong results at once, instead of results that
+/// depend on what the memory held before.
+inline bool poison_new_scratch() {
+  static const bool poison = [] {
+    const char* v = std::getenv("OZAKI_POISON_SCRATCH");
+    return v != nullptr && v[0] == '1';
+  }();
+  return poison;
+}
+
+/// Scratch that could not be allocated (a BackendError to the caller; Auto falls back to
+/// native FP64 GEMM instead).
+class ScratchUnavailable : public BackendError {
+ public:
+  using BackendError::BackendError;
+};
+
+/// OZAKI_FAIL_SCRATCH_ABOVE=BYTES makes every scratch allocation above BYTES fail as if the
+/// memory were exhausted (fault injection for the tests; read at each allocation).
+inline std::size_t injected_allocation_limit() {
+  const char* v = std::getenv("OZAKI_FAIL_SCRATCH_ABOVE");
+  return v != nullptr ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10))
+                      : static_cast<std::size_t>(-1);
+}
+
 template <class ExecSpace>
 class ScratchBuffer {
  public:
@@ -40,14 +69,19 @@ class ScratchBuffer {
   /// Makes the buffer at least `needed` bytes and returns it; growing loses the contents.
   unsigned char* reserve(std::size_t needed) {
     if (bytes() >= needed) return data();
+    // Poisoned before it is freed too: a view into the old buffer still in use after growing
+    // then reads 0xA5 bytes, not the values it happened to hold.
+    if (poison_new_scratch() && bytes() > 0) Kokkos::deep_copy(buffer_, static_cast<unsigned char>(0xA5));
     buffer_ = Buffer();  // free first: old and new need not both fit
     try {
+      if (needed > injected_allocation_limit()) throw std::bad_alloc();
       buffer_ = Buffer(Kokkos::view_alloc("ozaki::scratch", Kokkos::WithoutInitializing), needed);
     } catch (const std::exception& e) {
-      throw BackendError("could not allocate " + std::to_string(needed) +
-                         " bytes of scratch: " + e.what());
+      throw ScratchUnavailable("could not allocate " + std::to_string(needed) +
+                               " bytes of scratch: " + e.what());
     }
     ++allocations_;
+    if (poison_new_scratch()) Kokkos::deep_copy(buffer_, static_cast<unsigned char>(0xA5));
     return data();
   }
 
@@ -59,15 +93,18 @@ class ScratchBuffer {
   std::int64_t allocations_ = 0;
 };
 
-/// Makes `scratch` hold `needed` bytes.  Growing loses what the call already stored there, so
-/// `redo` then computes it again (carve again, pass 1 again).  Returns the buffer.
+/// Makes `scratch` hold `needed` bytes and points `base` at it.  Growing loses what the call
+/// already stored there, so `redo` then computes it again (carve again, pass 1 again): `base`
+/// is updated before `redo` runs, because redo carves from it.
 template <class ExecSpace, class Redo>
-unsigned char* ensure_scratch(ScratchBuffer<ExecSpace>& scratch, std::size_t needed,
-                              const Redo& redo) {
-  if (needed <= scratch.bytes()) return scratch.data();
-  scratch.reserve(needed);
+void ensure_scratch(ScratchBuffer<ExecSpace>& scratch, std::size_t needed, unsigned char*& base,
+                    const Redo& redo) {
+  if (needed <= scratch.bytes()) {
+    base = scratch.data();
+    return;
+  }
+  base = scratch.reserve(needed);
   redo();
-  return scratch.data();
 }
 
 /// Hands out aligned, typed pieces of a byte buffer, or only counts them (null base).

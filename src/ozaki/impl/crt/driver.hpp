@@ -75,7 +75,14 @@ class CrtPipeline {
     }
     call_.clock.lap(call_.report.seconds_estimate);
     make_room();
-    const int fewest = choose_bits(L_);
+    int fewest = choose_bits(L_);
+    // An automatic count must also leave every row crt_min_bits (the models look at the error,
+    // not at this floor: an all-zero op(A) asks for 2 moduli, which leave op(B)'s rows 5 bits).
+    while (call_.plan.auto_moduli && fewest < crt_min_bits && L_ < max_moduli) {
+      ++L_;
+      make_room();
+      fewest = choose_bits(L_);
+    }
     check_crt_bits(fewest, L_, call_.plan.shape.k);
     multiply_passes(alpha, beta, C);
     fill_report(fewest);
@@ -104,9 +111,17 @@ class CrtPipeline {
                  call_.copies.sums_b, scale_.l2b, scale_.l1b);
     q_a_ = peak_ratio(call_.space, scale_.l2a, scale_.l1a);
     q_b_ = peak_ratio(call_.space, scale_.l2b, scale_.l1b);
+    const bool peaked = static_cast<double>(call_.plan.shape.k) * q_a_ * q_b_ > crt_accurate_peak;
     if (scaling_ == CrtScaling::Auto) {
-      const double k = static_cast<double>(call_.plan.shape.k);
-      scaling_ = k * q_a_ * q_b_ > crt_accurate_peak ? CrtScaling::Accurate : CrtScaling::Fast;
+      scaling_ = peaked ? CrtScaling::Accurate : CrtScaling::Fast;
+    } else if (scaling_ == CrtScaling::Fast && peaked && call_.plan.auto_moduli) {
+      // An automatic count promises FP64-equivalent accuracy, and the fast rule's count comes
+      // from a mean-field model that peaked rows break (at phi = 4 it gave errors 100 times
+      // native's): the accurate rule's bound and model keep the promise.
+      scaling_ = CrtScaling::Accurate;
+      call_.report.reason =
+          "automatic moduli count: the fast scaling rule's model does not hold for rows this "
+          "peaked (wide exponent ranges), so the accurate rule was taken";
     }
     return true;
   }
@@ -261,7 +276,8 @@ class CrtPipeline {
                   scale_.bits_a, scale_.bits_b, scale_.l1a, scale_.l1b);
     L_ = crt_accurate_moduli(at_max);
     if (!(at_max < HUGE_VAL)) {
-      call_.report.reason =
+      if (!call_.report.reason.empty()) call_.report.reason += "; ";
+      call_.report.reason +=
           "auto moduli: some (|A||B|)_mn lies below the resolution of the int8 estimate, so "
           "the largest count was taken";
     }
@@ -272,12 +288,12 @@ class CrtPipeline {
   /// Scratch for L moduli; growing loses its contents, so everything before the residues runs
   /// again.
   void make_room() {
-    call_.base = ensure_scratch(
-        call_.scratch,
-        crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops), [&] {
-          scale_rows();
-          if (accurate()) bound_product();
-        });
+    ensure_scratch(call_.scratch,
+                   crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops),
+                   call_.base, [&] {
+                     scale_rows();
+                     if (accurate()) bound_product();
+                   });
   }
 
   /// Residues of op(A), then per pass of columns of C: residues of those rows of op(B)^T only

@@ -60,6 +60,17 @@ inline double crt_log2_range(int L) {
   return bits;
 }
 
+/// Row norms, exact and independent of the order of summation, so that every backend and the
+/// oracle choose the same bits (docs/design.md §5.1).  With x scaled to |x 2^-e| <= 1:
+///     n_r  = sqrt(sum_k s2(x)^2) 2^-16,  s2(x) = max(1, ceil(|x| 2^(16-e))) for x != 0, else 0
+///     l1_r = (sum_k s1(x)) 2^-31,        s1(x) = floor(|x| 2^(31-e))
+/// Both sums are integers summed in 64 bits (exact for K < 2^32 and K < 2^33); n_r bounds
+/// ||x_r 2^-e||_2 from above, as the fast rule needs (up to the rounding of the integer to
+/// double, relative 2^-53, which the range margin covers); l1_r bounds ||x_r 2^-e||_1 from
+/// below within 2^-31 per element, as the models need.
+constexpr int crt_l2_quantum_bits = 16;
+constexpr int crt_l1_quantum_bits = 31;
+
 /// Fast (Cauchy-Schwarz) rule.  With |a'_mk| <= |a_mk| 2^(b_m-e_m) + 1/2,
 ///     sum_k |a'_mk||b'_kn| <= ||a'_m||_2 ||b'_n||_2 <= (2^b_m n_m + sqrt(K)/2)(2^c_n n_n +
 ///     sqrt(K)/2)

@@ -3,7 +3,8 @@
 /// Portable Kokkos kernels that choose scheme II's integer scaling (the rules are in
 /// rules.hpp, the derivations in docs/design.md §5):
 ///
-///   row_norms, strided_row_norms   ||x_r||_2 and ||x_r||_1 scaled by 2^-e_r, per row
+///   row_norms, strided_row_norms   n_r and l1_r per row: exact, order-independent norms
+///                                  (rules.hpp), the same bits on every backend
 ///   peak_ratio                     max_r ||x_r||_2 / ||x_r||_1, the Auto scaling rule's test
 ///   fast_bits                      bits per row from the Cauchy-Schwarz rule
 ///   magnitudes7 + INT8 GEMM + accurate_bits    bits from the per-entry bound (accurate rule)
@@ -24,9 +25,33 @@ namespace Impl {
 template <class ExecSpace>
 using CrtBits = typename Views<ExecSpace>::Exponents;
 
-/// ||x_r 2^-e_r||_2 and ||x_r 2^-e_r||_1 for every row (K-contiguous rows), in one pass: each
-/// thread of a row's team sums its strided share of both, the team's partial sums meet in
-/// scratch (a fixed order: the result does not depend on scheduling).
+/// The integer quanta of the exact row norms (rules.hpp, "Row norms"): s2(x)^2 and s1(x).
+struct NormQuanta {
+  std::uint64_t square = 0, l1 = 0;
+};
+
+KOKKOS_INLINE_FUNCTION NormQuanta norm_quanta(double x, int e) {
+  NormQuanta q;
+  if (x == 0) return q;
+  const double v2 = compat::ldexp(magnitude(x), crt_l2_quantum_bits - e);  // in [0, 2^16]
+  std::uint64_t s2 = static_cast<std::uint64_t>(v2);
+  if (static_cast<double>(s2) < v2 || s2 == 0) ++s2;  // ceil, and at least 1
+  q.square = s2 * s2;
+  q.l1 = static_cast<std::uint64_t>(compat::ldexp(magnitude(x), crt_l1_quantum_bits - e));
+  return q;
+}
+
+/// n_r and l1_r from the row's integer sums.
+KOKKOS_INLINE_FUNCTION double norm_from_squares(std::uint64_t squares) {
+  return compat::ldexp(compat::sqrt(static_cast<double>(squares)), -crt_l2_quantum_bits);
+}
+KOKKOS_INLINE_FUNCTION double norm_from_l1(std::uint64_t sum) {
+  return compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
+}
+
+/// n_r and l1_r for every row (K-contiguous rows), in one pass: each thread of a row's team
+/// sums its strided share of both quanta in 64-bit integers, and the team's partial sums meet
+/// in scratch.  Integer sums: the result depends on neither the team size nor the order.
 template <class ExecSpace>
 void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                const typename Views<ExecSpace>::Exponents& exponents,
@@ -34,7 +59,7 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
                const typename Views<ExecSpace>::Norms& l1) {
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
   using member_type = typename policy_type::member_type;
-  using Partials = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+  using Partials = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t K = X.extent(1);
   // Room for the largest team any space runs (CUDA's 1024 threads).
@@ -47,32 +72,31 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
         const int e = exponents(r);
         const int t = team.team_rank(), size = team.team_size();
         Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
-        double sq = 0, sum = 0;
+        std::uint64_t sq = 0, sum = 0;
         for (std::int64_t k = t; k < K; k += size) {
-          // Scaled to at most 1: no overflow; squares below 2^-1022 vanish, which the
-          // rule's margin covers (the largest element contributes at least 1/4).
-          const double x = compat::ldexp(magnitude(X(r, k)), -e);
-          sq += x * x;
-          sum += x;
+          const NormQuanta q = norm_quanta(X(r, k), e);
+          sq += q.square;
+          sum += q.l1;
         }
         squares(t) = sq;
         sums(t) = sum;
         team.team_barrier();
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          double total_sq = 0, total = 0;
+          std::uint64_t total_sq = 0, total = 0;
           for (int i = 0; i < size; ++i) {
             total_sq += squares(i);
             total += sums(i);
           }
-          l2(r) = compat::sqrt(total_sq);
-          l1(r) = total;
+          l2(r) = norm_from_squares(total_sq);
+          l1(r) = norm_from_l1(total);
         });
       });
 }
 
 /// row_norms for rows that are not K-contiguous, without copying them: per row tile,
 /// one thread per row (consecutive threads on X's contiguous index), partial sums into
-/// squares(tile, r) and sums(tile, r), then one thread per row adds its tiles.
+/// squares(tile, r) and sums(tile, r), then one thread per row adds its tiles.  A tile's sums
+/// (at most 32 quanta below 2^33) are integers that a double holds exactly.
 template <class ExecSpace>
 void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                        const typename Views<ExecSpace>::Exponents& exponents,
@@ -88,24 +112,24 @@ void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::
         const std::int64_t begin = t * row_tile_columns;
         const std::int64_t end = begin + row_tile_columns < K ? begin + row_tile_columns : K;
         const int e = exponents(r);
-        double sq = 0, sum = 0;
+        std::uint64_t sq = 0, sum = 0;
         for (std::int64_t k = begin; k < end; ++k) {
-          const double x = compat::ldexp(magnitude(X(r, k)), -e);
-          sq += x * x;
-          sum += x;
+          const NormQuanta q = norm_quanta(X(r, k), e);
+          sq += q.square;
+          sum += q.l1;
         }
-        squares(t, r) = sq;
-        sums(t, r) = sum;
+        squares(t, r) = static_cast<double>(sq);
+        sums(t, r) = static_cast<double>(sum);
       });
   flat_for(
       "ozaki::crt::strided_row_norms_sum", space, rows, KOKKOS_LAMBDA(const std::int64_t r) {
-        double sq = 0, sum = 0;
+        std::uint64_t sq = 0, sum = 0;
         for (std::int64_t t = 0; t < tiles; ++t) {
-          sq += squares(t, r);
-          sum += sums(t, r);
+          sq += static_cast<std::uint64_t>(squares(t, r));
+          sum += static_cast<std::uint64_t>(sums(t, r));
         }
-        l2(r) = compat::sqrt(sq);
-        l1(r) = sum;
+        l2(r) = norm_from_squares(sq);
+        l1(r) = norm_from_l1(sum);
       });
 }
 

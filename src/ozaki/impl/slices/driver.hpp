@@ -128,9 +128,8 @@ class SlicesPipeline {
   /// Scratch for the products of S slices: growing loses the buffer's contents, so the
   /// exponents and copies are carved and computed again.
   void make_room() {
-    call_.base = ensure_scratch(call_.scratch,
-                                int8_slices_bytes<ExecSpace>(call_.plan, S_, false, call_.ops),
-                                [&] { scale_rows(); });
+    ensure_scratch(call_.scratch, int8_slices_bytes<ExecSpace>(call_.plan, S_, false, call_.ops),
+                   call_.base, [&] { scale_rows(); });
   }
 
   void split() {
