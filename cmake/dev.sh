@@ -169,7 +169,7 @@ cmd_device() {
     for binary in $OZAKI_SANITIZE; do
       for tool in memcheck racecheck synccheck; do
         echo "== $tool $binary" >>"$out/sanitize.log"
-        (cd "$repo/build-cuda" && OZAKI_POISON_SCRATCH=1 timeout 300 compute-sanitizer \
+        (cd "$repo/build-cuda" && OZAKI_POISON_SCRATCH=1 timeout "${OZAKI_SANITIZE_TIMEOUT:-120}" compute-sanitizer \
           --tool "$tool" --error-exitcode 3 "unit_tests/$binary" 2>&1 | tail -n 6) \
           >>"$out/sanitize.log" 2>&1 || true
       done
