@@ -10,6 +10,7 @@
 // Not a GoogleTest binary: the checks run after main returns, so they report through the exit
 // status (std::_Exit(1) with a message on stderr).
 #include "common.hpp"
+#include "crash_report.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -72,6 +73,7 @@ struct LateUser {
     if (expected.empty()) fail("main did not run the first calls");
     const std::vector<Case> all = cases();
     for (std::size_t i = 0; i < all.size(); ++i) {
+      std::printf("exit test: at exit, %s\n", all[i].name);
       if (run(all[i]) != expected[i]) {
         std::fprintf(stderr, "%s: ", all[i].name);
         fail("a call after static destruction began gave other bits");
@@ -88,7 +90,12 @@ struct LateUser {
 int main(int argc, char* argv[]) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // lines survive a failing std::_Exit
   Kokkos::initialize(argc, argv);
-  std::atexit([] { Kokkos::finalize(); });  // what Python bindings and some C drivers do
+  ozaki_test::install_crash_report();
+  std::atexit([] {  // what Python bindings and some C drivers do
+    std::printf("exit test: Kokkos::finalize from std::atexit\n");
+    Kokkos::finalize();
+    std::printf("exit test: finalized\n");
+  });
   static LateUser late;                     // destroyed before the atexit function runs
   Random rng(2024);
   late.A = random_host(37, 300, 2.0, rng);

@@ -95,7 +95,8 @@ struct Options {
   /// Most terms one INT8 GEMM sums into INT32 (its inner length, slices stacked along K
   /// counted), in [16, max_k_block], or auto_k_block; rounded down to a multiple of 16.
   std::int64_t k_block = auto_k_block;
-  /// Int8Crt, for tuning: columns of C per pass of INT8 products (rounded up to 16), or 0 for
+  /// Int8Crt, for tuning: columns of C per pass of INT8 products (rounded up to the backend's
+  /// padding: 16, or 128 on cuBLAS), or 0 for
   /// the library's choice (docs/design.md §6).  A pass wider than the workspace limit allows
   /// is narrowed to what fits.
   std::int64_t crt_pass_columns = 0;

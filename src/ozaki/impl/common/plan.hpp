@@ -115,7 +115,7 @@ inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices 
   p.auto_moduli = o.moduli == auto_moduli;
   p.moduli = p.auto_moduli ? assumed_auto_moduli : o.moduli;
   p.crt_scaling = o.crt_scaling;
-  p.pass_columns = padded_rows(o.crt_pass_columns);
+  p.pass_columns = padded_rows(o.crt_pass_columns, pad);  // passes are whole padded blocks
   p.overlap = o.overlap && !o.time_phases;
   p.time_phases = o.time_phases;
   return p;
