@@ -4,6 +4,8 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +44,17 @@ void destroy_all() {
 }
 
 }  // namespace
+
+namespace {
+std::atomic<bool> exiting{false};  // trivially destructible: valid to the very end
+}  // namespace
+
+void note_cublas_used() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit([] { exiting.store(true); }); });
+}
+
+bool cublas_torn_down() { return exiting.load(); }
 
 void check(cublasStatus_t status, const char* call) {
   if (status == CUBLAS_STATUS_SUCCESS) return;

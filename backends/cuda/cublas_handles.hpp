@@ -33,6 +33,14 @@ BoundHandle handle_for(cudaStream_t stream, HandleUse use);
 const cudaDeviceProp& device_properties(int device);
 
 /// Throw ozaki::BackendError naming the call and cuBLAS's / CUDA's reason.
+/// After a successful cuBLAS call: registers, once, an atexit function that marks the process
+/// as exiting.  cuBLAS builds some of its state lazily on first use and tears it down at exit;
+/// registered after that state, the mark is set before the state is gone, so a call made
+/// later in exit (from a static destructor) is refused instead of crashing inside cuBLAS.
+void note_cublas_used();
+/// True once exit has begun after cuBLAS was used (note_cublas_used).
+bool cublas_torn_down();
+
 void check(cublasStatus_t status, const char* call);
 void check(cudaError_t status, const char* call);
 

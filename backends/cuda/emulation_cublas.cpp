@@ -83,6 +83,7 @@ bool EmulationBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space, bool trans_a
                              trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, A, lda, B, ldb,
                              &beta, C, ldc),
               "cublasDgemm_64 (FP64 emulation)");
+  cuda::note_cublas_used();
   return true;
 #else
   (void)space, (void)trans_a, (void)trans_b, (void)m, (void)n, (void)k, (void)alpha, (void)A,

@@ -38,6 +38,14 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
                                 CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx_64(INT8 x INT8 -> INT32, TN)");
   }
+  cuda::note_cublas_used();
+}
+
+bool Int8Gemm<Kokkos::Cuda, true>::torn_down(std::string& why) {
+  if (!cuda::cublas_torn_down()) return false;
+  why = "ozaki::gemm on CUDA was called after the process began to exit: cuBLAS has released "
+        "its state by then (call it before exit, or on a host space)";
+  return true;
 }
 
 bool Int8Gemm<Kokkos::Cuda, true>::supported(const Kokkos::Cuda& space, std::string& why_not) {

@@ -57,6 +57,8 @@ struct Int8Gemm {
   static void run(const ExecSpace& space, const Int8GemmProblem& p);
   /// Every space runs the portable kernel.
   static bool supported(const ExecSpace&, std::string&) { return true; }
+  /// Whether the backend's library is being torn down at exit (then a call is refused).
+  static bool torn_down(std::string&) { return false; }
   /// INT8 over FP64 GEMM throughput, 0 when unknown: Algorithm::Auto then takes Int8Slices,
   /// so that host results follow the same algorithm as the GPU's.
   static double int8_over_fp64_throughput(const ExecSpace&) { return 0; }

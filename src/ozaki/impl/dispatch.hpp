@@ -239,9 +239,12 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
         call.shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
     return report;
   }
+  std::string why;
+  // After exit began, a backend whose library is torn down (cuBLAS) is not called at all: a
+  // clear error, C untouched, where the call would otherwise crash inside that library.
+  if (Int8Gemm<ExecSpace>::torn_down(why)) throw BackendError(why);
   if (options.algorithm == Algorithm::Native)
     return run_native(space, call, alpha, beta, "", false);
-  std::string why;
   Algorithm scheme = options.algorithm;
   if (scheme == Algorithm::Auto) {
     scheme = choose_auto(space, make_plan(call.shape, options), call.any_prepared(), why);

@@ -40,6 +40,9 @@ struct Int8Gemm<Kokkos::Cuda, true> {
   static void run(const Kokkos::Cuda& space, const Int8GemmProblem& p);
   /// Whether this device runs INT8 tensor-core GEMMs (compute capability >= 7.5), and why not.
   static bool supported(const Kokkos::Cuda& space, std::string& why_not);
+  /// True (with why) once the process is exiting after cuBLAS was used: cuBLAS's state is then
+  /// being torn down, and a call is refused with a BackendError instead of crashing in it.
+  static bool torn_down(std::string& why);
   /// Measured INT8 (TN) over FP64 GEMM throughput of this device's architecture, 0 if unknown.
   static double int8_over_fp64_throughput(const Kokkos::Cuda& space);
   /// FP64 GEMM flops per byte of achievable memory bandwidth (machine balance), 0 if unknown.

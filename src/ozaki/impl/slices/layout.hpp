@@ -59,10 +59,19 @@ struct ProductRegion {
 };
 
 /// INT32 products held at once: all G if they fit the limit, else as many as do, at least 1.
+/// The batch count decides how many FP64 passes accumulate into C, so it changes the bits: it
+/// is computed from the plan alone, with the largest operand layout any space or call could
+/// use (both operands split and copied), never from this space's own layout (a GPU copies
+/// strided operands for an automatic S, a host does not): the same options then give the same
+/// bits on every backend (docs/design.md §7).
 template <class ExecSpace>
-std::int64_t product_batch(const CallPlan& p, int S, std::int64_t G, const OperandPlan& ops) {
-  Carver without_products(nullptr, row_regions_bytes<ExecSpace>(p.shape, ops));
-  ProductRegion<ExecSpace>::carve(without_products, p, S, G, 0, ops);
+std::int64_t product_batch(const CallPlan& p, int S, std::int64_t G, const OperandPlan&) {
+  OperandPlan largest;
+  largest.split_a = largest.split_b = true;
+  largest.copy_a = largest.copy_b = true;
+  largest.strided_a = largest.strided_b = true;
+  Carver without_products(nullptr, row_regions_bytes<ExecSpace>(p.shape, largest));
+  ProductRegion<ExecSpace>::carve(without_products, p, S, G, 0, largest);
   const std::int64_t room = p.workspace_limit - static_cast<std::int64_t>(without_products.used());
   const std::int64_t per_product = std::max<std::int64_t>(4 * p.npad * p.mpad, 1);
   return std::max<std::int64_t>(1, std::min(G, room / per_product));
