@@ -137,6 +137,23 @@ bool exponents_from_tile_max(const ExecSpace& space,
   return nonfinite_rows > 0;
 }
 
+/// max_k |X(r, k)| over one row by a team, with NaN and Inf mapped to +Inf so that one max
+/// reduction also flags them.  Every thread of the team gets the result.
+template <class Member, class Matrix>
+KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, std::int64_t r,
+                                           std::int64_t K) {
+  double mu = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(team, K),
+      [&](const std::int64_t k, double& m) {
+        const double x = X(r, k);
+        const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+        if (v > m) m = v;
+      },
+      Kokkos::Max<double>(mu));
+  return mu;
+}
+
 /// Pass 1.  exponents(r) = scale_exponent(max_k |X(r,k)|), or nonfinite_row.
 /// Returns true when some element of X is NaN or Inf.
 template <class ExecSpace>
@@ -150,16 +167,7 @@ bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>
       "ozaki::pass1::row_scale_exponents", row_policy(space, X.extent(0)),
       KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
         const int r = team.league_rank();
-        double mu = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& m) {
-              const double x = X(r, k);
-              // NaN and Inf map to +Inf so that one max reduction also flags them.
-              const double v = is_finite(x) ? magnitude(x) : positive_infinity();
-              if (v > m) m = v;
-            },
-            Kokkos::Max<double>(mu));
+        const double mu = team_row_max(team, X, r, K);
         const bool finite = is_finite(mu);
         // Every thread of the team holds mu and may count the row: only "> 0" matters.
         if (!finite) nonfinite += 1;

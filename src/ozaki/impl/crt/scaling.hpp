@@ -166,15 +166,7 @@ double sampled_peak_ratio(const ExecSpace& space, const typename Views<ExecSpace
       "ozaki::crt::sampled_peak_ratio", row_policy(space, sampled),
       KOKKOS_LAMBDA(const member_type& team, double& w) {
         const std::int64_t r = std::int64_t(team.league_rank()) * rows / sampled;
-        double mu = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& m) {
-              const double x = X(r, k);
-              const double v = is_finite(x) ? magnitude(x) : positive_infinity();
-              if (v > m) m = v;
-            },
-            Kokkos::Max<double>(mu));
+        const double mu = team_row_max(team, X, r, K);
         if (!(mu > 0) || !is_finite(mu)) return;
         double sq = 0, sum = 0;
         Kokkos::parallel_reduce(
