@@ -12,8 +12,9 @@ namespace ozaki {
 enum class Algorithm {
   /// FP64-equivalent accuracy (or the slice or moduli count given) by the fastest method on
   /// this device: Int8Crt, Int8Slices or native FP64 GEMM, from a cost model of the device's
-  /// INT8 and FP64 rates (docs/design.md §5.6).  On devices of unknown rates (host spaces) it
-  /// never prefers native: it runs Int8Crt at FP64 accuracy, Int8Slices with a slice count.
+  /// INT8 and FP64 rates (docs/design.md §5.6).  On host spaces that is native FP64 GEMM (the
+  /// portable INT8 kernel is slower than the BLAS there); to check a GPU result on the host
+  /// by equality, pass the GPU call's Report::options instead.
   Auto,
   /// Ozaki scheme I: FP64 split into int8 slices, INT8 x INT8 -> INT32 products, FP64 sum.
   Int8Slices,

@@ -59,9 +59,13 @@ struct Int8Gemm {
   static bool supported(const ExecSpace&, std::string&) { return true; }
   /// Whether the backend's library is being torn down at exit (then a call is refused).
   static bool torn_down(std::string&) { return false; }
-  /// INT8 over FP64 GEMM throughput, 0 when unknown: Algorithm::Auto then takes Int8Slices,
-  /// so that host results follow the same algorithm as the GPU's.
-  static double int8_over_fp64_throughput(const ExecSpace&) { return 0; }
+  /// INT8 over FP64 GEMM throughput of the portable kernel (host spaces, and any space without
+  /// a backend): measured on the 2-core host at
+  /// 2048^3, 0.028 TOP/s against 0.044 TFLOP/s for OpenBLAS's DGEMM through Kokkos Kernels
+  /// (docs/benchmarks.md).  Below 1, so Algorithm::Auto runs native FP64 GEMM on host spaces
+  /// at FP64-equivalent accuracy, the fastest method there; an explicit algorithm, or the
+  /// Report::options of a GPU call, gives the GPU's bits.
+  static double int8_over_fp64_throughput(const ExecSpace&) { return 0.64; }
   /// FP64 GEMM flops per byte of memory bandwidth, 0 when unknown (Auto's cost model then
   /// counts INT8 products only).
   static double fp64_flops_per_byte(const ExecSpace&) { return 0; }
