@@ -91,7 +91,8 @@ tables.
   --shapes LIST     comma-separated; N (cube) or MxNxK, non-negative integers (0 allowed:
                     the row shows what an empty product costs)       (default: demo shape,
                     1024 on host spaces, 8192 on GPUs)
-  --configs LIST    comma-separated, each one of                     (default: native,default)
+  --configs LIST    comma-separated, each one of                     (default: native,default;
+                                                                      on host spaces also crt:auto)
                       native             KokkosBlas::gemm (cuBLAS DGEMM on CUDA)
                       default            ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C): the
                                          plain call, no Options, no Workspace (the library's
@@ -387,8 +388,11 @@ Settings parse(int argc, char* argv[]) {
   if (!shapes.empty() || !configs.empty()) suite = "custom:" + suite;
   if (suite == "demo" || suite.rfind("custom:", 0) == 0) {
     // The demo, and any run given --shapes or --configs: what is not given is the demo's.
+    // On host spaces the default call runs native FP64 (the fastest there), so the demo adds
+    // scheme II with its automatic count, to show the Ozaki scheme's accuracy and cost.
     add_runs(shapes.empty() ? (on_host ? "1024" : "8192") : shapes,
-             configs.empty() ? "native,default" : configs, st.phi);
+             configs.empty() ? (on_host ? "native,default,crt:auto" : "native,default") : configs,
+             st.phi);
   } else if (suite == "device") {
     // Every algorithm at every shape of the issues; the scheme I sweep (S = 2..8, both pair
     // policies) at 8192^3, where the issues' criteria are.
