@@ -80,16 +80,8 @@ double time_gemm(const Space& space, const Shape& s, std::int64_t pad, int reps)
   Kokkos::View<std::int32_t*, Space::memory_space> c("c", mp * np);
   fill_int8(space, a, 1);
   fill_int8(space, b, 2);
-  ozaki::Impl::Int8GemmProblem p;
-  p.rows_a = mp;
-  p.rows_b = np;
-  p.length = kp;
-  p.a = a.data();
-  p.lda = kp;
-  p.b = b.data();
-  p.ldb = kp;
-  p.c = c.data();
-  p.ldc = mp;
+  const ozaki::Impl::Int8GemmProblem p =
+      ozaki::Impl::packed_int8_problem(mp, np, kp, a.data(), b.data(), c.data());
   ozaki::Impl::Int8Gemm<Space>::run(space, p);
   space.fence();
   std::vector<double> times;

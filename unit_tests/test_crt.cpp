@@ -138,17 +138,8 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
     V::Products P("P", 1, npad, mpad);
     ozaki::Impl::magnitudes7(space, as_const(dA), ea, qa);
     ozaki::Impl::magnitudes7(space, as_const(dBt), eb, qb);
-    ozaki::Impl::Int8GemmProblem p;
-    p.rows_a = mpad;
-    p.rows_b = npad;
-    p.length = kpad;
-    p.a = qa.data();
-    p.lda = kpad;
-    p.b = qb.data();
-    p.ldb = kpad;
-    p.c = P.data();
-    p.ldc = mpad;
-    ozaki::Impl::Int8Gemm<TestSpace>::run(space, p);
+    ozaki::Impl::Int8Gemm<TestSpace>::run(
+        space, ozaki::Impl::packed_int8_problem(mpad, npad, kpad, qa.data(), qb.data(), P.data()));
     Kokkos::View<int**, Kokkos::LayoutRight, typename V::device_type> partial("partial",
                                                                               (N + 255) / 256, M);
     ozaki::Impl::accurate_bits(space, P, 1, ozaki::Impl::crt_accurate_range(L), rho, partial,

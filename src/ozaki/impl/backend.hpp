@@ -44,6 +44,24 @@ struct Int8GemmProblem {
   std::int64_t ldc = 0;
 };
 
+/// The product of two packed row blocks: rows_a (rows_b) rows of `length` int8 each, stored
+/// one after another, into a packed column-major rows_a x rows_b result.
+inline Int8GemmProblem packed_int8_problem(std::int64_t rows_a, std::int64_t rows_b,
+                                           std::int64_t length, const std::int8_t* a,
+                                           const std::int8_t* b, std::int32_t* c) {
+  Int8GemmProblem p;
+  p.rows_a = rows_a;
+  p.rows_b = rows_b;
+  p.length = length;
+  p.a = a;
+  p.lda = length;
+  p.b = b;
+  p.ldb = length;
+  p.c = c;
+  p.ldc = rows_a;
+  return p;
+}
+
 /// True where a backend provides Int8Gemm<ExecSpace, true>.
 template <class ExecSpace>
 struct Int8GemmBackendAvail : std::false_type {};

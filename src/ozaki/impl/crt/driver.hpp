@@ -190,16 +190,9 @@ class CrtPipeline {
     bound_end_ = phase1.used();
     magnitudes7(call_.space, call_.opA, call_.exponents.a, bound_.q_a);
     magnitudes7(call_.space, call_.opBt, call_.exponents.b, bound_.q_b);
-    Int8GemmProblem p;
-    p.rows_a = call_.plan.mpad;
-    p.rows_b = call_.plan.npad;
-    p.length = call_.plan.kpad;
-    p.a = bound_.q_a.data();
-    p.lda = call_.plan.kpad;
-    p.b = bound_.q_b.data();
-    p.ldb = call_.plan.kpad;
-    p.c = bound_.bound.data();
-    p.ldc = call_.plan.mpad;
+    const Int8GemmProblem p =
+        packed_int8_problem(call_.plan.mpad, call_.plan.npad, call_.plan.kpad, bound_.q_a.data(),
+                            bound_.q_b.data(), bound_.bound.data());
     int8_gemm_in_k_chunks(call_.space, p, call_.plan.k_block, call_.plan.npad * call_.plan.mpad);
   }
 
