@@ -161,19 +161,31 @@ cmd_device() {
     echo "tests: $((SECONDS - t0)) s" >>"$log"
   fi
   # compute-sanitizer's memcheck, racecheck and synccheck on the test binaries named in
-  # OZAKI_SANITIZE (e.g. "exit_cuda split_cuda"; racecheck is slow on the larger ones), with
-  # their error summaries in sanitize.log.
+  # OZAKI_SANITIZE ("all": every CUDA test binary), OZAKI_SANITIZE_JOBS runs at once, each
+  # under OZAKI_SANITIZE_TIMEOUT seconds; the fuzz test takes its first OZAKI_FUZZ_CASES (40)
+  # cases there.  Each run's summary goes to sanitize.log, then one line per run:
+  # "tool binary rc errors".
   if [ -n "${OZAKI_SANITIZE:-}" ] && command -v compute-sanitizer >/dev/null 2>&1; then
     t0=$SECONDS
+    local binaries=$OZAKI_SANITIZE
+    if [ "$binaries" = all ]; then
+      binaries=$(cd "$repo/build-cuda/unit_tests" && ls -- *_cuda 2>/dev/null | tr '\n' ' ')
+    fi
+    local runs=$out/sanitize.d
+    mkdir -p "$runs"
     local binary tool
-    for binary in $OZAKI_SANITIZE; do
-      for tool in memcheck racecheck synccheck; do
-        echo "== $tool $binary" >>"$out/sanitize.log"
-        (cd "$repo/build-cuda" && OZAKI_POISON_SCRATCH=1 timeout "${OZAKI_SANITIZE_TIMEOUT:-120}" compute-sanitizer \
-          --tool "$tool" --error-exitcode 3 "unit_tests/$binary" 2>&1 | tail -n 6) \
-          >>"$out/sanitize.log" 2>&1 || true
-      done
-    done
+    for binary in $binaries; do
+      for tool in memcheck racecheck synccheck; do echo "$tool $binary"; done
+    done | OZAKI_POISON_SCRATCH=1 OZAKI_FUZZ_CASES=${OZAKI_FUZZ_CASES:-40} xargs -P "${OZAKI_SANITIZE_JOBS:-10}" -L 1 \
+      sh -c 'cd "$0" && timeout "$1" compute-sanitizer --tool "$3" --error-exitcode 3 \
+        "unit_tests/$4" >"$2/$3.$4.log" 2>&1; echo "$3 $4 rc=$?" >>"$2/$3.$4.log"' \
+      "$repo/build-cuda" "${OZAKI_SANITIZE_TIMEOUT:-300}" "$runs"
+    local f
+    for f in "$runs"/*.log; do
+      echo "== $(basename "$f" .log)"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY|rc=|FAILED|PASSED" "$f" | tail -n 6
+    done >"$out/sanitize.log" 2>&1
+    rm -rf "$runs"
     echo "sanitizers: $((SECONDS - t0)) s" >>"$log"
   fi
   local bench=$repo/build-cuda/perf_tests/ozaki_bench suite

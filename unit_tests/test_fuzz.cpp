@@ -21,6 +21,7 @@
 #include <ozaki/serial/crt.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -426,13 +427,19 @@ using ReplaySpace = TestSpace;
 constexpr bool replay = false;
 #endif
 
-/// Cases per run: 2000 on host spaces (CI), 500 on a device.
+/// Cases per run: 2000 on host spaces (CI), 500 on a device; OZAKI_FUZZ_CASES overrides it
+/// (the device script's sanitizer runs take the first cases of the same stream only).
 constexpr bool on_host = std::is_same<MemSpace, Kokkos::HostSpace>::value;
-constexpr std::uint64_t case_count = on_host ? 2000 : 500;
+std::uint64_t fuzz_case_count() {
+  const char* env = std::getenv("OZAKI_FUZZ_CASES");
+  if (env && *env) return std::strtoull(env, nullptr, 10);
+  return on_host ? 2000 : 500;
+}
 
 TEST(Fuzz, EveryCaseWithinTheOraclesBoundAndReplayedBitwise) {
   std::map<std::string, int> counts;
   int failures = 0, replayed = 0;
+  const std::uint64_t case_count = fuzz_case_count();
   for (std::uint64_t i = 0; i < case_count && failures < 5; ++i) {
     const Case c = make_case(i, true);  // CublasEmulation falls back to Int8Slices off CUDA
     const Outcome run = run_case<TestSpace>(c, c.options);

@@ -5,6 +5,8 @@
 
 #include <ozaki/serial/crt.hpp>
 
+#include <memory>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -231,6 +233,72 @@ TEST(Scratch, OutOfMemoryThrowsForAnExplicitAlgorithmAndAutoFallsBackWithCUntouc
   HostMatrix ref = p.C0;
   ozaki::serial::dd_gemm('N', 'N', 1.5, p.A.cref(), p.B.cref(), 0.25, ref.ref());
   EXPECT_LT(normwise_error(to_host(p.dC.view), ref, abs_product('N', 'N', p.A, p.B)), 1e-14);
+}
+
+TEST(Concurrency, FourHostThreadsOnOneSpaceGetTheBitsOfCallsRunAlone) {
+  // Four host threads calling at once on default-constructed instances of the space, each a
+  // different algorithm, two with the library's scratch and two with their own Workspace:
+  // the bits of the same calls run one after the other.  (Kokkos 3.4's host spaces share
+  // their internal buffers between threads; ozaki's calls on them take turns.)
+  constexpr int threads = 4;
+  std::vector<Problem> problems;
+  Options options[threads];
+  options[0] = crt(15);
+  options[1].algorithm = ozaki::Algorithm::Int8Crt;  // automatic count, Auto scaling
+  options[2].algorithm = ozaki::Algorithm::Int8Slices;  // automatic S
+  options[3] = crt(16);
+  options[3].crt_scaling = ozaki::CrtScaling::Accurate;
+  for (int i = 0; i < threads; ++i)
+    problems.push_back(make_problem(90 + 17 * i, 70 - 9 * i, 300 + 55 * i, i < 2 ? 0.5 : 2.5,
+                                    60 + i));
+  // beta = 0, so that repeated rounds give the same C; the harness's copies (Views it
+  // initialises) stay on this thread: Kokkos 3.4's OpenMP space is not initialised on others.
+  auto call = [&](const TestSpace& space, int i, ozaki::Workspace<TestSpace>* ws) {
+    Problem& p = problems[i];
+    return ws ? ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.0, p.dC.left,
+                            options[i], *ws)
+              : ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.0, p.dC.left,
+                            options[i]);
+  };
+  std::vector<HostMatrix> alone(threads);
+  std::vector<std::unique_ptr<ozaki::Workspace<TestSpace>>> workspaces;
+  for (int i = 0; i < threads; ++i) {
+    workspaces.push_back(std::make_unique<ozaki::Workspace<TestSpace>>(TestSpace()));
+    const Report r = call(TestSpace(), i, nullptr);
+    EXPECT_NE(r.algorithm, ozaki::Algorithm::Native) << i << ": " << r.reason;
+    alone[i] = to_host(problems[i].dC.view);
+    from_host(problems[i].C0, problems[i].dC.view);
+  }
+  // Kokkos 3.x's OpenMP space runs only on the thread that initialised Kokkos: there every
+  // call from another thread is refused before it starts, C untouched.
+#if defined(KOKKOS_ENABLE_OPENMP) && KOKKOS_VERSION < 40000
+  const bool refused_elsewhere = std::is_same<TestSpace, Kokkos::OpenMP>::value;
+#else
+  const bool refused_elsewhere = false;
+#endif
+  std::vector<int> refusals(threads, 0);
+  auto work = [&](int i) {
+    const TestSpace space;
+    for (int round = 0; round < 3; ++round) {
+      try {
+        call(space, i, i % 2 ? workspaces[i].get() : nullptr);
+      } catch (const ozaki::BackendError& e) {
+        EXPECT_NE(std::string(e.what()).find("initialised Kokkos"), std::string::npos)
+            << e.what();
+        ++refusals[i];
+      }
+    }
+    space.fence();
+  };
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) pool.emplace_back(work, i);
+  for (std::thread& t : pool) t.join();
+  for (int i = 0; i < threads; ++i) {
+    EXPECT_EQ(refusals[i], refused_elsewhere ? 3 : 0) << "thread " << i;
+    EXPECT_EQ(to_host(problems[i].dC.view).values,
+              refused_elsewhere ? problems[i].C0.values : alone[i].values)
+        << "thread " << i;
+  }
 }
 
 }  // namespace

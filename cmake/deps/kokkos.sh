@@ -111,12 +111,29 @@ fetch_sources() {
     "$src_dir/kokkos/CMakeLists.txt" | paste -sd. -)
   log "extracted Kokkos $version"
   [ "${version%%.*}" -ge 3 ] || die "Kokkos $version is too old (need >= 3.4)"
-  # Our own source changes so that 3.4.01 builds with CUDA 13 and knows sm_90 (see the patch).
-  if [ "$version" = "3.4.01" ]; then
-    patch -d "$src_dir/kokkos" -p1 --forward --quiet <"$here/kokkos-3.4.01-cuda13-sm90.patch" >&2
-  fi
   echo "$version" >"$src_dir/.complete"
+  apply_source_patches
   log "sources fetched, extracted and patched in $((SECONDS - t0)) s"
+}
+
+# Our own changes to the 3.4.01 sources, each applied once (a stamp per patch, so that a
+# source tree extracted before a patch existed gets it on the next call):
+#   cuda13-sm90        builds with CUDA 13 and knows sm_90;
+#   cuda-reduce-races  the shared-memory races of 3.4's CUDA reductions that compute-sanitizer
+#                      racecheck reports (a warp step that reads a slot another lane writes in
+#                      the same step; a final value read before the block syncs).  Later
+#                      Kokkos releases fixed these themselves.
+source_patches=(cuda13-sm90 cuda-reduce-races)
+apply_source_patches() {
+  [ "$(cat "$src_dir/.complete")" = "3.4.01" ] || return 0
+  local name
+  for name in "${source_patches[@]}"; do
+    [ -f "$src_dir/.patched-$name" ] && continue
+    # The first patch was applied before stamps existed: --forward skips what is in place.
+    patch -d "$src_dir/kokkos" -p1 --forward --quiet -r - <"$here/kokkos-3.4.01-$name.patch" >&2 ||
+      [ "$name" = cuda13-sm90 ] || die "patch $name does not apply"
+    touch "$src_dir/.patched-$name"
+  done
 }
 
 # The CMake file that Kokkos Kernels' configure includes first: Kokkos 3.4's exported config
@@ -132,14 +149,17 @@ build_variant() {
   local prefix=$deps_dir/install/$variant
   # The stamp names the configuration: an install made before the host variant took the BLAS
   # TPL is rebuilt once.
+  # The CUDA install's stamp names the last source patch that changes it.
   local stamp=$prefix/.complete
   [ "$variant" = host ] && stamp=$prefix/.complete-blas
+  [ "$variant" = cuda ] && stamp=$prefix/.complete-reduce-races
   if [ -f "$stamp" ]; then
     echo "$prefix"
     return 0
   fi
   ensure_build_tools
   fetch_sources
+  apply_source_patches
   local build=$deps_dir/build/$variant
   rm -rf "$build" "$prefix"
   mkdir -p "$build"
@@ -201,7 +221,7 @@ build_variant() {
 if [ -n "${OZAKI_DEPS_ONLY_FUNCTIONS:-}" ]; then return 0; fi
 
 case ${1:-} in
-sources) fetch_sources && echo "$src_dir" ;;
+sources) fetch_sources && apply_source_patches && echo "$src_dir" ;;
 host | cuda) build_variant "$1" ;;
 *) die "usage: $0 sources|host|cuda" ;;
 esac

@@ -15,6 +15,7 @@
 #include <ozaki/impl/common/arguments.hpp>
 #include <ozaki/impl/common/pass1.hpp>
 #include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/slices/format.hpp>
 #include <ozaki/impl/slices/split.hpp>
@@ -71,6 +72,8 @@ PreparedOperand<ExecSpace> prepare(const ExecSpace& space, Side side, const char
                           std::to_string(max_slices));
   }
   const bool t = Impl::parse_trans(trans, "trans");
+  if (const char* why = Impl::compat::unusable_here(space)) throw BackendError(why);
+  const auto turn = Impl::compat::host_call_turn(space);
   const typename V::ConstMatrix stored(
       X.data(), Kokkos::LayoutStride(X.extent(0), X.stride(0), X.extent(1), X.stride(1)));
   const typename V::ConstMatrix op = Impl::transposed_if(stored, t);

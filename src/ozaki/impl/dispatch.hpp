@@ -319,6 +319,8 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
                     ScratchBuffer<ExecSpace>& scratch, const SliceStorage<ExecSpace>* prepared_a,
                     const SliceStorage<ExecSpace>* prepared_b) {
   const auto call_start = std::chrono::steady_clock::now();
+  if (const char* why = compat::unusable_here(space)) throw BackendError(why);
+  const auto turn = compat::host_call_turn(space);
   const GemmCall<ExecSpace> call =
       checked_call<ExecSpace>(transA, transB, A, B, C, options, prepared_a, prepared_b);
   const std::int64_t allocations = scratch.allocations();
