@@ -115,7 +115,9 @@ cmd_test() {
     if have_gpu; then
       step "CUDA tests" run_ctest "$repo/build-cuda"
     else
-      say "no GPU here: the CUDA backend and its tests were compiled, not run"
+      # What needs no GPU: the oracle, and the interposer's exported symbols.
+      step "CUDA build, tests without a GPU" run_ctest "$repo/build-cuda" -L host
+      say "no GPU here: the CUDA backend and its device tests were compiled, not run"
     fi
   fi
   say "all tests passed"
@@ -184,6 +186,10 @@ cmd_device() {
     for f in "$runs"/*.log; do
       echo "== $(basename "$f" .log)"
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|rc=|FAILED|PASSED" "$f" | tail -n 6
+      # Where the reports are: each distinct kind and kernel, with its count.
+      grep -E "^========= +(Error|Warning|Invalid|Barrier|Race)|^========= +(Read|Write|and) " "$f" |
+        sed -E 's/0x[0-9a-f]+/0x./g; s/\(instance [0-9]+\)//g' | cut -c1-400 | sort | uniq -c |
+        sort -rn | head -n 12
     done >"$out/sanitize.log" 2>&1
     rm -rf "$runs"
     echo "sanitizers: $((SECONDS - t0)) s" >>"$log"
@@ -207,6 +213,49 @@ cmd_device() {
   echo "done: $(date -u)" >>"$log"
 }
 
+# On the GPU machine: the cuBLAS interposer on unmodified programs (issue 12), results to $OUT:
+# interposer.log (build, the C client's check, logs) and interposer.csv (label,n,ms,tflops,
+# error per run).  Each client runs without and with LD_PRELOAD, alternating, twice.
+#   OZAKI_INTERPOSER_SIZES  torch sizes (default 4096,8192,16384)
+#   OZAKI_KOKKOS_SIZES      KokkosBlas client sizes (default 16384)
+#   OZAKI_RANKS=2           also two MPI ranks, one GPU each (nvidia-h200-x2)
+cmd_interposer() {
+  local out=${OUT:-$repo/build-cuda/out}
+  mkdir -p "$out"
+  local log=$out/interposer.log csv=$out/interposer.csv
+  echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
+  nvidia-smi -L >>"$log" 2>&1 || true
+  configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda \
+    >>"$log" 2>&1 || { echo "build failed" >>"$log"; return 1; }
+  local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
+  (cd "$repo/build-cuda" && ctest --output-on-failure -R interposer 2>&1) >>"$log" || true
+  echo "label,n,ms,tflops,error" >"$csv"
+  local sizes=${OZAKI_INTERPOSER_SIZES:-4096,8192,16384} round
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_matmul.py" --sizes "$sizes" --label torch \
+      >>"$csv" 2>>"$log" || echo "torch run failed" >>"$log"
+    LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_matmul.py" --sizes "$sizes" \
+      --label torch+ozaki >>"$csv" 2>>"$log" || echo "torch+ozaki run failed" >>"$log"
+  done
+  local client=$repo/build-cuda/perf_tests/kokkos_blas_client
+  for round in 1 2; do
+    CLIENT_LABEL=kokkos "$client" ${OZAKI_KOKKOS_SIZES:-16384} >>"$csv" 2>>"$log" || true
+    CLIENT_LABEL=kokkos+ozaki LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 "$client" \
+      ${OZAKI_KOKKOS_SIZES:-16384} >>"$csv" 2>>"$log" || true
+  done
+  if [ "${OZAKI_RANKS:-1}" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then
+    # Each rank sees one GPU; the client is the unmodified KokkosBlas program.
+    local rank_cmd='export CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK; '
+    mpirun --allow-run-as-root --oversubscribe -np "$OZAKI_RANKS" bash -c \
+      "$rank_cmd CLIENT_LABEL=rank\$OMPI_COMM_WORLD_RANK $client ${OZAKI_KOKKOS_SIZES:-16384}" \
+      >>"$csv" 2>>"$log" || echo "mpirun (plain) failed" >>"$log"
+    mpirun --allow-run-as-root --oversubscribe -np "$OZAKI_RANKS" -x LD_PRELOAD=$lib bash -c \
+      "$rank_cmd CLIENT_LABEL=rank\$OMPI_COMM_WORLD_RANK+ozaki $client ${OZAKI_KOKKOS_SIZES:-16384}" \
+      >>"$csv" 2>>"$log" || echo "mpirun (ozaki) failed" >>"$log"
+  fi
+  echo "done: $(date -u)" >>"$log"
+}
+
 # On the GPU machine, one test binary only (a quick look at one failure): builds its target and
 # runs it with the given arguments; output to $OUT/device.log.
 cmd_device_test() {
@@ -223,5 +272,6 @@ demo) shift; cmd_demo "$@" ;;
 test) shift; cmd_test "$@" ;;
 device) shift; cmd_device "$@" ;;
 device-test) shift; cmd_device_test "$@" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args]" >&2; exit 2 ;;
+interposer) shift; cmd_interposer "$@" ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer" >&2; exit 2 ;;
 esac

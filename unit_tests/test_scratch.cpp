@@ -238,8 +238,8 @@ TEST(Scratch, OutOfMemoryThrowsForAnExplicitAlgorithmAndAutoFallsBackWithCUntouc
 TEST(Concurrency, FourHostThreadsOnOneSpaceGetTheBitsOfCallsRunAlone) {
   // Four host threads calling at once on default-constructed instances of the space, each a
   // different algorithm, two with the library's scratch and two with their own Workspace:
-  // the bits of the same calls run one after the other.  (Kokkos 3.4's host spaces share
-  // their internal buffers between threads; ozaki's calls on them take turns.)
+  // the bits of the same calls run one after the other.  (Kokkos keeps per-instance buffers,
+  // and 3.4's host spaces one set for all threads: ozaki's calls on one instance take turns.)
   constexpr int threads = 4;
   std::vector<Problem> problems;
   Options options[threads];

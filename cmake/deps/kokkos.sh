@@ -123,7 +123,12 @@ fetch_sources() {
 #                      racecheck reports (a warp step that reads a slot another lane writes in
 #                      the same step; a final value read before the block syncs).  Later
 #                      Kokkos releases fixed these themselves.
-source_patches=(cuda13-sm90 cuda-reduce-races)
+#   cuda-launch-mutex  launches through constant memory share one staging buffer across all
+#                      instances: two host threads launching at once, each on its own
+#                      instance, overwrote each other's kernel arguments (illegal addresses
+#                      in ozaki's four-thread test); one launch at a time through it, as later
+#                      Kokkos releases do.
+source_patches=(cuda13-sm90 cuda-reduce-races cuda-launch-mutex)
 apply_source_patches() {
   [ "$(cat "$src_dir/.complete")" = "3.4.01" ] || return 0
   local name
@@ -149,10 +154,10 @@ build_variant() {
   local prefix=$deps_dir/install/$variant
   # The stamp names the configuration: an install made before the host variant took the BLAS
   # TPL is rebuilt once.
-  # The CUDA install's stamp names the last source patch that changes it.
+  # The CUDA install's stamp names the last source patch (each changes it).
   local stamp=$prefix/.complete
   [ "$variant" = host ] && stamp=$prefix/.complete-blas
-  [ "$variant" = cuda ] && stamp=$prefix/.complete-reduce-races
+  [ "$variant" = cuda ] && stamp=$prefix/.complete-${source_patches[${#source_patches[@]} - 1]}
   if [ -f "$stamp" ]; then
     echo "$prefix"
     return 0
@@ -177,6 +182,9 @@ build_variant() {
   cuda)
     command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || die "cuda variant needs nvcc"
     export PATH=$PATH:/usr/local/cuda/bin
+    # Position-independent code: the cuBLAS interposer (libozaki_cublas.so) links these
+    # static libraries into a shared object.
+    common+=(-DCMAKE_POSITION_INDEPENDENT_CODE=ON)
     kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON
       "-DKokkos_ARCH_${cuda_arch}=ON"
       -DCMAKE_CXX_COMPILER="$src_dir/kokkos/bin/nvcc_wrapper")

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ozaki {
@@ -115,6 +116,13 @@ struct Options {
   /// Fence between phases and report their times (Report::seconds_*).  For profiling: the
   /// fences cost a little.
   bool time_phases = false;
+  /// Where set, what "native FP64 GEMM" means for this call: called instead of
+  /// KokkosBlas::gemm whenever the call runs native (Algorithm::Native, Auto's choice, the
+  /// NaN/Inf and out-of-memory fallbacks), and it must compute exactly this call's
+  /// alpha op(A) op(B) + beta C on the call's execution space instance.  The cuBLAS
+  /// interposer passes the caller's own cublasDgemm here, so that a call Auto sends to native
+  /// is the caller's call unchanged.  Not kept in Report::options.
+  std::function<void()> native_gemm;
 };
 
 namespace Impl {

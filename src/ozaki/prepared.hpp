@@ -12,6 +12,7 @@
 /// Its slice count fixes S for the calls it takes part in.
 
 #include <ozaki/errors.hpp>
+#include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/common/arguments.hpp>
 #include <ozaki/impl/common/pass1.hpp>
 #include <ozaki/impl/common/plan.hpp>
@@ -73,7 +74,7 @@ PreparedOperand<ExecSpace> prepare(const ExecSpace& space, Side side, const char
   }
   const bool t = Impl::parse_trans(trans, "trans");
   if (const char* why = Impl::compat::unusable_here(space)) throw BackendError(why);
-  const auto turn = Impl::compat::host_call_turn(space);
+  const auto turn = Impl::instance_turn(space);
   const typename V::ConstMatrix stored(
       X.data(), Kokkos::LayoutStride(X.extent(0), X.stride(0), X.extent(1), X.stride(1)));
   const typename V::ConstMatrix op = Impl::transposed_if(stored, t);

@@ -20,6 +20,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -209,6 +212,31 @@ struct ScratchKey {
   static constexpr bool stream_ordered = false;
   static ScratchKeyValue of(const ExecSpace&) { return {0, 0, std::this_thread::get_id()}; }
 };
+
+/// Held for the whole of one call: calls on one execution-space instance take turns.  Kokkos
+/// keeps per-instance state that two host threads enqueueing on the same instance at once
+/// would share (CUDA: each instance's reduction scratch; the host spaces of Kokkos 3.4: one
+/// set of reduction and team buffers for all threads, so there all calls on the space take
+/// turns).  Calls on different device instances run concurrently.  Never destroyed, so that
+/// calls made while static destructors run still find it.
+template <class ExecSpace>
+std::unique_lock<std::mutex> instance_turn(const ExecSpace& space) {
+  struct Turns {
+    std::mutex mutex;
+    std::map<ScratchKeyValue, std::unique_ptr<std::mutex>> of;  // never erased
+  };
+  static Turns* const turns = new Turns;
+  ScratchKeyValue key{};
+  if constexpr (!is_host_space<ExecSpace>()) key = ScratchKey<ExecSpace>::of(space);
+  std::mutex* turn = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(turns->mutex);
+    std::unique_ptr<std::mutex>& m = turns->of[key];
+    if (!m) m = std::make_unique<std::mutex>();
+    turn = m.get();
+  }
+  return std::unique_lock<std::mutex>(*turn);
+}
 
 /// A second instance of the execution space, ordered with the caller's by events, on which a
 /// pipeline runs memory-bound work while the caller's instance runs INT8 products

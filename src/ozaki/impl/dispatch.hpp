@@ -117,13 +117,19 @@ void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace
 /// Native FP64 GEMM, reported with its reason (in `report`, which may carry the decision's
 /// cost already).
 template <class ExecSpace>
-Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
-                  double beta, const std::string& why, bool fallback, Report report = Report{}) {
+Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, const Options& options,
+                  double alpha, double beta, const std::string& why, bool fallback,
+                  Report report = Report{}) {
   ProfilingRegion region("ozaki::gemm[Native]");
-  NativeGemm<ExecSpace>::run(space, call.trans_a, call.trans_b, alpha, call.A, call.B, beta,
-                             call.C);
+  if (options.native_gemm) {
+    options.native_gemm();  // the caller's own FP64 GEMM of this call (options.hpp)
+    report.backend = "the caller's native GEMM";
+  } else {
+    NativeGemm<ExecSpace>::run(space, call.trans_a, call.trans_b, alpha, call.A, call.B, beta,
+                               call.C);
+    report.backend = "KokkosBlas";
+  }
   report.algorithm = Algorithm::Native;
-  report.backend = "KokkosBlas";
   report.fallback = fallback;
   report.reason = why;
   return report;
@@ -244,12 +250,12 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   // clear error, C untouched, where the call would otherwise crash inside that library.
   if (Int8Gemm<ExecSpace>::torn_down(why)) throw BackendError(why);
   if (options.algorithm == Algorithm::Native)
-    return run_native(space, call, alpha, beta, "", false);
+    return run_native(space, call, options, alpha, beta, "", false);
   Algorithm scheme = options.algorithm;
   if (scheme == Algorithm::Auto) {
     scheme = choose_auto(space, make_plan(call.shape, options), call.any_prepared(), why);
     if (scheme == Algorithm::Native) {
-      return run_native(space, call, alpha, beta, why, false, decided(Report{}));
+      return run_native(space, call, options, alpha, beta, why, false, decided(Report{}));
     }
     report = decided(report);
   }
@@ -261,7 +267,7 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   }
   if (!Int8Gemm<ExecSpace>::supported(space, why)) {
     if (call.any_prepared()) throw BackendError(why + ": prepared operands need INT8 GEMMs");
-    return run_native(space, call, alpha, beta, why + ": native FP64 GEMM used instead", true);
+    return run_native(space, call, options, alpha, beta, why + ": native FP64 GEMM used instead", true);
   }
   Int8Outcome outcome = Int8Outcome::Done;
   try {
@@ -270,7 +276,7 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     // C is untouched: scratch is had before any pass writes it.  An explicit algorithm says
     // so with the exception; Auto takes native FP64 GEMM, which needs none, and reports it.
     if (options.algorithm != Algorithm::Auto || call.any_prepared()) throw;
-    return run_native(space, call, alpha, beta,
+    return run_native(space, call, options, alpha, beta,
                       std::string(e.what()) + ": native FP64 GEMM used instead", true);
   }
   switch (outcome) {
@@ -282,13 +288,13 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
             "FP64 values for native GEMM: pass both as Views for the IEEE result");
       }
       // Slices and residues cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
-      return run_native(space, call, alpha, beta,
+      return run_native(space, call, options, alpha, beta,
                         "A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
     case Int8Outcome::NativeFaster: break;
   }
   Report decision;
   decision.seconds_decision = report.seconds_decision;
-  return run_native(space, call, alpha, beta, report.reason, false, decision);
+  return run_native(space, call, options, alpha, beta, report.reason, false, decision);
 }
 
 /// The caller's options with what this call chose made explicit (Report::options).
@@ -307,6 +313,7 @@ inline Options replay_options(Options o, const Report& r) {
       break;
   }
   o.algorithm = r.algorithm;
+  o.native_gemm = nullptr;  // the caller's callback belongs to this call only
   return o;
 }
 
@@ -320,7 +327,7 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
                     const SliceStorage<ExecSpace>* prepared_b) {
   const auto call_start = std::chrono::steady_clock::now();
   if (const char* why = compat::unusable_here(space)) throw BackendError(why);
-  const auto turn = compat::host_call_turn(space);
+  const auto turn = instance_turn(space);
   const GemmCall<ExecSpace> call =
       checked_call<ExecSpace>(transA, transB, A, B, C, options, prepared_a, prepared_b);
   const std::int64_t allocations = scratch.allocations();

@@ -11,18 +11,14 @@
 ///    ldexp at all.  ozaki needs only frexp, ldexp (both exact operations) and sqrt; the global
 ///    ::frexp / ::ldexp / ::sqrt are callable from host code and from CUDA/HIP device code alike.
 ///  - Kokkos 5 requires C++20; ozaki's sources are C++17 and compile as C++20 too.
-///  - Host spaces: in 3.4, Serial and OpenMP keep one process-wide set of reduction and team
-///    buffers, so kernels launched from two host threads at once race inside Kokkos.  Later
-///    versions give Serial instances their own buffers, but default-constructed instances
-///    still share them: host_call_turn() makes ozaki's calls on a host space take turns on
-///    every version.  And 3.x's OpenMP space runs kernels only on the thread that initialised
+///  - Threads: Kokkos 3.x's OpenMP space runs kernels only on the thread that initialised
 ///    Kokkos (its state is thread-local there): unusable_here() says so before a call starts.
+///    (Calls on one instance take turns on every version: backend.hpp's instance_turn.)
 
 #include <KokkosBlas3_gemm.hpp>
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
-#include <mutex>
 #include <type_traits>
 #include <utility>
 
@@ -55,19 +51,6 @@ void native_gemm(const Space& space, const char transA[], const char transB[], d
     space.fence();
     KokkosBlas::gemm(transA, transB, alpha, A, B, beta, C);
     Space().fence();
-  }
-}
-
-/// Held for the whole of one ozaki call on a host space (see the file comment); empty on
-/// device spaces, whose instances order their own work.  The mutex is never destroyed, so a
-/// call made while static destructors run still finds it.
-template <class ExecSpace>
-std::unique_lock<std::mutex> host_call_turn(const ExecSpace&) {
-  if constexpr (std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value) {
-    static std::mutex* const turn = new std::mutex;
-    return std::unique_lock<std::mutex>(*turn);
-  } else {
-    return std::unique_lock<std::mutex>();
   }
 }
 

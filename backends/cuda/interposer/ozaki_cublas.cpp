@@ -1,0 +1,381 @@
+// libozaki_cublas.so: cuBLAS's FP64 GEMM entry points, answered by ozaki::gemm where that is
+// faster at FP64-equivalent accuracy and passed to the real cuBLAS otherwise, for programs
+// that were not written for ozaki (LD_PRELOAD, or linked ahead of libcublas).
+//
+// What a call keeps of the caller's cuBLAS state: the handle's stream (the Kokkos::Cuda
+// instance the call runs on), its pointer mode (alpha and beta read from the device where it
+// says so), leading dimensions (strided Views), transposes, beta, and the current device.
+// Everything else of the handle (math mode, workspace, atomics) is cuBLAS's own, used only on
+// the calls that pass through.
+//
+// This library carries its own copy of Kokkos, hidden by its version script: it initialises
+// that copy on the first call it takes (on the current device) and finalises it at exit.  A
+// Kokkos the program owns is a different copy, never touched.
+
+#include "config.hpp"
+#include "real_cublas.hpp"
+
+#include <ozaki/ozaki.hpp>
+
+#include <Kokkos_Core.hpp>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <string>
+
+#define OZAKI_CUBLAS_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace ozaki_cublas {
+namespace {
+
+/// > 0 while this thread is inside ozaki: ozaki's own cuBLAS calls (its native path, and its
+/// INT8 products through cublasGemmEx) reach these same entry points and must go straight to
+/// cuBLAS.
+thread_local int inside_ozaki = 0;
+
+struct Guard {
+  Guard() { ++inside_ozaki; }
+  ~Guard() { --inside_ozaki; }
+};
+
+/// What the summary at exit reports.
+struct Tally {
+  std::mutex mutex;
+  long calls = 0, through_ozaki = 0, native = 0, passed = 0;
+  double ozaki_flops = 0;
+  std::map<std::string, long> reasons;  // why calls passed through
+};
+
+Tally& tally() {
+  static Tally* t = new Tally;  // never destroyed: read at exit
+  return *t;
+}
+
+/// This library's Kokkos, and the Kokkos::Cuda instance of each caller's stream (Kokkos 3.4
+/// allocates per instance, so one is made per stream and kept).
+class Runtime {
+ public:
+  static Runtime& get() {
+    static Runtime* r = new Runtime;  // never destroyed: exit() finishes it explicitly
+    return *r;
+  }
+
+  /// Ready to run on `device`, or false with why (Kokkos runs on one device per process).
+  bool ready(int device, std::string& why) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_) {
+      why = "the process is exiting";
+      return false;
+    }
+    if (!Kokkos::is_initialized()) {
+      std::string id = "--kokkos-device-id=" + std::to_string(device);
+      char name[] = "ozaki_cublas";
+      char disable[] = "--kokkos-disable-warnings";
+      char* argv[] = {name, &id[0], disable, nullptr};
+      int argc = 3;
+      Kokkos::initialize(argc, argv);
+      device_ = device;
+      std::atexit(finish);
+    }
+    if (device != device_) {
+      why = "device " + std::to_string(device) + " (this process's ozaki runs on device " +
+            std::to_string(device_) + ")";
+      return false;
+    }
+    return true;
+  }
+
+  Kokkos::Cuda instance(cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = instances_.find(stream);
+    if (found == instances_.end()) {
+      found = instances_.emplace(stream, stream ? Kokkos::Cuda(stream) : Kokkos::Cuda()).first;
+    }
+    return found->second;
+  }
+
+ private:
+  /// At exit: the summary, then this library's Kokkos finalised (registered after the
+  /// program's first cuBLAS call, so it runs before cuBLAS's own teardown).
+  static void finish();
+
+  std::mutex mutex_;
+  int device_ = -1;
+  bool finished_ = false;
+  std::map<cudaStream_t, Kokkos::Cuda> instances_;
+};
+
+void print_summary() {
+  Tally& t = tally();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (config().log == 0 || t.calls == 0) return;
+  std::fprintf(stderr,
+               "ozaki_cublas: %ld FP64 GEMM calls, %ld through ozaki's INT8 products (%.3g "
+               "TFLOP), %ld where Auto chose native FP64, %ld passed through to cuBLAS (%s)",
+               t.calls, t.through_ozaki, t.ozaki_flops * 1e-12, t.native, t.passed,
+               real_cublas_path().c_str());
+  for (const auto& kv : t.reasons) std::fprintf(stderr, "; %ld: %s", kv.second, kv.first.c_str());
+  std::fprintf(stderr, "\n");
+}
+
+void Runtime::finish() {
+  print_summary();
+  Runtime& r = get();
+  std::lock_guard<std::mutex> lock(r.mutex_);
+  r.finished_ = true;
+  r.instances_.clear();
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+}
+
+/// Seconds between two events recorded around a call (waits for the second).
+double elapsed(cudaEvent_t start, cudaEvent_t stop) {
+  float ms = 0;
+  cudaEventSynchronize(stop);
+  cudaEventElapsedTime(&ms, start, stop);
+  return ms * 1e-3;
+}
+
+/// Times a call on `stream` when the per-call log is on.
+class CallTimer {
+ public:
+  explicit CallTimer(cudaStream_t stream) : stream_(stream) {
+    if (config().log != 1) return;
+    cudaEventCreate(&start_);
+    cudaEventCreate(&stop_);
+    cudaEventRecord(start_, stream_);
+  }
+  double seconds() {
+    if (config().log != 1) return 0;
+    cudaEventRecord(stop_, stream_);
+    return elapsed(start_, stop_);
+  }
+  ~CallTimer() {
+    if (start_) cudaEventDestroy(start_);
+    if (stop_) cudaEventDestroy(stop_);
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+char op_letter(cublasOperation_t op) {
+  return op == CUBLAS_OP_N ? 'N' : op == CUBLAS_OP_T ? 'T' : 'C';
+}
+
+/// One FP64 GEMM in cuBLAS's column-major terms.
+struct Dgemm {
+  const char* entry;  // the cuBLAS function called, for the log
+  cublasHandle_t handle;
+  cublasOperation_t transa, transb;
+  int m, n, k;
+  const double *alpha, *A;
+  int lda;
+  const double* B;
+  int ldb;
+  const double* beta;
+  double* C;
+  int ldc;
+};
+
+void log_call(const Dgemm& g, const std::string& what, double seconds) {
+  if (config().log != 1) return;
+  std::fprintf(stderr, "ozaki_cublas: %s %c%c %dx%dx%d -> %s, %.3f ms\n", g.entry,
+               op_letter(g.transa), op_letter(g.transb), g.m, g.n, g.k, what.c_str(),
+               seconds * 1e3);
+}
+
+void count_pass(const std::string& why) {
+  Tally& t = tally();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  ++t.calls;
+  ++t.passed;
+  ++t.reasons[why];
+}
+
+/// Why this call cannot or should not go through ozaki ("" if it can).
+std::string ineligible(const Dgemm& g) {
+  const Config& c = config();
+  if (c.mode == Mode::Off) return "OZAKI_CUBLAS=off";
+  const int rows_a = g.transa == CUBLAS_OP_N ? g.m : g.k;
+  const int rows_b = g.transb == CUBLAS_OP_N ? g.k : g.n;
+  // cuBLAS reports its own argument errors: such calls pass through unchanged.
+  if (g.m < 0 || g.n < 0 || g.k < 0 || g.lda < (rows_a > 1 ? rows_a : 1) ||
+      g.ldb < (rows_b > 1 ? rows_b : 1) || g.ldc < (g.m > 1 ? g.m : 1)) {
+    return "invalid arguments (cuBLAS reports them)";
+  }
+  const int smallest = g.m < g.n ? (g.m < g.k ? g.m : g.k) : (g.n < g.k ? g.n : g.k);
+  if (smallest < c.min_dimension) return "below OZAKI_CUBLAS_MIN";
+  return "";
+}
+
+using ConstMatrix = Kokkos::View<const double**, Kokkos::LayoutStride, Kokkos::CudaSpace,
+                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using Matrix = Kokkos::View<double**, Kokkos::LayoutStride, Kokkos::CudaSpace,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+using RealDgemm = decltype(&cublasDgemm_v2);
+
+/// The caller's call, unchanged, on the real cuBLAS.
+cublasStatus_t pass_through(RealDgemm real_dgemm, const Dgemm& g) {
+  return real_dgemm(g.handle, g.transa, g.transb, g.m, g.n, g.k, g.alpha, g.A, g.lda, g.B, g.ldb,
+                    g.beta, g.C, g.ldc);
+}
+
+/// The call through ozaki::gemm; false (with why) where it could not run there.  C is left
+/// untouched whenever it returns false (ozaki's guarantee on exceptions).  Where ozaki runs
+/// native FP64 GEMM (Auto's choice, or a fallback), that is the caller's own call on the real
+/// cuBLAS (Options::native_gemm), whose status `status` returns.
+bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublasStatus_t& status,
+               std::string& what) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    what = "no current device";
+    return false;
+  }
+  Runtime& runtime = Runtime::get();
+  if (!runtime.ready(device, what)) return false;
+  double alpha = 0, beta = 0;
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
+  if (mode == CUBLAS_POINTER_MODE_DEVICE) {
+    // Scalars on the device, written by earlier work on this stream: read in stream order.
+    if (cudaMemcpyAsync(&alpha, g.alpha, sizeof alpha, cudaMemcpyDeviceToHost, stream) !=
+            cudaSuccess ||
+        cudaMemcpyAsync(&beta, g.beta, sizeof beta, cudaMemcpyDeviceToHost, stream) !=
+            cudaSuccess ||
+        cudaStreamSynchronize(stream) != cudaSuccess) {
+      what = "alpha or beta unreadable on the device";
+      return false;
+    }
+  } else {
+    alpha = *g.alpha;
+    beta = *g.beta;
+  }
+  const int rows_a = g.transa == CUBLAS_OP_N ? g.m : g.k, cols_a = g.transa == CUBLAS_OP_N ? g.k : g.m;
+  const int rows_b = g.transb == CUBLAS_OP_N ? g.k : g.n, cols_b = g.transb == CUBLAS_OP_N ? g.n : g.k;
+  const ConstMatrix A(g.A, Kokkos::LayoutStride(rows_a, 1, cols_a, g.lda));
+  const ConstMatrix B(g.B, Kokkos::LayoutStride(rows_b, 1, cols_b, g.ldb));
+  const Matrix C(g.C, Kokkos::LayoutStride(g.m, 1, g.n, g.ldc));
+  // Conjugation is the identity on real matrices.
+  const char ta[2] = {g.transa == CUBLAS_OP_N ? 'N' : 'T', '\0'};
+  const char tb[2] = {g.transb == CUBLAS_OP_N ? 'N' : 'T', '\0'};
+  ozaki::Options options = config().options;
+  options.native_gemm = [&] { status = pass_through(real_dgemm, g); };
+  try {
+    const Guard inside;
+    const ozaki::Report r =
+        ozaki::gemm(runtime.instance(stream), ta, tb, alpha, A, B, beta, C, options);
+    what = ozaki::to_string(r.algorithm);
+    if (r.algorithm == ozaki::Algorithm::Int8Crt) what += " L=" + std::to_string(r.moduli);
+    if (r.algorithm == ozaki::Algorithm::Int8Slices) what += " S=" + std::to_string(r.slices);
+    if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
+    Tally& t = tally();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    ++t.calls;
+    if (r.algorithm == ozaki::Algorithm::Native) {
+      ++t.native;
+    } else {
+      ++t.through_ozaki;
+      t.ozaki_flops += 2.0 * g.m * g.n * g.k;
+    }
+    return true;
+  } catch (const std::exception& e) {
+    what = std::string("ozaki refused: ") + e.what();
+    return false;
+  }
+}
+
+cublasStatus_t dgemm(const Dgemm& g) {
+  const RealDgemm real_dgemm = real<RealDgemm>("cublasDgemm_v2");
+  if (real_dgemm == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (inside_ozaki > 0) return pass_through(real_dgemm, g);
+  cudaStream_t stream = nullptr;
+  real<decltype(&cublasGetStream_v2)>("cublasGetStream_v2")(g.handle, &stream);
+  CallTimer timer(stream);
+  std::string what = ineligible(g);
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  if (what.empty() && run_ozaki(g, stream, real_dgemm, status, what)) {
+    log_call(g, what, timer.seconds());
+    return status;
+  }
+  status = pass_through(real_dgemm, g);
+  count_pass(what);
+  log_call(g, "cuBLAS (" + what + ")", timer.seconds());
+  return status;
+}
+
+}  // namespace
+}  // namespace ozaki_cublas
+
+using namespace ozaki_cublas;
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                                  cublasOperation_t transb, int m, int n, int k,
+                                                  const double* alpha, const double* A, int lda,
+                                                  const double* B, int ldb, const double* beta,
+                                                  double* C, int ldc) {
+  return dgemm({"cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                C, ldc});
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
+                                                cublasOperation_t transb, int m, int n, int k,
+                                                const void* alpha, const void* A,
+                                                cudaDataType Atype, int lda, const void* B,
+                                                cudaDataType Btype, int ldb, const void* beta,
+                                                void* C, cudaDataType Ctype, int ldc,
+                                                cublasComputeType_t computeType,
+                                                cublasGemmAlgo_t algo) {
+  // Only FP64 in, out and compute (not the pedantic mode, which asks for cuBLAS's own order)
+  // is an FP64 GEMM that ozaki answers; ozaki's own INT8 products come here too and pass.
+  if (inside_ozaki == 0 && Atype == CUDA_R_64F && Btype == CUDA_R_64F && Ctype == CUDA_R_64F &&
+      computeType == CUBLAS_COMPUTE_64F) {
+    return dgemm({"cublasGemmEx", handle, transa, transb, m, n, k,
+                  static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
+                  static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
+                  static_cast<double*>(C), ldc});
+  }
+  // (cuBLAS's C++ headers overload cublasGemmEx: the C signature, spelled out.)
+  using RealGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
+                                        int, int, const void*, const void*, cudaDataType, int,
+                                        const void*, cudaDataType, int, const void*, void*,
+                                        cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+  const RealGemmEx pass = real<RealGemmEx>("cublasGemmEx");
+  if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return pass(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+              Ctype, ldc, computeType, algo);
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const double* alpha, const double* A, int lda, long long int strideA, const double* B,
+    int ldb, long long int strideB, const double* beta, double* C, int ldc,
+    long long int strideC, int batchCount) {
+  using RealBatched = decltype(&cublasDgemmStridedBatched);
+  const RealBatched pass = real<RealBatched>("cublasDgemmStridedBatched");
+  if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const Dgemm first{"cublasDgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda,
+                    B, ldb, beta, C, ldc};
+  // Each product large enough for ozaki goes there one by one; a batch of small ones is
+  // cuBLAS's strength and passes through whole.
+  if (inside_ozaki > 0 || batchCount < 1 || !ineligible(first).empty()) {
+    return pass(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C,
+                ldc, strideC, batchCount);
+  }
+  for (int i = 0; i < batchCount; ++i) {
+    Dgemm g = first;
+    g.A = A + i * strideA;
+    g.B = B + i * strideB;
+    g.C = C + i * strideC;
+    const cublasStatus_t status = dgemm(g);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}

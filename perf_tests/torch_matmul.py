@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""PyTorch's float64 matmul, unmodified: the interposer's first client (issue 12).
+
+    python3 perf_tests/torch_matmul.py --sizes 4096,8192,16384 [--reps 5] [--label plain]
+
+Times torch.matmul on N x N float64 CUDA tensors (inputs (U(-1/2,1/2)) exp(phi N(0,1)),
+phi = 0.5) with CUDA events (median of --reps after a warm-up), and measures the error
+max |c - ref| / (|A||B|)_ij against a long-double reference on 64 sampled entries.  One CSV
+line per size on stdout: label,n,ms,tflops,error.  Run it with and without
+LD_PRELOAD=libozaki_cublas.so (cmake/dev.sh interposer does both, alternating).
+"""
+import argparse
+import sys
+
+import numpy as np
+import torch
+
+
+def inputs(n, phi, seed):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    u = torch.rand((n, n), generator=g, device="cuda", dtype=torch.float64) - 0.5
+    z = torch.randn((n, n), generator=g, device="cuda", dtype=torch.float64)
+    return u * torch.exp(phi * z)
+
+
+def sampled_error(a, b, c, samples=64):
+    n = a.shape[0]
+    rng = np.random.default_rng(7)
+    rows = rng.integers(0, n, samples)
+    cols = rng.integers(0, n, samples)
+    a_rows = a[torch.as_tensor(rows, device=a.device)].cpu().numpy().astype(np.longdouble)
+    b_cols = b[:, torch.as_tensor(cols, device=b.device)].cpu().numpy().astype(np.longdouble)
+    got = c[torch.as_tensor(rows, device=c.device), torch.as_tensor(cols, device=c.device)]
+    got = got.cpu().numpy().astype(np.longdouble)
+    worst = 0.0
+    for s in range(samples):
+        products = a_rows[s] * b_cols[:, s]
+        ref = products.sum()
+        scale = np.abs(products).sum()
+        if scale > 0:
+            worst = max(worst, float(abs(got[s] - ref) / scale))
+    return worst
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", default="4096,8192,16384")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--phi", type=float, default=0.5)
+    p.add_argument("--label", default="torch")
+    args = p.parse_args()
+    for n in (int(s) for s in args.sizes.split(",")):
+        a, b = inputs(n, args.phi, 1), inputs(n, args.phi, 2)
+        c = torch.matmul(a, b)  # warm-up (and the interposer's first call: Kokkos starts)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.reps):
+            start = torch.cuda.Event(enable_timing=True)
+            stop = torch.cuda.Event(enable_timing=True)
+            start.record()
+            c = torch.matmul(a, b)
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))
+        ms = sorted(times)[len(times) // 2]
+        err = sampled_error(a, b, c)
+        print(f"{args.label},{n},{ms:.3f},{2.0 * n**3 / (ms * 1e-3) * 1e-12:.2f},{err:.3e}",
+              flush=True)
+        del a, b, c
+        torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

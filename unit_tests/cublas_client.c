@@ -1,0 +1,253 @@
+/* A program written for cuBLAS alone (C, no ozaki, no Kokkos): the interposer's test client.
+ *
+ * Each case calls the cuBLAS API the way applications do (padded leading dimensions, both
+ * pointer modes, two streams, beta != 0, transposes, two host threads with their own handles)
+ * and checks C against a long-double reference on sampled entries: the FP64 cases within
+ * 2^-50 of (|alpha||A||B| + |beta C0|) (docs/design.md, "The cuBLAS interposer"), the FP32
+ * case within 2^-18.  It prints one line per case with the error and a hash of C's bits;
+ * unit_tests/interposer_check.sh runs it with and without libozaki_cublas.so and compares.
+ * Exit status: the number of cases outside their bound. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK_CUDA(x)                                                          \
+  do {                                                                         \
+    cudaError_t e_ = (x);                                                      \
+    if (e_ != cudaSuccess) {                                                   \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(100);                                                               \
+    }                                                                          \
+  } while (0)
+#define CHECK_CUBLAS(x)                                                        \
+  do {                                                                         \
+    cublasStatus_t s_ = (x);                                                   \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                         \
+      fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+      exit(101);                                                               \
+    }                                                                          \
+  } while (0)
+
+enum Api { DGEMM, GEMM_EX_64F, DGEMM_STRIDED_BATCHED, SGEMM };
+
+typedef struct {
+  const char* name;
+  enum Api api;
+  int m, n, k;
+  cublasOperation_t ta, tb;
+  int pad; /* added to every leading dimension */
+  double alpha, beta;
+  int device_scalars; /* CUBLAS_POINTER_MODE_DEVICE */
+  int stream;         /* 0: the default stream, 1 or 2: a stream of our own */
+  int batch;
+} Case;
+
+/* Deterministic uniform in [0, 1). */
+static double uniform(uint64_t* s) {
+  *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (double)(*s >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* (U(-1/2, 1/2)) exp(phi N(0, 1)), phi = 0.5: the project's standard inputs. */
+static void fill(double* x, size_t count, uint64_t seed) {
+  uint64_t s = seed;
+  for (size_t i = 0; i < count; ++i) {
+    const double u1 = uniform(&s) + 1e-300, u2 = uniform(&s);
+    const double normal = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    x[i] = (uniform(&s) - 0.5) * exp(0.5 * normal);
+  }
+}
+
+static uint64_t hash_bytes(const void* data, size_t bytes) {
+  const unsigned char* p = (const unsigned char*)data;
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static double at(const double* X, int ld, int row, int col) { return X[(size_t)col * ld + row]; }
+
+/* max over sampled (i, j) of |C - ref| / (|alpha| (|op(A)||op(B)|)_ij + |beta C0_ij|). */
+static double sampled_error(const Case* c, const double* A, int lda, const double* B, int ldb,
+                            const double* C0, const double* C, int ldc) {
+  double worst = 0;
+  for (int s = 0; s < 97; ++s) {
+    const int i = (int)(((long long)s * 7919) % c->m), j = (int)(((long long)s * 104729) % c->n);
+    long double sum = 0, magnitude = 0;
+    for (int p = 0; p < c->k; ++p) {
+      const double a = c->ta == CUBLAS_OP_N ? at(A, lda, i, p) : at(A, lda, p, i);
+      const double b = c->tb == CUBLAS_OP_N ? at(B, ldb, p, j) : at(B, ldb, j, p);
+      sum += (long double)a * b;
+      magnitude += fabsl((long double)a * b);
+    }
+    const long double ref = c->alpha * sum + c->beta * (long double)at(C0, ldc, i, j);
+    const long double scale = fabsl(c->alpha) * magnitude + fabsl(c->beta * at(C0, ldc, i, j));
+    const double e = scale > 0 ? (double)(fabsl(at(C, ldc, i, j) - ref) / scale) : 0.0;
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+typedef struct {
+  const Case* c;
+  cudaStream_t stream; /* created by the caller (0: default) */
+  int failed;
+} Job;
+
+static int run_case(const Case* c, cudaStream_t stream) {
+  const int rows_a = c->ta == CUBLAS_OP_N ? c->m : c->k, cols_a = c->ta == CUBLAS_OP_N ? c->k : c->m;
+  const int rows_b = c->tb == CUBLAS_OP_N ? c->k : c->n, cols_b = c->tb == CUBLAS_OP_N ? c->n : c->k;
+  const int lda = rows_a + c->pad, ldb = rows_b + c->pad, ldc = c->m + c->pad;
+  const int batch = c->batch > 0 ? c->batch : 1;
+  const size_t sa = (size_t)lda * cols_a, sb = (size_t)ldb * cols_b, sc = (size_t)ldc * c->n;
+  double* A = malloc(sizeof(double) * sa * batch);
+  double* B = malloc(sizeof(double) * sb * batch);
+  double* C0 = malloc(sizeof(double) * sc * batch);
+  double* C = malloc(sizeof(double) * sc * batch);
+  fill(A, sa * batch, 11 + (uint64_t)c->m);
+  fill(B, sb * batch, 23 + (uint64_t)c->n);
+  fill(C0, sc * batch, 37 + (uint64_t)c->k);
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  CHECK_CUBLAS(cublasSetStream(handle, stream));
+  double *dA, *dB, *dC, *dScalars;
+  CHECK_CUDA(cudaMalloc((void**)&dA, sizeof(double) * sa * batch));
+  CHECK_CUDA(cudaMalloc((void**)&dB, sizeof(double) * sb * batch));
+  CHECK_CUDA(cudaMalloc((void**)&dC, sizeof(double) * sc * batch));
+  CHECK_CUDA(cudaMalloc((void**)&dScalars, 2 * sizeof(double)));
+  const double scalars[2] = {c->alpha, c->beta};
+  CHECK_CUDA(cudaMemcpy(dScalars, scalars, sizeof scalars, cudaMemcpyHostToDevice));
+  int failed = 0;
+  uint64_t hash = 0;
+  double err = 0;
+  if (c->api == SGEMM) {
+    /* FP32: never ozaki's; compared bitwise with the run without the interposer. */
+    float *fA = malloc(sizeof(float) * sa), *fB = malloc(sizeof(float) * sb),
+          *fC = malloc(sizeof(float) * sc);
+    for (size_t i = 0; i < sa; ++i) fA[i] = (float)A[i];
+    for (size_t i = 0; i < sb; ++i) fB[i] = (float)B[i];
+    for (size_t i = 0; i < sc; ++i) fC[i] = (float)C0[i];
+    float *gA, *gB, *gC;
+    CHECK_CUDA(cudaMalloc((void**)&gA, sizeof(float) * sa));
+    CHECK_CUDA(cudaMalloc((void**)&gB, sizeof(float) * sb));
+    CHECK_CUDA(cudaMalloc((void**)&gC, sizeof(float) * sc));
+    CHECK_CUDA(cudaMemcpy(gA, fA, sizeof(float) * sa, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(gB, fB, sizeof(float) * sb, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(gC, fC, sizeof(float) * sc, cudaMemcpyHostToDevice));
+    const float alpha = (float)c->alpha, beta = (float)c->beta;
+    CHECK_CUBLAS(cublasSgemm(handle, c->ta, c->tb, c->m, c->n, c->k, &alpha, gA, lda, gB, ldb,
+                             &beta, gC, ldc));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(fC, gC, sizeof(float) * sc, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < sa; ++i) A[i] = fA[i];
+    for (size_t i = 0; i < sb; ++i) B[i] = fB[i];
+    for (size_t i = 0; i < sc; ++i) { C0[i] = (float)C0[i]; C[i] = fC[i]; }
+    err = sampled_error(c, A, lda, B, ldb, C0, C, ldc);
+    failed = !(err <= ldexp(1.0, -18));
+    hash = hash_bytes(fC, sizeof(float) * sc);
+    cudaFree(gA); cudaFree(gB); cudaFree(gC);
+    free(fA); free(fB); free(fC);
+  } else {
+    CHECK_CUDA(cudaMemcpy(dA, A, sizeof(double) * sa * batch, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dB, B, sizeof(double) * sb * batch, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dC, C0, sizeof(double) * sc * batch, cudaMemcpyHostToDevice));
+    CHECK_CUBLAS(cublasSetPointerMode(handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE
+                                                                : CUBLAS_POINTER_MODE_HOST));
+    const double* alpha = c->device_scalars ? dScalars : &scalars[0];
+    const double* beta = c->device_scalars ? dScalars + 1 : &scalars[1];
+    switch (c->api) {
+      case DGEMM:
+        CHECK_CUBLAS(cublasDgemm(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA, lda, dB, ldb,
+                                 beta, dC, ldc));
+        break;
+      case GEMM_EX_64F:
+        CHECK_CUBLAS(cublasGemmEx(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA, CUDA_R_64F,
+                                  lda, dB, CUDA_R_64F, ldb, beta, dC, CUDA_R_64F, ldc,
+                                  CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+        break;
+      case DGEMM_STRIDED_BATCHED:
+        CHECK_CUBLAS(cublasDgemmStridedBatched(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA,
+                                               lda, (long long)sa, dB, ldb, (long long)sb, beta,
+                                               dC, ldc, (long long)sc, batch));
+        break;
+      default:
+        break;
+    }
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(C, dC, sizeof(double) * sc * batch, cudaMemcpyDeviceToHost));
+    for (int b = 0; b < batch; ++b) {
+      const double e = sampled_error(c, A + b * sa, lda, B + b * sb, ldb, C0 + b * sc, C + b * sc,
+                                     ldc);
+      if (e > err) err = e;
+    }
+    /* The padding rows of C (i >= m) must be untouched. */
+    for (int b = 0; b < batch; ++b)
+      for (int j = 0; j < c->n; ++j)
+        for (int i = c->m; i < ldc; ++i)
+          if (memcmp(&C[b * sc + (size_t)j * ldc + i], &C0[b * sc + (size_t)j * ldc + i],
+                     sizeof(double)) != 0)
+            failed = 1;
+    failed |= !(err <= ldexp(1.0, -50));
+    hash = hash_bytes(C, sizeof(double) * sc * batch);
+  }
+  printf("case %-24s err %.3e hash %016llx %s\n", c->name, err, (unsigned long long)hash,
+         failed ? "FAIL" : "ok");
+  cublasDestroy(handle);
+  cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(dScalars);
+  free(A); free(B); free(C0); free(C);
+  return failed;
+}
+
+static void* run_job(void* arg) {
+  Job* job = (Job*)arg;
+  job->failed = run_case(job->c, job->stream);
+  return NULL;
+}
+
+int main(void) {
+  /* Names starting with "pass_" are calls the interposer must pass through unchanged. */
+  static const Case cases[] = {
+      {"dgemm_nn_padded", DGEMM, 1536, 1280, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 3, 1.5, 0.5, 0, 1, 0},
+      {"dgemm_tn_device_scalars", DGEMM, 1024, 1100, 1300, CUBLAS_OP_T, CUBLAS_OP_N, 5, -0.75, 2.0, 1, 2, 0},
+      {"dgemm_nt_default_stream", DGEMM, 1200, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_T, 0, 1.0, 0.0, 0, 0, 0},
+      {"dgemm_cc", DGEMM, 1024, 1024, 1500, CUBLAS_OP_C, CUBLAS_OP_C, 1, 1.0, 1.0, 0, 1, 0},
+      {"gemmex_64f_tt", GEMM_EX_64F, 1024, 1536, 1024, CUBLAS_OP_T, CUBLAS_OP_T, 7, 2.0, -1.0, 1, 1, 0},
+      {"dgemm_strided_batched", DGEMM_STRIDED_BATCHED, 1024, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.25, 0, 2, 3},
+      {"pass_dgemm_small", DGEMM, 64, 48, 80, CUBLAS_OP_N, CUBLAS_OP_N, 2, 1.0, 0.5, 0, 1, 0},
+      {"pass_sgemm", SGEMM, 1024, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.5, 0, 1, 0},
+      {"pass_batched_small", DGEMM_STRIDED_BATCHED, 32, 32, 32, CUBLAS_OP_N, CUBLAS_OP_T, 1, 1.0, 0.0, 0, 2, 64},
+  };
+  cudaStream_t streams[3] = {0, 0, 0};
+  CHECK_CUDA(cudaStreamCreate(&streams[1]));
+  CHECK_CUDA(cudaStreamCreate(&streams[2]));
+  int failures = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+    failures += run_case(&cases[i], streams[cases[i].stream]);
+  /* Two host threads, each with its own handle on its own stream, at once. */
+  static const Case threaded[2] = {
+      {"threads_a", DGEMM, 2048, 1024, 1536, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1.0, 0.5, 0, 1, 0},
+      {"threads_b", DGEMM, 1024, 2048, 1024, CUBLAS_OP_T, CUBLAS_OP_N, 0, -1.0, 1.0, 1, 2, 0},
+  };
+  Job jobs[2];
+  pthread_t tid[2];
+  for (int t = 0; t < 2; ++t) {
+    jobs[t].c = &threaded[t];
+    jobs[t].stream = streams[1 + t];
+    jobs[t].failed = 0;
+    pthread_create(&tid[t], NULL, run_job, &jobs[t]);
+  }
+  for (int t = 0; t < 2; ++t) {
+    pthread_join(tid[t], NULL);
+    failures += jobs[t].failed;
+  }
+  cudaStreamDestroy(streams[1]);
+  cudaStreamDestroy(streams[2]);
+  printf("cublas_client: %d of %d cases outside their bound\n", failures,
+         (int)(sizeof cases / sizeof cases[0]) + 2);
+  return failures;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# The cuBLAS interposer on an unmodified cuBLAS program (cublas_client.c):
+#   interposer_check.sh <cublas_client> <libozaki_cublas.so>
+# runs the client four times: plain cuBLAS, and under LD_PRELOAD with OZAKI_CUBLAS=off, auto
+# and force.  Each run must keep every case within its bound (the client's exit status);
+# `off` must give plain cuBLAS's bits everywhere, auto and force on the "pass_" cases; force
+# must have taken the FP64 cases through ozaki (its log) and say so in its summary.
+set -euo pipefail
+client=$1
+lib=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "interposer_check: $*" >&2; exit 1; }
+
+run() {  # run <name> [env assignments...]
+  local name=$1
+  shift
+  env "$@" "$client" >"$work/$name.out" 2>"$work/$name.err" ||
+    { cat "$work/$name.out" "$work/$name.err" >&2; fail "$name: cases outside their bound"; }
+  sort "$work/$name.out" >"$work/$name.sorted"
+  echo "== $name" && cat "$work/$name.sorted" && grep -h "ozaki_cublas:" "$work/$name.err" | tail -n 30 || true
+}
+hashes() { awk '$1 == "case" { print $2, $6 }' "$work/$1.sorted"; }
+pass_hashes() { hashes "$1" | grep '^pass_' || true; }
+
+run plain
+run off LD_PRELOAD="$lib" OZAKI_CUBLAS=off
+run auto LD_PRELOAD="$lib" OZAKI_CUBLAS_LOG=1
+run force LD_PRELOAD="$lib" OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1
+
+[ "$(hashes off)" = "$(hashes plain)" ] || fail "OZAKI_CUBLAS=off changed some bits"
+for mode in auto force; do
+  [ "$(pass_hashes $mode)" = "$(pass_hashes plain)" ] || fail "$mode changed a pass-through case"
+done
+# force: every FP64 call of at least 512 in each dimension went through ozaki: 5 single
+# calls, 3 products of the batch, 2 threads.
+through=$(grep -c -- "-> Int8" "$work/force.err" || true)
+[ "$through" -ge 10 ] || fail "force: $through calls through ozaki, expected 10"
+grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
+grep -q "cuBLAS (below OZAKI_CUBLAS_MIN)" "$work/force.err" || fail "force: the small call was not passed through"
+echo "interposer_check: passed ($through calls through ozaki under force)"
