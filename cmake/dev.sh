@@ -231,17 +231,23 @@ cmd_interposer() {
   (cd "$repo/build-cuda" && ctest --output-on-failure -R interposer 2>&1) >>"$log" || true
   echo "label,n,ms,tflops,error" >"$csv"
   local sizes=${OZAKI_INTERPOSER_SIZES:-4096,8192,16384} round
+  # Round 1 logs every call (timed with events: it waits for each), round 2 only the summary.
   for round in 1 2; do
+    local logging=1
+    [ "$round" = 2 ] && logging=
     python3 "$repo/perf_tests/torch_matmul.py" --sizes "$sizes" --label torch \
       >>"$csv" 2>>"$log" || echo "torch run failed" >>"$log"
-    LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_matmul.py" --sizes "$sizes" \
-      --label torch+ozaki >>"$csv" 2>>"$log" || echo "torch+ozaki run failed" >>"$log"
+    LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=$logging python3 "$repo/perf_tests/torch_matmul.py" \
+      --sizes "$sizes" --label "torch+ozaki${logging:+ (log)}" >>"$csv" 2>>"$log" ||
+      echo "torch+ozaki run failed" >>"$log"
   done
   local client=$repo/build-cuda/perf_tests/kokkos_blas_client
   for round in 1 2; do
+    local logging=1
+    [ "$round" = 2 ] && logging=
     CLIENT_LABEL=kokkos "$client" ${OZAKI_KOKKOS_SIZES:-16384} >>"$csv" 2>>"$log" || true
-    CLIENT_LABEL=kokkos+ozaki LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 "$client" \
-      ${OZAKI_KOKKOS_SIZES:-16384} >>"$csv" 2>>"$log" || true
+    CLIENT_LABEL="kokkos+ozaki${logging:+ (log)}" LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=$logging \
+      "$client" ${OZAKI_KOKKOS_SIZES:-16384} >>"$csv" 2>>"$log" || true
   done
   if [ "${OZAKI_RANKS:-1}" -gt 1 ] && command -v mpirun >/dev/null 2>&1; then
     # Each rank sees one GPU; the client is the unmodified KokkosBlas program.
