@@ -50,6 +50,38 @@ void flat_for(const char* label, const ExecSpace& space, std::int64_t count, con
   }
 }
 
+/// result = the Reducer (Kokkos::Sum, Max or Min) of f(i, value) over i in [0, count), on a
+/// GPU as a team reduction: 2048 elements per team, joined by one thread of each team.  Kokkos
+/// 3.4's RangePolicy reductions on CUDA reduce through warp-synchronous shared memory that
+/// compute-sanitizer's racecheck reports as races (they are, under independent thread
+/// scheduling); its team reductions use shuffles.  The reducers ozaki uses (integer sums,
+/// maxima, minima) give the same result in any order.
+template <template <class...> class Reducer, class T, class ExecSpace, class Functor>
+void flat_reduce(const char* label, const ExecSpace& space, std::int64_t count, const Functor& f,
+                 T& result) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    Kokkos::parallel_reduce(
+        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, count), f,
+        Reducer<T>(result));
+  } else {
+    using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+    constexpr std::int64_t chunk = 2048;
+    Kokkos::parallel_reduce(
+        label,
+        Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>((count + chunk - 1) / chunk), 256),
+        KOKKOS_LAMBDA(const member_type& team, T& value) {
+          const std::int64_t begin = std::int64_t(team.league_rank()) * chunk;
+          const std::int64_t end = begin + chunk < count ? begin + chunk : count;
+          T part;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(team, begin, end),
+              [&](const std::int64_t i, T& v) { f(i, v); }, Reducer<T>(part));
+          Kokkos::single(Kokkos::PerTeam(team), [&]() { Reducer<T>(value).join(value, part); });
+        },
+        Reducer<T>(result));
+  }
+}
+
 /// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i:
 /// 256-thread blocks along i on a GPU (no 64-bit division per element), a plain range on host
 /// spaces.

@@ -122,10 +122,8 @@ bool exponents_from_tile_max(const ExecSpace& space,
                              const typename Views<ExecSpace>::Exponents& exponents) {
   const std::int64_t tiles = tile_max.extent(0);
   int nonfinite_rows = 0;
-  Kokkos::parallel_reduce(
-      "ozaki::pass1::exponents_from_tile_max",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
-                                                                      exponents.extent(0)),
+  flat_reduce<Kokkos::Sum>(
+      "ozaki::pass1::exponents_from_tile_max", space, exponents.extent(0),
       KOKKOS_LAMBDA(const std::int64_t r, int& bad) {
         double mu = 0;
         for (std::int64_t t = 0; t < tiles; ++t) mu = tile_max(t, r) > mu ? tile_max(t, r) : mu;
@@ -133,7 +131,7 @@ bool exponents_from_tile_max(const ExecSpace& space,
         exponents(r) = finite ? scale_exponent(mu) : nonfinite_row;
         if (!finite) ++bad;
       },
-      Kokkos::Sum<int>(nonfinite_rows));
+      nonfinite_rows);
   return nonfinite_rows > 0;
 }
 

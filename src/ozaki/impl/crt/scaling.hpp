@@ -138,13 +138,12 @@ template <class ExecSpace>
 double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2,
                   const typename Views<ExecSpace>::Norms& l1) {
   double worst = 0;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::peak_ratio",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, l2.extent(0)),
+  flat_reduce<Kokkos::Max>(
+      "ozaki::crt::peak_ratio", space, l2.extent(0),
       KOKKOS_LAMBDA(const std::int64_t r, double& w) {
         if (l1(r) > 0 && l2(r) / l1(r) > w) w = l2(r) / l1(r);
       },
-      Kokkos::Max<double>(worst));
+      worst);
   return worst;
 }
 
@@ -193,10 +192,8 @@ template <class ExecSpace>
 int fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2, double T,
               const CrtBits<ExecSpace>& bits) {
   int fewest = crt_max_bits;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::fast_bits",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, l2.extent(0)),
-      KOKKOS_LAMBDA(const std::int64_t r, int& f) {
+  flat_reduce<Kokkos::Min>(
+      "ozaki::crt::fast_bits", space, l2.extent(0), KOKKOS_LAMBDA(const std::int64_t r, int& f) {
         int b = crt_max_bits;
         if (l2(r) > 0) {
           int e = 0;
@@ -206,7 +203,7 @@ int fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2
         bits(r) = b;
         if (b < f) f = b;
       },
-      Kokkos::Min<int>(fewest));
+      fewest);
   return fewest;
 }
 
@@ -322,10 +319,8 @@ int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Produ
       },
       partial, bits_a);
   int fewest = crt_max_bits;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::fewest_bits",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M + N),
-      KOKKOS_LAMBDA(const std::int64_t i, int& f) {
+  flat_reduce<Kokkos::Min>(
+      "ozaki::crt::fewest_bits", space, M + N, KOKKOS_LAMBDA(const std::int64_t i, int& f) {
         if (i < M) {
           if (bits_a(i) > crt_max_bits) bits_a(i) = crt_max_bits;
           if (bits_a(i) < f) f = bits_a(i);
@@ -333,7 +328,7 @@ int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Produ
           f = bits_b(i - M);
         }
       },
-      Kokkos::Min<int>(fewest));
+      fewest);
   return fewest;
 }
 
@@ -350,10 +345,8 @@ double crt_model_error(const ExecSpace& space, const LowerBound& D, std::int64_t
   const std::int64_t M = bits_a.extent(0), N = bits_b.extent(0);
   const double root_k = compat::sqrt(static_cast<double>(K));
   double worst = 0;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::model_error",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
-      KOKKOS_LAMBDA(const std::int64_t idx, double& w) {
+  flat_reduce<Kokkos::Max>(
+      "ozaki::crt::model_error", space, M * N, KOKKOS_LAMBDA(const std::int64_t idx, double& w) {
         const std::int64_t m = idx % M, n = idx / M;
         if (l1a(m) == 0 || l1b(n) == 0) return;  // an exact zero product
         const double numerator =
@@ -362,7 +355,7 @@ double crt_model_error(const ExecSpace& space, const LowerBound& D, std::int64_t
         const double e = d > 0 ? numerator / (root_k * d) : positive_infinity();
         if (e > w) w = e;
       },
-      Kokkos::Max<double>(worst));
+      worst);
   return worst > 0 ? worst : 0.0;
 }
 

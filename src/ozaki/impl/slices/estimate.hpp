@@ -101,9 +101,8 @@ ErrorRatios error_ratios(const ExecSpace& space, const LowerBound& D,
   // A two-value reduction would fuse the two passes; each reads only what D reads.
   for (int which = 0; which < 2; ++which) {
     double result = 0;
-    Kokkos::parallel_reduce(
-        "ozaki::estimate::error_ratios",
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+    flat_reduce<Kokkos::Max>(
+        "ozaki::estimate::error_ratios", space, M * N,
         KOKKOS_LAMBDA(const std::int64_t idx, double& worst) {
           const std::int64_t m = idx % M;
           const std::int64_t n = idx / M;
@@ -115,7 +114,7 @@ ErrorRatios error_ratios(const ExecSpace& space, const LowerBound& D,
           const double r = d > 0 ? numerator / d : positive_infinity();
           if (r > worst) worst = r;
         },
-        Kokkos::Max<double>(result));
+        result);
     (which == 0 ? split : inverse) = result > 0 ? result : 0.0;  // Max starts at -DBL_MAX
   }
   return {split, inverse};
