@@ -12,6 +12,7 @@
 /// every translation unit sees the same dispatch.
 
 #include <ozaki/config.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/cost_model.hpp>
 
@@ -80,13 +81,15 @@ struct Int8Gemm {
   static bool supported(const ExecSpace&, std::string&) { return true; }
   /// Whether the backend's library is being torn down at exit (then a call is refused).
   static bool torn_down(std::string&) { return false; }
-  /// INT8 over FP64 GEMM throughput of the portable kernel (host spaces, and any space without
-  /// a backend): measured on the 2-core host at
-  /// 2048^3, 0.028 TOP/s against 0.044 TFLOP/s for OpenBLAS's DGEMM through Kokkos Kernels
-  /// (docs/benchmarks.md).  Below 1, so Algorithm::Auto runs native FP64 GEMM on host spaces
-  /// at FP64-equivalent accuracy, the fastest method there; an explicit algorithm, or the
-  /// Report::options of a GPU call, gives the GPU's bits.
-  static double int8_over_fp64_throughput(const ExecSpace&) { return 0.64; }
+  /// INT8 over FP64 GEMM throughput on host spaces, measured on the 2-core host at 2048^3
+  /// (docs/benchmarks.md): through the BLAS's SGEMM 0.12 TOP/s against 0.080 TFLOP/s for its
+  /// DGEMM (1.5); the plain int8 kernel 0.028 TOP/s against 0.044 (0.64).  Scheme II needs 14
+  /// products for FP64 accuracy, so Algorithm::Auto runs native FP64 GEMM on host spaces, the
+  /// fastest method there; an explicit algorithm, or the Report::options of a GPU call, gives
+  /// the GPU's bits.
+  static double int8_over_fp64_throughput(const ExecSpace&) {
+    return is_host_space<ExecSpace>() && compat::host_blas ? 1.5 : 0.64;
+  }
   /// FP64 GEMM flops per byte of memory bandwidth, 0 when unknown (Auto's cost model then
   /// counts INT8 products only).
   static double fp64_flops_per_byte(const ExecSpace&) { return 0; }
@@ -130,6 +133,52 @@ void int8_gemm_host(const ExecSpace& space, const Int8GemmProblem& p) {
       });
 }
 
+/// Host spaces with a vendor BLAS: the INT8 product as FP32 GEMMs of at most 1024 terms,
+/// exact.  Every product of two int8 values is an integer of magnitude at most 2^14, so every
+/// partial sum of at most 1024 of them, in any order and with or without FMA, is an integer
+/// of magnitude at most 2^24, which FP32 holds exactly; the INT32 sum of the blocks is exact
+/// too (the caller keeps length <= max_k_block).  So the result is bitwise the integer
+/// product, whatever the BLAS does inside.  OpenBLAS's SGEMM ran at 140 GFLOP/s on the 2-core
+/// host, against 25-28 GOP/s for int8_gemm_host (docs/benchmarks.md).
+constexpr std::int64_t fp32_exact_block = 1024;
+
+template <class ExecSpace>
+void int8_gemm_host_fp32(const ExecSpace& space, const Int8GemmProblem& p) {
+  using Matrix = Kokkos::View<float**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  const std::int64_t M = p.rows_a, N = p.rows_b;
+  const std::int64_t block = std::min(fp32_exact_block, p.length);
+  // Column l of op^T: a_f(l, m) = a[m lda + l], the K-contiguous rows as columns.
+  const Matrix a_f(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ozaki::int8_fp32::a"), block,
+                   M);
+  const Matrix b_f(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ozaki::int8_fp32::b"), block,
+                   N);
+  const Matrix c_f(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ozaki::int8_fp32::c"), M, N);
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  for (std::int64_t l0 = 0; l0 < p.length; l0 += block) {
+    const std::int64_t lt = std::min(block, p.length - l0);
+    // A last, shorter block is padded with zeros (whole LayoutLeft Views reach the BLAS).
+    Kokkos::parallel_for(
+        "ozaki::int8_gemm[fp32,operands]", Policy(space, 0, M + N), [=](const std::int64_t r) {
+          const bool in_a = r < M;
+          const std::int8_t* row = in_a ? p.a + r * p.lda + l0 : p.b + (r - M) * p.ldb + l0;
+          float* col = in_a ? &a_f(0, r) : &b_f(0, r - M);  // LayoutLeft: contiguous in l
+          for (std::int64_t l = 0; l < lt; ++l) col[l] = static_cast<float>(row[l]);
+          for (std::int64_t l = lt; l < block; ++l) col[l] = 0.0f;
+        });
+    compat::native_gemm(space, "T", "N", 1.0, a_f, b_f, 0.0, c_f);
+    const bool first = l0 == 0;
+    Kokkos::parallel_for(
+        "ozaki::int8_gemm[fp32,accumulate]", Policy(space, 0, N), [=](const std::int64_t n) {
+          std::int32_t* c = p.c + n * p.ldc;
+          for (std::int64_t m = 0; m < M; ++m) {
+            const std::int32_t v = static_cast<std::int32_t>(c_f(m, n));  // exact: |v| <= 2^24
+            c[m] = first ? v : c[m] + v;
+          }
+        });
+  }
+  space.fence();
+}
+
 /// Device-space fallback: one dot product per thread.  Correct anywhere, fast nowhere; spaces
 /// that matter have a backend.
 template <class ExecSpace>
@@ -155,7 +204,9 @@ void int8_gemm_generic(const ExecSpace& space, const Int8GemmProblem& p) {
 template <class ExecSpace, bool backend_avail>
 void Int8Gemm<ExecSpace, backend_avail>::run(const ExecSpace& space, const Int8GemmProblem& p) {
   if (p.rows_a == 0 || p.rows_b == 0) return;
-  if constexpr (is_host_space<ExecSpace>()) {
+  if constexpr (is_host_space<ExecSpace>() && compat::host_blas) {
+    detail::int8_gemm_host_fp32(space, p);
+  } else if constexpr (is_host_space<ExecSpace>()) {
     detail::int8_gemm_host(space, p);
   } else {
     detail::int8_gemm_generic(space, p);

@@ -11,6 +11,9 @@
 ///    ldexp at all.  ozaki needs only frexp, ldexp (both exact operations) and sqrt; the global
 ///    ::frexp / ::ldexp / ::sqrt are callable from host code and from CUDA/HIP device code alike.
 ///  - Kokkos 5 requires C++20; ozaki's sources are C++17 and compile as C++20 too.
+///  - host_blas says whether Kokkos Kernels reaches a vendor BLAS on host spaces (its BLAS TPL,
+///    KOKKOSKERNELS_ENABLE_TPL_BLAS in every version): the host INT8 products then go through
+///    its SGEMM (backend.hpp).
 ///  - Threads: Kokkos 3.x's OpenMP space runs kernels only on the thread that initialised
 ///    Kokkos (its state is thread-local there): unusable_here() says so before a call starts.
 ///    (Calls on one instance take turns on every version: backend.hpp's instance_turn.)
@@ -53,6 +56,12 @@ void native_gemm(const Space& space, const char transA[], const char transB[], d
     Space().fence();
   }
 }
+
+#if defined(KOKKOSKERNELS_ENABLE_TPL_BLAS)
+constexpr bool host_blas = true;
+#else
+constexpr bool host_blas = false;
+#endif
 
 /// Why `space` cannot run kernels on the calling thread, or nullptr where it can.
 template <class ExecSpace>
