@@ -48,8 +48,8 @@ int main(int argc, char* argv[]) {
       const auto t0 = std::chrono::steady_clock::now();
       KokkosBlas::gemm("N", "N", 1.0, A, B, 0.0, C);
       Kokkos::fence();
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                       .count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
     auto hA = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
@@ -67,8 +67,8 @@ int main(int argc, char* argv[]) {
       if (scale > 0) worst = std::max(worst, double(std::fabs(hC(i, j) - sum) / scale));
     }
     const double median = ms[ms.size() / 2];
-    std::printf("%s,%d,%.3f,%.2f,%.3e\n", label, n, median, 2.0 * n * n * double(n) / (median * 1e9),
-                worst);
+    std::printf("%s,%d,%.3f,%.2f,%.3e\n", label, n, median,
+                2.0 * n * n * double(n) / (median * 1e9), worst);
     std::fflush(stdout);
   }
   return 0;

@@ -244,19 +244,19 @@ TEST(Concurrency, FourHostThreadsOnOneSpaceGetTheBitsOfCallsRunAlone) {
   std::vector<Problem> problems;
   Options options[threads];
   options[0] = crt(15);
-  options[1].algorithm = ozaki::Algorithm::Int8Crt;  // automatic count, Auto scaling
+  options[1].algorithm = ozaki::Algorithm::Int8Crt;     // automatic count, Auto scaling
   options[2].algorithm = ozaki::Algorithm::Int8Slices;  // automatic S
   options[3] = crt(16);
   options[3].crt_scaling = ozaki::CrtScaling::Accurate;
   for (int i = 0; i < threads; ++i)
-    problems.push_back(make_problem(90 + 17 * i, 70 - 9 * i, 300 + 55 * i, i < 2 ? 0.5 : 2.5,
-                                    60 + i));
+    problems.push_back(
+        make_problem(90 + 17 * i, 70 - 9 * i, 300 + 55 * i, i < 2 ? 0.5 : 2.5, 60 + i));
   // beta = 0, so that repeated rounds give the same C; the harness's copies (Views it
   // initialises) stay on this thread: Kokkos 3.4's OpenMP space is not initialised on others.
   auto call = [&](const TestSpace& space, int i, ozaki::Workspace<TestSpace>* ws) {
     Problem& p = problems[i];
-    return ws ? ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.0, p.dC.left,
-                            options[i], *ws)
+    return ws ? ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.0, p.dC.left, options[i],
+                            *ws)
               : ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.0, p.dC.left,
                             options[i]);
   };
@@ -283,8 +283,7 @@ TEST(Concurrency, FourHostThreadsOnOneSpaceGetTheBitsOfCallsRunAlone) {
       try {
         call(space, i, i % 2 ? workspaces[i].get() : nullptr);
       } catch (const ozaki::BackendError& e) {
-        EXPECT_NE(std::string(e.what()).find("initialised Kokkos"), std::string::npos)
-            << e.what();
+        EXPECT_NE(std::string(e.what()).find("initialised Kokkos"), std::string::npos) << e.what();
         ++refusals[i];
       }
     }

@@ -17,11 +17,10 @@
 
 #include <ozaki/ozaki.hpp>
 
-#include <Kokkos_Core.hpp>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <Kokkos_Core.hpp>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -258,8 +257,10 @@ bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublas
     alpha = *g.alpha;
     beta = *g.beta;
   }
-  const int rows_a = g.transa == CUBLAS_OP_N ? g.m : g.k, cols_a = g.transa == CUBLAS_OP_N ? g.k : g.m;
-  const int rows_b = g.transb == CUBLAS_OP_N ? g.k : g.n, cols_b = g.transb == CUBLAS_OP_N ? g.n : g.k;
+  const int rows_a = g.transa == CUBLAS_OP_N ? g.m : g.k,
+            cols_a = g.transa == CUBLAS_OP_N ? g.k : g.m;
+  const int rows_b = g.transb == CUBLAS_OP_N ? g.k : g.n,
+            cols_b = g.transb == CUBLAS_OP_N ? g.n : g.k;
   const ConstMatrix A(g.A, Kokkos::LayoutStride(rows_a, 1, cols_a, g.lda));
   const ConstMatrix B(g.B, Kokkos::LayoutStride(rows_b, 1, cols_b, g.ldb));
   const Matrix C(g.C, Kokkos::LayoutStride(g.m, 1, g.n, g.ldc));
@@ -321,18 +322,15 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasO
                                                   const double* alpha, const double* A, int lda,
                                                   const double* B, int ldb, const double* beta,
                                                   double* C, int ldc) {
-  return dgemm({"cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
-                C, ldc});
+  return dgemm(
+      {"cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc});
 }
 
-OZAKI_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
-                                                cublasOperation_t transb, int m, int n, int k,
-                                                const void* alpha, const void* A,
-                                                cudaDataType Atype, int lda, const void* B,
-                                                cudaDataType Btype, int ldb, const void* beta,
-                                                void* C, cudaDataType Ctype, int ldc,
-                                                cublasComputeType_t computeType,
-                                                cublasGemmAlgo_t algo) {
+OZAKI_CUBLAS_EXPORT cublasStatus_t
+cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+             int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
+             const void* B, cudaDataType Btype, int ldb, const void* beta, void* C,
+             cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
   // Only FP64 in, out and compute (not the pedantic mode, which asks for cuBLAS's own order)
   // is an FP64 GEMM that ozaki answers; ozaki's own INT8 products come here too and pass.
   if (inside_ozaki == 0 && Atype == CUDA_R_64F && Btype == CUDA_R_64F && Ctype == CUDA_R_64F &&
@@ -349,20 +347,33 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOpe
                                         cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
   const RealGemmEx pass = real<RealGemmEx>("cublasGemmEx");
   if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  return pass(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
-              Ctype, ldc, computeType, algo);
+  return pass(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype,
+              ldc, computeType, algo);
 }
 
 OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemmStridedBatched(
     cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
-    const double* alpha, const double* A, int lda, long long int strideA, const double* B,
-    int ldb, long long int strideB, const double* beta, double* C, int ldc,
-    long long int strideC, int batchCount) {
+    const double* alpha, const double* A, int lda, long long int strideA, const double* B, int ldb,
+    long long int strideB, const double* beta, double* C, int ldc, long long int strideC,
+    int batchCount) {
   using RealBatched = decltype(&cublasDgemmStridedBatched);
   const RealBatched pass = real<RealBatched>("cublasDgemmStridedBatched");
   if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  const Dgemm first{"cublasDgemmStridedBatched", handle, transa, transb, m, n, k, alpha, A, lda,
-                    B, ldb, beta, C, ldc};
+  const Dgemm first{"cublasDgemmStridedBatched",
+                    handle,
+                    transa,
+                    transb,
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    A,
+                    lda,
+                    B,
+                    ldb,
+                    beta,
+                    C,
+                    ldc};
   // Each product large enough for ozaki goes there one by one; a batch of small ones is
   // cuBLAS's strength and passes through whole.
   if (inside_ozaki > 0 || batchCount < 1 || !ineligible(first).empty()) {

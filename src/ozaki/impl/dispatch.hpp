@@ -267,7 +267,8 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   }
   if (!Int8Gemm<ExecSpace>::supported(space, why)) {
     if (call.any_prepared()) throw BackendError(why + ": prepared operands need INT8 GEMMs");
-    return run_native(space, call, options, alpha, beta, why + ": native FP64 GEMM used instead", true);
+    return run_native(space, call, options, alpha, beta, why + ": native FP64 GEMM used instead",
+                      true);
   }
   Int8Outcome outcome = Int8Outcome::Done;
   try {
@@ -304,13 +305,10 @@ inline Options replay_options(Options o, const Report& r) {
       o.moduli = r.moduli;
       o.crt_scaling = r.crt_scaling;
       break;
-    case Algorithm::Int8Slices:
-      o.slices = r.slices;
-      break;
+    case Algorithm::Int8Slices: o.slices = r.slices; break;
     case Algorithm::None:  // no product: any algorithm gives the same C
       return o;
-    default:
-      break;
+    default: break;
   }
   o.algorithm = r.algorithm;
   o.native_gemm = nullptr;  // the caller's callback belongs to this call only

@@ -193,7 +193,8 @@ int fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2
               const CrtBits<ExecSpace>& bits) {
   int fewest = crt_max_bits;
   flat_reduce<Kokkos::Min>(
-      "ozaki::crt::fast_bits", space, l2.extent(0), KOKKOS_LAMBDA(const std::int64_t r, int& f) {
+      "ozaki::crt::fast_bits", space, l2.extent(0),
+      KOKKOS_LAMBDA(const std::int64_t r, int& f) {
         int b = crt_max_bits;
         if (l2(r) > 0) {
           int e = 0;
@@ -320,7 +321,8 @@ int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Produ
       partial, bits_a);
   int fewest = crt_max_bits;
   flat_reduce<Kokkos::Min>(
-      "ozaki::crt::fewest_bits", space, M + N, KOKKOS_LAMBDA(const std::int64_t i, int& f) {
+      "ozaki::crt::fewest_bits", space, M + N,
+      KOKKOS_LAMBDA(const std::int64_t i, int& f) {
         if (i < M) {
           if (bits_a(i) > crt_max_bits) bits_a(i) = crt_max_bits;
           if (bits_a(i) < f) f = bits_a(i);
@@ -346,7 +348,8 @@ double crt_model_error(const ExecSpace& space, const LowerBound& D, std::int64_t
   const double root_k = compat::sqrt(static_cast<double>(K));
   double worst = 0;
   flat_reduce<Kokkos::Max>(
-      "ozaki::crt::model_error", space, M * N, KOKKOS_LAMBDA(const std::int64_t idx, double& w) {
+      "ozaki::crt::model_error", space, M * N,
+      KOKKOS_LAMBDA(const std::int64_t idx, double& w) {
         const std::int64_t m = idx % M, n = idx / M;
         if (l1a(m) == 0 || l1b(n) == 0) return;  // an exact zero product
         const double numerator =
