@@ -5,9 +5,37 @@
 
 #include <ozaki/serial/crt.hpp>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <thread>
 #include <vector>
+
+namespace scratch_test {
+
+using ozaki_test::MemSpace;
+using ozaki_test::TestSpace;
+
+/// C = alpha A B + beta C by plain dot products on `space`: the "caller's own native GEMM" of
+/// the Options::native_gemm test.
+inline void dot_product_gemm(const TestSpace& space, double alpha,
+                             const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& A,
+                             const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& B,
+                             double beta,
+                             const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& C) {
+  const std::int64_t M = C.extent(0), K = A.extent(1);
+  Kokkos::parallel_for(
+      "test::dot_product_gemm",
+      Kokkos::RangePolicy<TestSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * C.extent(1)),
+      KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t i = idx % M, j = idx / M;
+        double sum = 0;
+        for (std::int64_t k = 0; k < K; ++k) sum += A(i, k) * B(k, j);
+        C(i, j) = alpha * sum + beta * C(i, j);
+      });
+}
+
+}  // namespace scratch_test
 
 namespace {
 
@@ -298,6 +326,57 @@ TEST(Concurrency, FourHostThreadsOnOneSpaceGetTheBitsOfCallsRunAlone) {
               refused_elsewhere ? problems[i].C0.values : alone[i].values)
         << "thread " << i;
   }
+}
+
+TEST(NativeCallback, RunsInPlaceOfKokkosBlasWheneverTheCallRunsNative) {
+  // Options::native_gemm (what the cuBLAS interposer passes: the caller's own DGEMM) runs
+  // whenever a call runs native FP64 GEMM: Algorithm::Native, Auto's choice, the NaN/Inf
+  // fallback; never where INT8 products run; and it is not kept in Report::options.
+  const TestSpace space;
+  Problem p = make_problem(33, 29, 200, 0.5, 21);
+  int calls = 0;
+  Options o;
+  o.native_gemm = [&] {
+    ++calls;
+    scratch_test::dot_product_gemm(space, 1.5, p.dA.view, p.dB.view, 0.25, p.dC.view);
+  };
+  // Plain dot products of K terms: |c - ref| <= (K + 2) u (|alpha||A||B| + |beta C0|).
+  auto expect_dot_product_result = [&](const char* what) {
+    HostMatrix ref = p.C0;
+    ozaki::serial::dd_gemm('N', 'N', 1.5, p.A.cref(), p.B.cref(), 0.25, ref.ref());
+    const std::vector<double> abs_ab = abs_product('N', 'N', p.A, p.B);
+    const HostMatrix got = to_host(p.dC.view);
+    for (std::size_t idx = 0; idx < got.values.size(); ++idx) {
+      const double scale = 1.5 * abs_ab[idx] + 0.25 * std::fabs(p.C0.values[idx]);
+      ASSERT_LE(std::fabs(got.values[idx] - ref.values[idx]), 202 * 0x1p-53 * scale)
+          << what << ": entry " << idx;
+    }
+  };
+  o.algorithm = ozaki::Algorithm::Native;
+  Report r = plain_call(space, p, o);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(r.algorithm, ozaki::Algorithm::Native);
+  EXPECT_EQ(r.backend, "the caller's native GEMM");
+  EXPECT_FALSE(static_cast<bool>(r.options.native_gemm));
+  expect_dot_product_result("Algorithm::Native");
+  o.algorithm = ozaki::Algorithm::Auto;  // this small a product runs native on every space
+  r = plain_call(space, p, o);
+  EXPECT_EQ(r.algorithm, ozaki::Algorithm::Native) << r.reason;
+  EXPECT_EQ(calls, 2);
+  expect_dot_product_result("Auto");
+  o.algorithm = ozaki::Algorithm::Int8Crt;
+  r = plain_call(space, p, o);
+  EXPECT_EQ(r.algorithm, ozaki::Algorithm::Int8Crt);
+  EXPECT_EQ(calls, 2) << "INT8 products ran, not the callback";
+  // NaN in A: the IEEE result through native FP64 GEMM, which is the callback.
+  p.A.values[5] = std::numeric_limits<double>::quiet_NaN();
+  p.dA = device_copy(p.A, Layout::Left);
+  r = plain_call(space, p, o);
+  EXPECT_TRUE(r.fallback);
+  EXPECT_EQ(calls, 3);
+  const HostMatrix got = to_host(p.dC.view);
+  EXPECT_TRUE(std::isnan(got(5, 0)));  // row 5 of A (column-major: entry (5, 0)) meets B
+  EXPECT_FALSE(std::isnan(got(4, 0)));
 }
 
 }  // namespace
