@@ -119,10 +119,12 @@ fetch_sources() {
 # Our own changes to the 3.4.01 sources, each applied once (a stamp per patch, so that a
 # source tree extracted before a patch existed gets it on the next call):
 #   cuda13-sm90        builds with CUDA 13 and knows sm_90;
-#   cuda-reduce-races  the shared-memory races of 3.4's CUDA reductions that compute-sanitizer
-#                      racecheck reports (a warp step that reads a slot another lane writes in
-#                      the same step; a final value read before the block syncs).  Later
-#                      Kokkos releases fixed these themselves.
+#   cuda-reduce-races  warp synchronisation in the scalar warp step of 3.4's CUDA reductions (a
+#                      step read a slot another lane wrote in the same step) and a block sync
+#                      before the final value is read.  It did not remove racecheck's reports
+#                      on ozaki's tests: those came from the RangePolicy reductions' scan path,
+#                      which ozaki no longer uses (flat_reduce, kernels.hpp).  Kept until a
+#                      sanitizer run shows whether anything still reaches the patched code.
 #   cuda-launch-mutex  launches through constant memory share one staging buffer across all
 #                      instances: two host threads launching at once, each on its own
 #                      instance, overwrote each other's kernel arguments (illegal addresses
