@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The cuBLAS interposer on an unmodified cuBLAS program (cublas_client.c):
-#   interposer_check.sh <cublas_client> <libozaki_cublas.so>
+#   interposer_check.sh <cublas_client> <libozaki_cublas.so> [<client linked against it>]
 # runs the client four times: plain cuBLAS, and under LD_PRELOAD with OZAKI_CUBLAS=off, auto
 # and force.  Each run must keep every case within its bound (the client's exit status);
 # `off` must give plain cuBLAS's bits everywhere, auto and force on the "pass_" cases; force
-# must have taken the FP64 cases through ozaki (its log) and say so in its summary.
+# must have taken the FP64 cases through ozaki (its log) and say so in its summary.  The
+# linked client (libozaki_cublas.so ahead of libcublas, no LD_PRELOAD) must do the same as
+# force without the preload.
 set -euo pipefail
 client=$1
 lib=$2
@@ -38,4 +40,13 @@ through=$(grep -c -- "-> Int8" "$work/force.err" || true)
 [ "$through" -ge 10 ] || fail "force: $through calls through ozaki, expected 10"
 grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
 grep -q "cuBLAS (below OZAKI_CUBLAS_MIN)" "$work/force.err" || fail "force: the small call was not passed through"
+if [ -n "${3:-}" ]; then
+  env OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 "$3" >"$work/linked.out" 2>"$work/linked.err" ||
+    { cat "$work/linked.out" "$work/linked.err" >&2; fail "linked: cases outside their bound"; }
+  linked=$(grep -c -- "-> Int8" "$work/linked.err" || true)
+  [ "$linked" -ge 10 ] || fail "linked: $linked calls through ozaki, expected 10"
+  sort "$work/linked.out" >"$work/linked.sorted"
+  [ "$(pass_hashes linked)" = "$(pass_hashes plain)" ] || fail "linked changed a pass-through case"
+  echo "interposer_check: the linked client took $linked calls through ozaki"
+fi
 echo "interposer_check: passed ($through calls through ozaki under force)"
