@@ -181,6 +181,12 @@ struct Dgemm {
   const double* beta;
   double* C;
   int ldc;
+
+  /// The stored shapes of A (rows_a x cols_a) and B: op(A) is m x k, op(B) is k x n.
+  int rows_a() const { return transa == CUBLAS_OP_N ? m : k; }
+  int cols_a() const { return transa == CUBLAS_OP_N ? k : m; }
+  int rows_b() const { return transb == CUBLAS_OP_N ? k : n; }
+  int cols_b() const { return transb == CUBLAS_OP_N ? n : k; }
 };
 
 void log_call(const Dgemm& g, const std::string& what, double seconds) {
@@ -202,8 +208,7 @@ void count_pass(const std::string& why) {
 std::string ineligible(const Dgemm& g) {
   const Config& c = config();
   if (c.mode == Mode::Off) return "OZAKI_CUBLAS=off";
-  const int rows_a = g.transa == CUBLAS_OP_N ? g.m : g.k;
-  const int rows_b = g.transb == CUBLAS_OP_N ? g.k : g.n;
+  const int rows_a = g.rows_a(), rows_b = g.rows_b();
   // cuBLAS reports its own argument errors: such calls pass through unchanged.
   if (g.m < 0 || g.n < 0 || g.k < 0 || g.lda < (rows_a > 1 ? rows_a : 1) ||
       g.ldb < (rows_b > 1 ? rows_b : 1) || g.ldc < (g.m > 1 ? g.m : 1)) {
@@ -257,12 +262,8 @@ bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublas
     alpha = *g.alpha;
     beta = *g.beta;
   }
-  const int rows_a = g.transa == CUBLAS_OP_N ? g.m : g.k,
-            cols_a = g.transa == CUBLAS_OP_N ? g.k : g.m;
-  const int rows_b = g.transb == CUBLAS_OP_N ? g.k : g.n,
-            cols_b = g.transb == CUBLAS_OP_N ? g.n : g.k;
-  const ConstMatrix A(g.A, Kokkos::LayoutStride(rows_a, 1, cols_a, g.lda));
-  const ConstMatrix B(g.B, Kokkos::LayoutStride(rows_b, 1, cols_b, g.ldb));
+  const ConstMatrix A(g.A, Kokkos::LayoutStride(g.rows_a(), 1, g.cols_a(), g.lda));
+  const ConstMatrix B(g.B, Kokkos::LayoutStride(g.rows_b(), 1, g.cols_b(), g.ldb));
   const Matrix C(g.C, Kokkos::LayoutStride(g.m, 1, g.n, g.ldc));
   // Conjugation is the identity on real matrices.
   const char ta[2] = {g.transa == CUBLAS_OP_N ? 'N' : 'T', '\0'};
