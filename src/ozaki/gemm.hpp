@@ -17,6 +17,7 @@
 /// is FP64 GEMM's, and the Report says so.
 
 #include <ozaki/errors.hpp>
+#include <ozaki/impl/complex/driver.hpp>
 #include <ozaki/impl/dispatch.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/prepared.hpp>
@@ -31,17 +32,25 @@
 namespace ozaki {
 namespace Impl {
 
+/// X as a strided view of the same memory (double or Kokkos::complex<double>).
+template <class Strided, class View>
+Strided strided_view(const View& X) {
+  const Kokkos::LayoutStride layout(X.extent(0), X.stride(0), X.extent(1), X.stride(1));
+  return Strided(X.data(), layout);
+}
+
 template <class ExecSpace, class View>
 typename Views<ExecSpace>::ConstMatrix as_const_strided(const View& X) {
-  const Kokkos::LayoutStride layout(X.extent(0), X.stride(0), X.extent(1), X.stride(1));
-  return typename Views<ExecSpace>::ConstMatrix(X.data(), layout);
+  return strided_view<typename Views<ExecSpace>::ConstMatrix>(X);
 }
 
 template <class ExecSpace, class View>
 typename Views<ExecSpace>::Matrix as_strided(const View& X) {
-  const Kokkos::LayoutStride layout(X.extent(0), X.stride(0), X.extent(1), X.stride(1));
-  return typename Views<ExecSpace>::Matrix(X.data(), layout);
+  return strided_view<typename Views<ExecSpace>::Matrix>(X);
 }
+
+template <class T>
+struct is_complex_double : std::is_same<std::remove_cv_t<T>, Kokkos::complex<double>> {};
 
 /// An operand as the driver takes it: a strided view of X as stored, or, for a prepared
 /// operand, the shape of X as stored for transpose 'N' (no data) and its slices.
@@ -76,31 +85,53 @@ OperandArg<ExecSpace> operand_arg(const PreparedOperand<ExecSpace>& X, Side side
 }
 
 template <class ExecSpace, class CViewType>
-constexpr void check_types();
-
-/// Every public overload ends here: Views made strided, prepared operands unpacked.
-template <class ExecSpace, class AType, class BType, class CViewType>
-Report gemm_with_scratch(const ExecSpace& space, const char transA[], const char transB[],
-                         double alpha, const AType& A, const BType& B, double beta,
-                         const CViewType& C, const Options& options,
-                         ScratchBuffer<ExecSpace>& scratch) {
-  check_types<ExecSpace, CViewType>();
-  const OperandArg<ExecSpace> a = operand_arg<ExecSpace>(A, Side::A);
-  const OperandArg<ExecSpace> b = operand_arg<ExecSpace>(B, Side::B);
-  return gemm_strided<ExecSpace>(space, transA, transB, alpha, a.view, b.view, beta,
-                                 as_strided<ExecSpace>(C), options, scratch, a.prepared,
-                                 b.prepared);
-}
-
-template <class ExecSpace, class CViewType>
 constexpr void check_types() {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "ozaki::gemm: the first argument must be a Kokkos execution space instance");
   static_assert(Kokkos::is_view<CViewType>::value && CViewType::rank == 2 &&
-                    std::is_same<typename CViewType::value_type, double>::value,
-                "ozaki::gemm: C must be a rank-2 View of non-const double");
+                    (std::is_same<typename CViewType::value_type, double>::value ||
+                     std::is_same<typename CViewType::value_type, Kokkos::complex<double>>::value),
+                "ozaki::gemm: C must be a rank-2 View of non-const double or "
+                "Kokkos::complex<double>");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename CViewType::memory_space>::accessible,
                 "ozaki::gemm: C must be accessible from the execution space");
+}
+
+/// A complex operand: a rank-2 View of (const) Kokkos::complex<double>.
+template <class ExecSpace, class View>
+typename Views<ExecSpace>::ConstComplexMatrix complex_operand(const View& X) {
+  static_assert(Kokkos::is_view<View>::value,
+                "ozaki::gemm: complex operands must be Views (prepared operands hold real "
+                "slices only)");
+  static_assert(View::rank == 2 && is_complex_double<typename View::value_type>::value,
+                "ozaki::gemm: with a complex C, A and B must be rank-2 Views of (const) "
+                "Kokkos::complex<double>");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
+                "ozaki::gemm: A and B must be accessible from the execution space");
+  return strided_view<typename Views<ExecSpace>::ConstComplexMatrix>(X);
+}
+
+/// Every public overload ends here: Views made strided, prepared operands unpacked; complex
+/// C goes to the complex driver, which uses `operands` for its real embedding.
+template <class ExecSpace, class AType, class BType, class CViewType, class Scalar>
+Report gemm_with_scratch(const ExecSpace& space, const char transA[], const char transB[],
+                         const Scalar& alpha, const AType& A, const BType& B, const Scalar& beta,
+                         const CViewType& C, const Options& options,
+                         ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands) {
+  check_types<ExecSpace, CViewType>();
+  if constexpr (is_complex_double<typename CViewType::value_type>::value) {
+    return gemm_complex_strided<ExecSpace>(
+        space, transA, transB, alpha, complex_operand<ExecSpace>(A), complex_operand<ExecSpace>(B),
+        beta, strided_view<typename Views<ExecSpace>::ComplexMatrix>(C), options, scratch,
+        operands);
+  } else {
+    (void)operands;
+    const OperandArg<ExecSpace> a = operand_arg<ExecSpace>(A, Side::A);
+    const OperandArg<ExecSpace> b = operand_arg<ExecSpace>(B, Side::B);
+    return gemm_strided<ExecSpace>(space, transA, transB, alpha, a.view, b.view, beta,
+                                   as_strided<ExecSpace>(C), options, scratch, a.prepared,
+                                   b.prepared);
+  }
 }
 
 }  // namespace Impl
@@ -109,31 +140,35 @@ constexpr void check_types() {
 /// `workspace` (reused across calls: nothing is allocated once it is large enough).  A and B
 /// are Views, or PreparedOperands (prepared.hpp) with transpose "N".
 template <class ExecSpace, class AType, class BType, class CViewType>
-Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
-            const AType& A, const BType& B, double beta, const CViewType& C, const Options& options,
-            Workspace<ExecSpace>& workspace) {
+Report gemm(const ExecSpace& space, const char transA[], const char transB[],
+            const typename CViewType::non_const_value_type& alpha, const AType& A, const BType& B,
+            const typename CViewType::non_const_value_type& beta, const CViewType& C,
+            const Options& options, Workspace<ExecSpace>& workspace) {
   return Impl::gemm_with_scratch(space, transA, transB, alpha, A, B, beta, C, options,
-                                 Impl::WorkspaceAccess<ExecSpace>::buffer(workspace));
+                                 Impl::WorkspaceAccess<ExecSpace>::buffer(workspace),
+                                 Impl::WorkspaceAccess<ExecSpace>::operands(workspace));
 }
 
 /// The same with the library's scratch for this execution space instance (scratch.hpp): the
 /// first call allocates it, later calls reuse it.
 template <class ExecSpace, class AType, class BType, class CViewType,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
-Report gemm(const ExecSpace& space, const char transA[], const char transB[], double alpha,
-            const AType& A, const BType& B, double beta, const CViewType& C,
+Report gemm(const ExecSpace& space, const char transA[], const char transB[],
+            const typename CViewType::non_const_value_type& alpha, const AType& A, const BType& B,
+            const typename CViewType::non_const_value_type& beta, const CViewType& C,
             const Options& options = Options{}) {
   auto lease = Impl::LibraryScratch<ExecSpace>::lease(space);
   return Impl::gemm_with_scratch(space, transA, transB, alpha, A, B, beta, C, options,
-                                 lease.buffer());
+                                 lease.buffer(), lease.operands());
 }
 
 /// The same on a default-constructed instance of C's execution space.
 template <class AViewType, class BViewType, class CViewType,
           class = std::enable_if_t<Kokkos::is_view<CViewType>::value>>
-Report gemm(const char transA[], const char transB[], double alpha, const AViewType& A,
-            const BViewType& B, double beta, const CViewType& C,
-            const Options& options = Options{}) {
+Report gemm(const char transA[], const char transB[],
+            const typename CViewType::non_const_value_type& alpha, const AViewType& A,
+            const BViewType& B, const typename CViewType::non_const_value_type& beta,
+            const CViewType& C, const Options& options = Options{}) {
   return gemm(typename CViewType::execution_space(), transA, transB, alpha, A, B, beta, C, options);
 }
 

@@ -78,17 +78,41 @@ class Workspace {
     buffer_.reserve(required_bytes(m, n, k, options));
   }
 
+  /// Bytes one complex call (Kokkos::complex<double> Views, C m x n, inner length k) needs:
+  /// the real embedding's operands, 8 (4 m k + 2 n k) + 16 m n, plus the real GEMM of shape
+  /// 2m x n x 2k (docs/design.md §8).
+  static std::size_t required_bytes_complex(std::int64_t m, std::int64_t n, std::int64_t k,
+                                            const Options& options = Options{});
+  void reserve_complex(std::int64_t m, std::int64_t n, std::int64_t k,
+                       const Options& options = Options{}) {
+    if (m == 0 || n == 0 || k == 0) return;
+    buffer_.reserve(real_bytes_of_complex(m, n, k, options));
+    operands_.reserve(required_bytes_complex(m, n, k, options) -
+                      real_bytes_of_complex(m, n, k, options));
+  }
   /// Bytes held now.
-  std::size_t bytes() const { return buffer_.bytes(); }
-  /// How many times the buffer was (re)allocated: equal before and after a call that reused it.
-  std::int64_t allocations() const { return buffer_.allocations(); }
-  /// Frees the buffer.
-  void release() { buffer_.release(); }
+  std::size_t bytes() const { return buffer_.bytes() + operands_.bytes(); }
+  /// How many times the buffers were (re)allocated: equal before and after a call that reused
+  /// them.
+  std::int64_t allocations() const { return buffer_.allocations() + operands_.allocations(); }
+  /// Frees the buffers.
+  void release() {
+    buffer_.release();
+    operands_.release();
+  }
 
  private:
+  /// The real GEMM's part of required_bytes_complex: 2m x n x 2k, or 2n x m x 2k for a
+  /// row-major C.
+  static std::size_t real_bytes_of_complex(std::int64_t m, std::int64_t n, std::int64_t k,
+                                           const Options& options) {
+    return std::max(required_bytes(2 * m, n, 2 * k, options),
+                    required_bytes(2 * n, m, 2 * k, options));
+  }
   friend struct Impl::WorkspaceAccess<ExecSpace>;
   ExecSpace space_{};
   Impl::ScratchBuffer<ExecSpace> buffer_;
+  Impl::ScratchBuffer<ExecSpace> operands_;  // complex calls' real embedding
 };
 
 namespace Impl {
@@ -97,6 +121,7 @@ namespace Impl {
 template <class ExecSpace>
 struct WorkspaceAccess {
   static ScratchBuffer<ExecSpace>& buffer(Workspace<ExecSpace>& w) { return w.buffer_; }
+  static ScratchBuffer<ExecSpace>& operands(Workspace<ExecSpace>& w) { return w.operands_; }
 };
 
 }  // namespace Impl
@@ -126,6 +151,19 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
                                                        crt_plan.auto_moduli, crt_ops));
   }
   return bytes;
+}
+
+template <class ExecSpace>
+std::size_t Workspace<ExecSpace>::required_bytes_complex(std::int64_t m, std::int64_t n,
+                                                         std::int64_t k, const Options& options) {
+  if (m == 0 || n == 0 || k == 0) return 0;
+  // Upper bound over layouts and scalars: the doubled side the larger of m and n (a row-major
+  // C doubles n), C_e in scratch (complex alpha or beta, strided C).
+  const std::int64_t doubled = std::max(m, n), single = std::min(m, n);
+  const std::size_t embedding =
+      8 * static_cast<std::size_t>(4 * doubled * k + 2 * single * k + 2 * m * n) +
+      3 * Impl::Carver::alignment;
+  return embedding + real_bytes_of_complex(m, n, k, options);
 }
 
 }  // namespace ozaki

@@ -147,7 +147,8 @@ bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, doub
     return Emulation::run(space, false, false, 0, 0, 0, 0, nullptr, 0, nullptr, 0, 0, nullptr, 0, 0,
                           nullptr, 0, why_not);
   }
-  if (!as_column_major(call.trans_a, call.trans_b, call.A, call.B, call.C, g)) {
+  if (!as_column_major(BlasOp{call.trans_a, false}, BlasOp{call.trans_b, false}, call.A, call.B,
+                       call.C, g)) {
     why_not = "an operand has no unit stride, and cuBLAS needs column- or row-major matrices";
     return false;
   }

@@ -11,6 +11,7 @@
 /// called from the library's) is not safe without relocatable device code.
 
 #include <ozaki/config.hpp>
+#include <ozaki/impl/complex/driver.hpp>
 #include <ozaki/impl/dispatch.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -37,6 +38,8 @@
   PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double, \
                                            const V::Exponents&, const V::IntTiles&,                \
                                            const V::Exponents&, const V::Exponents&);              \
+  PREFIX template void embed_complex_rows<SPACE>(const SPACE&, const V::ConstComplexMatrix&, bool,  \
+                                                 bool, const V::Rows&);                            \
   PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&,                    \
                                            const ::ozaki::Impl::CrtRowScaling<SPACE>&,             \
                                            const ::ozaki::Impl::CrtConstants&, const V::Digits&);  \
@@ -56,6 +59,12 @@
                                              ::ozaki::Impl::ScratchBuffer<SPACE>&,               \
                                              const ::ozaki::Impl::SliceStorage<SPACE>*,          \
                                              const ::ozaki::Impl::SliceStorage<SPACE>*);         \
+  PREFIX template Report gemm_complex_strided<SPACE>(                                            \
+      const SPACE&, const char[], const char[], Kokkos::complex<double>,                         \
+      const ::ozaki::Impl::Views<SPACE>::ConstComplexMatrix&,                                    \
+      const ::ozaki::Impl::Views<SPACE>::ConstComplexMatrix&, Kokkos::complex<double>,           \
+      const ::ozaki::Impl::Views<SPACE>::ComplexMatrix&, const ::ozaki::Options&,                \
+      ::ozaki::Impl::ScratchBuffer<SPACE>&, ::ozaki::Impl::ScratchBuffer<SPACE>&);               \
   OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, ::ozaki::Impl::Views<SPACE>)                        \
   }                                                                                              \
   }

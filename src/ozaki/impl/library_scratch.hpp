@@ -34,6 +34,11 @@ class LibraryScratch {
   struct Entry {
     std::mutex mutex;
     ScratchBuffer<ExecSpace> buffer;
+    ScratchBuffer<ExecSpace> operands;  // complex calls' real embedding (complex/driver.hpp)
+    void release() {
+      buffer.release();
+      operands.release();
+    }
   };
 
  public:
@@ -50,6 +55,7 @@ class LibraryScratch {
       if (!ScratchKey<ExecSpace>::stream_ordered && !is_host_space<ExecSpace>()) space_.fence();
     }
     ScratchBuffer<ExecSpace>& buffer() { return entry_.buffer; }
+    ScratchBuffer<ExecSpace>& operands() { return entry_.operands; }
 
    private:
     ExecSpace space_;
@@ -64,14 +70,14 @@ class LibraryScratch {
   static void release(const ExecSpace& space) {
     Entry& e = entry_of(space);
     std::lock_guard<std::mutex> lock(e.mutex);
-    e.buffer.release();
+    e.release();
   }
 
   /// Bytes the buffer of `space`'s instance holds.
   static std::size_t bytes(const ExecSpace& space) {
     Entry& e = entry_of(space);
     std::lock_guard<std::mutex> lock(e.mutex);
-    return e.buffer.bytes();
+    return e.buffer.bytes() + e.operands.bytes();
   }
 
  private:
@@ -104,7 +110,7 @@ class LibraryScratch {
     std::lock_guard<std::mutex> lock(r.mutex);
     for (auto& kv : r.entries) {
       std::lock_guard<std::mutex> entry_lock(kv.second->mutex);
-      kv.second->buffer.release();
+      kv.second->release();
     }
     r.finalize_hook = false;  // a later Kokkos::initialize needs a new hook
   }

@@ -45,9 +45,9 @@ struct HasSpaceGemm<Space, AView, BView, CView,
 
 /// KokkosBlas::gemm on the instance `space` where that overload exists, otherwise on the
 /// default instance, fenced on both sides so that it is ordered with work on `space`.
-template <class Space, class AView, class BView, class CView>
-void native_gemm(const Space& space, const char transA[], const char transB[], double alpha,
-                 const AView& A, const BView& B, double beta, const CView& C) {
+template <class Space, class AView, class BView, class CView, class Scalar>
+void native_gemm(const Space& space, const char transA[], const char transB[], Scalar alpha,
+                 const AView& A, const BView& B, Scalar beta, const CView& C) {
   if constexpr (HasSpaceGemm<Space, AView, BView, CView>::value) {
     KokkosBlas::gemm(space, transA, transB, alpha, A, B, beta, C);
   } else {

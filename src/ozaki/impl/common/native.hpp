@@ -18,17 +18,35 @@
 namespace ozaki {
 namespace Impl {
 
+/// A BLAS operation on a stored matrix.  BLAS names three: N (neither), T (transpose) and C
+/// (conjugate transpose); "conjugate without transpose" has no character, and appears when a
+/// conjugate-transposed operand stored row-major, or a row-major C, is re-expressed in
+/// column-major form.
+struct BlasOp {
+  bool transpose = false, conjugate = false;
+  bool has_char() const { return transpose || !conjugate; }
+  const char* blas_char() const { return !transpose ? "N" : conjugate ? "C" : "T"; }
+  /// op(X) written as an operation on X^T (X row-major is X^T column-major).
+  BlasOp on_transpose() const { return {!transpose, conjugate}; }
+};
+
+/// 'N' -> N, 'T' -> T, 'C' -> C for complex data; for real data 'C' is 'T'.
+inline BlasOp blas_op(bool transpose, bool conjugate) { return {transpose, conjugate}; }
+
 /// C (m x n, column-major, ldc) = alpha op(X) op(Y) + beta C, X and Y column-major.
-struct ColumnMajorGemm {
-  bool trans_x = false, trans_y = false;
+template <class Scalar>
+struct ColumnMajorProduct {
+  BlasOp op_x, op_y;
+  bool trans_x = false, trans_y = false;  // op_x.transpose, op_y.transpose
   std::int64_t m = 0, n = 0, k = 0;
-  const double* x = nullptr;
+  const Scalar* x = nullptr;
   std::int64_t ldx = 0;
-  const double* y = nullptr;
+  const Scalar* y = nullptr;
   std::int64_t ldy = 0;
-  double* c = nullptr;
+  Scalar* c = nullptr;
   std::int64_t ldc = 0;
 };
+using ColumnMajorGemm = ColumnMajorProduct<double>;
 
 inline bool has_unit_stride(std::size_t extent, std::size_t stride) {
   return stride == 1 || extent <= 1;
@@ -40,45 +58,44 @@ bool column_or_row_major(const View& X) {
 }
 
 /// C = alpha op(A) op(B) + beta C (A, B as stored) in column-major form; false when an
-/// operand has no unit stride.
-template <class ConstMatrix, class Matrix>
-bool as_column_major(bool trans_a, bool trans_b, const ConstMatrix& A, const ConstMatrix& B,
-                     const Matrix& C, ColumnMajorGemm& out) {
+/// operand has no unit stride, or when the form needs "conjugate without transpose".
+template <class ConstMatrix, class Matrix, class Scalar>
+bool as_column_major(BlasOp op_a, BlasOp op_b, const ConstMatrix& A, const ConstMatrix& B,
+                     const Matrix& C, ColumnMajorProduct<Scalar>& out) {
   if (!column_or_row_major(A) || !column_or_row_major(B) || !column_or_row_major(C)) return false;
   // A row-major C is computed as C^T = op(B)^T op(A)^T.
   const bool c_row_major = !has_unit_stride(C.extent(0), C.stride(0));
   const ConstMatrix& X = c_row_major ? B : A;
   const ConstMatrix& Y = c_row_major ? A : B;
-  const bool op_x = c_row_major ? !trans_b : trans_a;
-  const bool op_y = c_row_major ? !trans_a : trans_b;
+  const BlasOp op_x = c_row_major ? op_b.on_transpose() : op_a;
+  const BlasOp op_y = c_row_major ? op_a.on_transpose() : op_b;
   out.m = c_row_major ? C.extent(1) : C.extent(0);
   out.n = c_row_major ? C.extent(0) : C.extent(1);
-  out.k = trans_a ? A.extent(0) : A.extent(1);
+  out.k = op_a.transpose ? A.extent(0) : A.extent(1);
   out.c = C.data();
   out.ldc = std::max<std::int64_t>(
       {static_cast<std::int64_t>(c_row_major ? C.stride(0) : C.stride(1)), out.m, 1});
   // An operand stored row-major is its transpose stored column-major.
-  auto place = [](const ConstMatrix& V, bool op, bool& trans, const double*& ptr,
+  auto place = [](const ConstMatrix& V, BlasOp op, BlasOp& placed, const Scalar*& ptr,
                   std::int64_t& ld) {
     const bool row_major = !has_unit_stride(V.extent(0), V.stride(0));
-    trans = row_major ? !op : op;
+    placed = row_major ? op.on_transpose() : op;
     ptr = V.data();
     const std::int64_t rows = row_major ? V.extent(1) : V.extent(0);
     ld = std::max<std::int64_t>(
         {static_cast<std::int64_t>(row_major ? V.stride(0) : V.stride(1)), rows, 1});
   };
-  place(X, op_x, out.trans_x, out.x, out.ldx);
-  place(Y, op_y, out.trans_y, out.y, out.ldy);
-  return true;
+  place(X, op_x, out.op_x, out.x, out.ldx);
+  place(Y, op_y, out.op_y, out.y, out.ldy);
+  out.trans_x = out.op_x.transpose;
+  out.trans_y = out.op_y.transpose;
+  return out.op_x.has_char() && out.op_y.has_char();
 }
 
+/// Native GEMM through KokkosBlas::gemm on strided views of double or Kokkos::complex<double>.
 template <class ExecSpace>
 struct NativeGemm {
   using V = Views<ExecSpace>;
-  using ConstLeft = Kokkos::View<const double**, Kokkos::LayoutLeft, typename V::device_type,
-                                 typename V::unmanaged>;
-  using Left =
-      Kokkos::View<double**, Kokkos::LayoutLeft, typename V::device_type, typename V::unmanaged>;
 
   /// rows x cols column-major matrix with leading dimension ld.
   template <class LeftView, class Pointer>
@@ -87,19 +104,34 @@ struct NativeGemm {
                            Kokkos::ALL());
   }
 
-  /// C = alpha op(A) op(B) + beta C, A and B as stored, op given by the flags.
-  static void run(const ExecSpace& space, bool trans_a, bool trans_b, double alpha,
-                  const typename V::ConstMatrix& A, const typename V::ConstMatrix& B, double beta,
-                  const typename V::Matrix& C) {
-    ColumnMajorGemm g;
-    if (!as_column_major(trans_a, trans_b, A, B, C, g)) {
-      compat::native_gemm(space, trans_a ? "T" : "N", trans_b ? "T" : "N", alpha, A, B, beta, C);
+  /// C = alpha op(A) op(B) + beta C, A and B as stored, op given by the flags (conjugation
+  /// only matters for complex data).
+  template <class ConstMatrix, class Matrix, class Scalar>
+  static void run(const ExecSpace& space, BlasOp op_a, BlasOp op_b, Scalar alpha,
+                  const ConstMatrix& A, const ConstMatrix& B, Scalar beta, const Matrix& C) {
+    using T = typename Matrix::non_const_value_type;
+    using ConstLeft = Kokkos::View<const T**, Kokkos::LayoutLeft, typename V::device_type,
+                                   typename V::unmanaged>;
+    using Left =
+        Kokkos::View<T**, Kokkos::LayoutLeft, typename V::device_type, typename V::unmanaged>;
+    ColumnMajorProduct<T> g;
+    if (!as_column_major(op_a, op_b, A, B, C, g)) {
+      // Truly strided operands (or conjugation BLAS cannot express after re-expression): Kokkos
+      // Kernels' own kernel on the views as given.
+      compat::native_gemm(space, op_a.blas_char(), op_b.blas_char(), alpha, A, B, beta, C);
       return;
     }
     const auto X = left<ConstLeft>(g.x, g.trans_x ? g.k : g.m, g.trans_x ? g.m : g.k, g.ldx);
     const auto Y = left<ConstLeft>(g.y, g.trans_y ? g.n : g.k, g.trans_y ? g.k : g.n, g.ldy);
     const auto Cl = left<Left>(g.c, g.m, g.n, g.ldc);
-    compat::native_gemm(space, g.trans_x ? "T" : "N", g.trans_y ? "T" : "N", alpha, X, Y, beta, Cl);
+    compat::native_gemm(space, g.op_x.blas_char(), g.op_y.blas_char(), alpha, X, Y, beta, Cl);
+  }
+
+  /// Real data: transpose flags only.
+  static void run(const ExecSpace& space, bool trans_a, bool trans_b, double alpha,
+                  const typename V::ConstMatrix& A, const typename V::ConstMatrix& B, double beta,
+                  const typename V::Matrix& C) {
+    run(space, BlasOp{trans_a, false}, BlasOp{trans_b, false}, alpha, A, B, beta, C);
   }
 };
 

@@ -20,6 +20,11 @@ struct Views {
   /// kernel splits both.  Transposition is a swap of extents and strides, never a copy.
   using ConstMatrix = Kokkos::View<const double**, Kokkos::LayoutStride, device_type, unmanaged>;
   using Matrix = Kokkos::View<double**, Kokkos::LayoutStride, device_type, unmanaged>;
+  /// The same for complex operands (complex/driver.hpp turns them into real ones).
+  using ConstComplexMatrix =
+      Kokkos::View<const Kokkos::complex<double>**, Kokkos::LayoutStride, device_type, unmanaged>;
+  using ComplexMatrix =
+      Kokkos::View<Kokkos::complex<double>**, Kokkos::LayoutStride, device_type, unmanaged>;
   /// int8 rows, K contiguous: slices (slices/schedule.hpp has the column layout), residues,
   /// magnitudes.
   using Digits = Kokkos::View<std::int8_t**, Kokkos::LayoutRight, device_type>;

@@ -1,0 +1,187 @@
+#pragma once
+/// \file driver.hpp
+/// ozaki::gemm on Kokkos::complex<double> Views: checks, early returns and native ZGEMM here;
+/// every other algorithm runs the real GEMM of the embedding (embedding.hpp) through the real
+/// dispatch, so that the complex product inherits, unchanged, the real schemes' exactness,
+/// error bounds, automatic counts, Auto's choice and the same bits on every backend.
+///
+///   1. A row-major C is computed as C^T = op(B)^T op(A)^T (C^T then has unit stride along its
+///      rows), as the real path does.
+///   2. X = op(A) rows, Y = op(B)^T rows (conjugated where the transpose is 'C') are embedded
+///      into X_e (2M x 2K) and Y_e (N x 2K) in the operand scratch.
+///   3. The real dispatch computes C_e = alpha X_e Y_e^T + beta C_e.  With real alpha and beta
+///      and C of unit stride along m, C_e is C itself seen as doubles (2M x N, strides 1 and
+///      2 ldc); otherwise C_e is scratch with alpha = 1, beta = 0, and a last pass forms
+///      C = alpha C_e + beta C in complex arithmetic.
+///   4. Wherever the real dispatch runs native FP64 (Algorithm::Native, Auto's choice, NaN or
+///      Inf, scratch that cannot be had under Auto), it runs native ZGEMM on the caller's
+///      operands instead (Options::native_gemm), and C_e is never written.
+
+#include <ozaki/errors.hpp>
+#include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/native.hpp>
+#include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/complex/embedding.hpp>
+#include <ozaki/impl/dispatch.hpp>
+#include <ozaki/options.hpp>
+#include <ozaki/report.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// 'N' -> N, 'T' -> T, 'C' -> conjugate transpose (complex data).
+inline BlasOp parse_complex_op(const char* trans, const char* which) {
+  const bool transpose = parse_trans(trans, which);  // throws on anything else
+  return BlasOp{transpose, trans[0] == 'C' || trans[0] == 'c'};
+}
+
+/// The operand scratch of one complex call: X_e, Y_e and, where C cannot be C_e, C_e.
+template <class ExecSpace>
+struct ComplexEmbeddingRegion {
+  typename Views<ExecSpace>::Rows x, y;
+  typename Views<ExecSpace>::Matrix c;  // empty when C_e is C itself
+  static ComplexEmbeddingRegion carve(Carver& carver, std::int64_t rows_x, std::int64_t rows_y,
+                                      std::int64_t K, bool c_in_scratch) {
+    using V = Views<ExecSpace>;
+    ComplexEmbeddingRegion r;
+    r.x = typename V::Rows(carver.take<double>(4 * rows_x * K), 2 * rows_x, 2 * K);
+    r.y = typename V::Rows(carver.take<double>(2 * rows_y * K), rows_y, 2 * K);
+    if (c_in_scratch) {
+      r.c = typename V::Matrix(carver.take<double>(2 * rows_x * rows_y),
+                               Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * rows_x));
+    }
+    return r;
+  }
+  /// Bytes: 8 (4 R_x K + 2 R_y K) plus 16 R_x R_y where C_e is scratch.
+  static std::size_t bytes(std::int64_t rows_x, std::int64_t rows_y, std::int64_t K,
+                           bool c_in_scratch) {
+    Carver counter(nullptr);
+    carve(counter, rows_x, rows_y, K, c_in_scratch);
+    return counter.used();
+  }
+};
+
+/// The body of ozaki::gemm for strided complex views (A, B as stored; transA/transB as given).
+template <class ExecSpace>
+Report gemm_complex_strided(const ExecSpace& space, const char transA[], const char transB[],
+                            Kokkos::complex<double> alpha,
+                            const typename Views<ExecSpace>::ConstComplexMatrix& A,
+                            const typename Views<ExecSpace>::ConstComplexMatrix& B,
+                            Kokkos::complex<double> beta,
+                            const typename Views<ExecSpace>::ComplexMatrix& C, const Options& options,
+                            ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands) {
+  using V = Views<ExecSpace>;
+  const auto call_start = std::chrono::steady_clock::now();
+  if (const char* why = compat::unusable_here(space)) throw BackendError(why);
+  const auto turn = instance_turn(space);
+  // Every check before any kernel: a throw leaves C untouched.
+  const BlasOp op_a = parse_complex_op(transA, "transA");
+  const BlasOp op_b = parse_complex_op(transB, "transB");
+  check_options(options);
+  const typename V::ConstComplexMatrix opA = transposed_if(A, op_a.transpose);
+  const typename V::ConstComplexMatrix opB = transposed_if(B, op_b.transpose);
+  const Shape shape = check_operands(opA, opB, C);
+  if (shape.k > std::numeric_limits<std::int64_t>::max() / 4) {
+    throw InvalidArgument("K is too large for the complex embedding's 2K columns");
+  }
+
+  Report report;
+  auto finish = [&](Report r) {
+    r.options = replay_options(options, r);
+    return r;
+  };
+  if (shape.m == 0 || shape.n == 0) {
+    report.reason = "empty C: nothing to do";
+    return finish(report);
+  }
+  const bool alpha_zero = alpha.real() == 0 && alpha.imag() == 0;
+  if (shape.k == 0 || alpha_zero) {
+    scale_complex(space, beta, C);
+    report.reason =
+        shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
+    return finish(report);
+  }
+  // Native ZGEMM on the caller's operands: the caller's callback where it gave one.
+  auto native = [&, op_a, op_b] {
+    if (options.native_gemm) {
+      options.native_gemm();
+    } else {
+      NativeGemm<ExecSpace>::run(space, op_a, op_b, alpha, A, B, beta, C);
+    }
+  };
+  const std::string native_backend = options.native_gemm ? "the caller's native GEMM" : "KokkosBlas";
+  if (options.algorithm == Algorithm::Native) {
+    native();
+    report.algorithm = Algorithm::Native;
+    report.backend = native_backend;
+    return finish(report);
+  }
+
+  // 1. Row-major C: C^T = op(B)^T op(A)^T.
+  const bool c_row_major = !has_unit_stride(C.extent(0), C.stride(0)) &&
+                           has_unit_stride(C.extent(1), C.stride(1));
+  const typename V::ComplexMatrix out = transposed_if(C, c_row_major);
+  const typename V::ConstComplexMatrix opBt = transposed_if(opB, true);
+  const typename V::ConstComplexMatrix X = c_row_major ? opBt : opA;
+  const typename V::ConstComplexMatrix Y = c_row_major ? opA : opBt;
+  const bool conj_x = c_row_major ? op_b.conjugate : op_a.conjugate;
+  const bool conj_y = c_row_major ? op_a.conjugate : op_b.conjugate;
+  const std::int64_t rows_x = X.extent(0), rows_y = Y.extent(0), K = shape.k;
+  const bool c_is_ce = alpha.imag() == 0 && beta.imag() == 0 &&
+                       has_unit_stride(out.extent(0), out.stride(0));
+
+  // 2. The embedding, in the operand scratch.
+  const std::int64_t allocations = scratch.allocations() + operands.allocations();
+  const std::size_t embedding_bytes =
+      ComplexEmbeddingRegion<ExecSpace>::bytes(rows_x, rows_y, K, !c_is_ce);
+  unsigned char* base = nullptr;
+  try {
+    base = operands.reserve(embedding_bytes);
+  } catch (const ScratchUnavailable& e) {
+    if (options.algorithm != Algorithm::Auto) throw;
+    native();
+    report.algorithm = Algorithm::Native;
+    report.backend = native_backend;
+    report.fallback = true;
+    report.reason = std::string(e.what()) + " (the complex embedding): native ZGEMM used instead";
+    return finish(report);
+  }
+  Carver carver(base);
+  const auto region =
+      ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, !c_is_ce);
+  embed_complex_rows(space, X, conj_x, true, region.x);
+  embed_complex_rows(space, Y, conj_y, false, region.y);
+
+  // 3. The real GEMM C_e = X_e Y_e^T through the real dispatch.
+  const typename V::ConstMatrix Xe = k_contiguous_rows<ExecSpace>(region.x);
+  const typename V::ConstMatrix Ye = k_contiguous_rows<ExecSpace>(region.y);
+  const typename V::Matrix Ce =
+      c_is_ce ? typename V::Matrix(reinterpret_cast<double*>(out.data()),
+                                   Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * out.stride(1)))
+              : region.c;
+  Options real_options = options;
+  real_options.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
+  const GemmCall<ExecSpace> call =
+      checked_call<ExecSpace>("N", "T", Xe, Ye, Ce, real_options, nullptr, nullptr);
+  report = dispatch(space, call, c_is_ce ? alpha.real() : 1.0, c_is_ce ? beta.real() : 0.0,
+                    real_options, scratch, call_start);
+  if (report.algorithm == Algorithm::Native) {
+    report.backend = native_backend;
+  } else if (!c_is_ce) {
+    combine_complex(space, Ce, alpha, beta, out);
+  }
+  report.workspace_bytes += embedding_bytes;
+  report.scratch_allocated = scratch.allocations() + operands.allocations() != allocations;
+  return finish(report);
+}
+
+}  // namespace Impl
+}  // namespace ozaki

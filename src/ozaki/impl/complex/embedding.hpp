@@ -1,0 +1,89 @@
+#pragma once
+/// \file embedding.hpp
+/// Complex GEMM as one real GEMM (docs/design.md §8).  With x = op(A)(m, k) and
+/// y = op(B)(k, n), conjugation applied,
+///
+///   Re c_mn = sum_k (Re x Re y - Im x Im y),   Im c_mn = sum_k (Im x Re y + Re x Im y),
+///
+/// so the complex product is the real product of
+///
+///   X_e (2M x 2K):  row 2m   = ( Re x_m0, -Im x_m0,  Re x_m1, -Im x_m1, ... )
+///                   row 2m+1 = ( Im x_m0,  Re x_m0,  Im x_m1,  Re x_m1, ... )
+///   Y_e (N x 2K):   row n    = ( Re y_0n,  Im y_0n,  Re y_1n,  Im y_1n, ... )
+///
+/// as C_e = X_e Y_e^T (2M x N): C_e(2m, n) = Re c_mn, C_e(2m + 1, n) = Im c_mn.  Every entry of
+/// X_e and Y_e is an entry of A or B, negated or not: the embedding is exact, and the real
+/// schemes see a real GEMM of inner length 2K whose rows 2m and 2m+1 hold the same values
+/// (the same scale exponent, norms and bits).  C_e's rows interleave as a complex C stored with
+/// unit stride along m does (real part, then imaginary part), so C_e can be that C itself,
+/// seen as doubles.
+
+#include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/views.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// The rows of X (R x K complex, conjugated if `conjugate`) as K-contiguous real rows of 2K:
+/// doubled (2R rows, the X_e above) or not (R rows, the Y_e above).
+template <class ExecSpace>
+void embed_complex_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstComplexMatrix& X,
+                        bool conjugate, bool doubled, const typename Views<ExecSpace>::Rows& out) {
+  const std::int64_t R = X.extent(0), K = X.extent(1);
+  const double s = conjugate ? -1.0 : 1.0;
+  auto embed = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k) {
+    const Kokkos::complex<double> x = X(r, k);
+    const double re = x.real(), im = s * x.imag();
+    if (doubled) {
+      out(2 * r, 2 * k) = re;
+      out(2 * r, 2 * k + 1) = -im;
+      out(2 * r + 1, 2 * k) = im;
+      out(2 * r + 1, 2 * k + 1) = re;
+    } else {
+      out(r, 2 * k) = re;
+      out(r, 2 * k + 1) = im;
+    }
+  };
+  // Consecutive threads along X's contiguous index: the reads coalesce (the writes, 16 bytes
+  // per row and thread, are what they are).
+  if (X.stride(0) == 1 && R > 1) {
+    grid_for("ozaki::complex::embed", space, R, K, embed);
+  } else {
+    grid_for(
+        "ozaki::complex::embed", space, K, R,
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t r) { embed(r, k); });
+  }
+}
+
+/// C = alpha (C_e(2m, n) + i C_e(2m + 1, n)) + beta C; beta == 0 does not read C.
+template <class ExecSpace>
+void combine_complex(const ExecSpace& space, const typename Views<ExecSpace>::Matrix& Ce,
+                     Kokkos::complex<double> alpha, Kokkos::complex<double> beta,
+                     const typename Views<ExecSpace>::ComplexMatrix& C) {
+  const bool no_beta = beta.real() == 0 && beta.imag() == 0;
+  grid_for(
+      "ozaki::complex::combine", space, C.extent(0), C.extent(1),
+      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t n) {
+        const Kokkos::complex<double> p(Ce(2 * m, n), Ce(2 * m + 1, n));
+        C(m, n) = no_beta ? alpha * p : alpha * p + beta * C(m, n);
+      });
+}
+
+/// C = beta C, the whole update when no product is needed; beta == 0 writes zeros.
+template <class ExecSpace>
+void scale_complex(const ExecSpace& space, Kokkos::complex<double> beta,
+                   const typename Views<ExecSpace>::ComplexMatrix& C) {
+  const bool no_beta = beta.real() == 0 && beta.imag() == 0;
+  grid_for(
+      "ozaki::complex::scale_c", space, C.extent(0), C.extent(1),
+      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t n) {
+        C(m, n) = no_beta ? Kokkos::complex<double>(0.0, 0.0) : beta * C(m, n);
+      });
+}
+
+}  // namespace Impl
+}  // namespace ozaki

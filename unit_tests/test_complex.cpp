@@ -1,0 +1,591 @@
+// Complex GEMM (Kokkos::complex<double> Views) on the test space against the serial oracle
+// (backends/serial/ozaki/serial/complex.hpp): the real embedding bit for bit, the complex
+// call bitwise equal to the real call on the embedding, scheme II within the documented
+// bound of a double-double reference, native ZGEMM, every transpose (N, T, C) and layout,
+// complex alpha and beta, NaN/Inf, bad arguments, workspaces, and the same bits on the host.
+
+#include "common.hpp"
+
+#include <ozaki/serial/complex.hpp>
+#include <ozaki/serial/crt.hpp>
+
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace {
+
+using namespace ozaki_test;
+using ozaki::Algorithm;
+using ozaki::CrtScaling;
+using ozaki::Options;
+using ozaki::serial::zdouble;
+using KC = Kokkos::complex<double>;
+using V = ozaki::Impl::Views<TestSpace>;
+
+constexpr double u = 0x1p-53;
+
+static_assert(sizeof(KC) == sizeof(zdouble) && alignof(KC) >= alignof(zdouble),
+              "the tests copy std::complex<double> and Kokkos::complex<double> bytewise");
+
+/// A complex host matrix, column-major.
+struct HostZ {
+  std::int64_t rows = 0, cols = 0;
+  std::vector<zdouble> values;
+  ozaki::serial::ComplexRef ref() { return {values.data(), rows, cols, 1, rows}; }
+  ozaki::serial::ConstComplexRef cref() const { return {values.data(), rows, cols, 1, rows}; }
+  zdouble operator()(std::int64_t i, std::int64_t j) const { return values[i + j * rows]; }
+};
+
+/// Real and imaginary parts each (U - 1/2) exp(phi N).
+HostZ random_z(std::int64_t rows, std::int64_t cols, double phi, Random& rng) {
+  HostZ h;
+  h.rows = rows;
+  h.cols = cols;
+  h.values.resize(static_cast<std::size_t>(rows * cols));
+  for (zdouble& z : h.values) {
+    const double re = rng.spread(phi);
+    z = zdouble(re, rng.spread(phi));
+  }
+  return h;
+}
+
+/// A complex matrix on the memory space of Space in the given layout (Layout::Stride: every
+/// other row and column of a larger row-major matrix), with the host values copied in.
+template <class Space>
+struct DeviceZ {
+  using Mem = typename Space::memory_space;
+  Kokkos::View<KC**, Kokkos::LayoutStride, Mem> view;
+  Kokkos::View<KC**, Kokkos::LayoutLeft, Mem> left;
+  Kokkos::View<KC**, Kokkos::LayoutRight, Mem> right;
+  Kokkos::View<KC**, Kokkos::LayoutRight, Mem> parent;
+  Layout layout = Layout::Left;
+
+  template <class F>
+  auto visit(F&& f) const {
+    if (layout == Layout::Left) return f(left);
+    if (layout == Layout::Right) return f(right);
+    return f(view);
+  }
+
+  DeviceZ(const HostZ& h, Layout l) : layout(l) {
+    const std::int64_t rows = h.rows, cols = h.cols;
+    switch (l) {
+      case Layout::Left:
+        left = decltype(left)("left", rows, cols);
+        view = decltype(view)(left.data(), Kokkos::LayoutStride(rows, 1, cols, left.stride(1)));
+        break;
+      case Layout::Right:
+        right = decltype(right)("right", rows, cols);
+        view = decltype(view)(right.data(), Kokkos::LayoutStride(rows, right.stride(0), cols, 1));
+        break;
+      case Layout::Stride:
+        parent = decltype(parent)("parent", 2 * rows + 1, 2 * cols + 1);
+        view = decltype(view)(parent.data() + parent.stride(0),
+                              Kokkos::LayoutStride(rows, 2 * parent.stride(0), cols, 2));
+        break;
+    }
+    copy(h, true);
+  }
+
+  /// Host <-> device through a contiguous column-major buffer.
+  void copy(HostZ& h, bool to_device) const { copy_impl(h, to_device); }
+  void copy(const HostZ& h, bool to_device) const { copy_impl(const_cast<HostZ&>(h), to_device); }
+
+  HostZ to_host() const {
+    HostZ h;
+    h.rows = view.extent(0);
+    h.cols = view.extent(1);
+    h.values.resize(static_cast<std::size_t>(h.rows * h.cols));
+    copy(h, false);
+    return h;
+  }
+
+ private:
+  void copy_impl(HostZ& h, bool to_device) const {
+    const std::int64_t rows = h.rows, cols = h.cols;
+    Kokkos::View<KC**, Kokkos::LayoutLeft, Mem> tmp("tmp", rows, cols);
+    Kokkos::View<KC**, Kokkos::LayoutLeft, Kokkos::HostSpace> host(
+        reinterpret_cast<KC*>(h.values.data()), rows, cols);
+    if (to_device) Kokkos::deep_copy(tmp, host);
+    const auto v = view;
+    Kokkos::parallel_for(
+        "test::zcopy",
+        Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(Space(), 0, rows * cols),
+        KOKKOS_LAMBDA(const std::int64_t idx) {
+          const std::int64_t i = idx % rows, j = idx / rows;
+          if (to_device) {
+            v(i, j) = tmp(i, j);
+          } else {
+            tmp(i, j) = v(i, j);
+          }
+        });
+    Kokkos::fence();
+    if (!to_device) Kokkos::deep_copy(host, tmp);
+  }
+};
+
+struct ZRun {
+  HostZ C;
+  ozaki::Report report;
+};
+
+/// ozaki::gemm on Space with complex operands in the given layouts; C back on the host.
+template <class Space = TestSpace>
+ZRun run_z(char ta, char tb, zdouble alpha, const HostZ& A, Layout la, const HostZ& B, Layout lb,
+           zdouble beta, const HostZ& C0, Layout lc, const Options& options) {
+  const DeviceZ<Space> dA(A, la), dB(B, lb), dC(C0, lc);
+  const std::string sa(1, ta), sb(1, tb);
+  const KC a(alpha.real(), alpha.imag()), b(beta.real(), beta.imag());
+  ZRun run;
+  run.report = dA.visit([&](const auto& x) {
+    return dB.visit([&](const auto& y) {
+      return dC.visit([&](const auto& c) {
+        return ozaki::gemm(Space(), sa.c_str(), sb.c_str(), a, x, y, b, c, options);
+      });
+    });
+  });
+  run.C = dC.to_host();
+  return run;
+}
+
+ZRun run_z(char ta, char tb, zdouble alpha, const HostZ& A, const HostZ& B, zdouble beta,
+           const HostZ& C0, const Options& options) {
+  return run_z(ta, tb, alpha, A, Layout::Left, B, Layout::Left, beta, C0, Layout::Left, options);
+}
+
+Options crt(int L, CrtScaling scaling = CrtScaling::Auto) {
+  Options o;
+  o.algorithm = Algorithm::Int8Crt;
+  o.moduli = L;
+  o.crt_scaling = scaling;
+  return o;
+}
+
+HostZ shaped(std::int64_t rows, std::int64_t cols, char trans, double phi, Random& rng) {
+  return trans == 'N' ? random_z(rows, cols, phi, rng) : random_z(cols, rows, phi, rng);
+}
+
+void expect_bitwise(const HostZ& got, const HostZ& want, const std::string& what) {
+  ASSERT_EQ(got.values.size(), want.values.size());
+  for (std::size_t i = 0; i < got.values.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got.values[i], &want.values[i], sizeof(zdouble)), 0)
+        << what << ": entry " << i << " is " << got.values[i] << ", expected " << want.values[i];
+  }
+}
+
+/// |Re| and |Im| of C - (alpha op(A) op(B) + beta C0) within the oracle's bound of scheme II
+/// (part by part, through the embedding) plus the rounding of the complex update, against a
+/// double-double reference; and C close to the oracle's own scheme II.
+void expect_crt_accuracy(char ta, char tb, zdouble alpha, const HostZ& A, const HostZ& B,
+                         zdouble beta, const HostZ& C0, const ZRun& run) {
+  ASSERT_EQ(run.report.algorithm, Algorithm::Int8Crt) << run.report.reason;
+  const int L = run.report.moduli;
+  const CrtScaling scaling = run.report.crt_scaling;
+  HostZ ref = C0, oracle = C0, product = C0;
+  ozaki::serial::zdd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
+  ozaki::serial::zdd_gemm(ta, tb, 1.0, A.cref(), B.cref(), 0.0, product.ref());
+  const ozaki::serial::CrtScale scale = ozaki::serial::crt_zgemm(
+      ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
+  const ozaki::serial::ComplexBound bound =
+      ozaki::serial::crt_zproduct_bound(ta, tb, A.cref(), B.cref(), scale);
+  for (std::size_t i = 0; i < run.C.values.size(); ++i) {
+    const zdouble got = run.C.values[i];
+    ASSERT_TRUE(std::isfinite(got.real()) && std::isfinite(got.imag())) << i;
+    // The update alpha P + beta C0 rounds a few times in each part.
+    const double update =
+        4 * u * (std::abs(alpha) * std::abs(product.values[i]) + std::abs(beta) * std::abs(C0.values[i]));
+    const double re_bound =
+        std::fabs(alpha.real()) * bound.re[i] + std::fabs(alpha.imag()) * bound.im[i] + update;
+    const double im_bound =
+        std::fabs(alpha.real()) * bound.im[i] + std::fabs(alpha.imag()) * bound.re[i] + update;
+    ASSERT_LE(std::fabs(got.real() - ref.values[i].real()), re_bound)
+        << "Re C[" << i << "]: " << got << " vs " << ref.values[i] << ", " << L << " moduli, "
+        << ozaki::to_string(scaling);
+    ASSERT_LE(std::fabs(got.imag() - ref.values[i].imag()), im_bound)
+        << "Im C[" << i << "]: " << got << " vs " << ref.values[i] << ", " << L << " moduli, "
+        << ozaki::to_string(scaling);
+    ASSERT_LE(std::fabs(got.real() - oracle.values[i].real()), 2 * re_bound) << i;
+    ASSERT_LE(std::fabs(got.imag() - oracle.values[i].imag()), 2 * im_bound) << i;
+  }
+}
+
+/// Normwise error max |c - ref| / (|A||B|)_mn with complex moduli.
+double normwise_z(char ta, char tb, const HostZ& A, const HostZ& B, const HostZ& C,
+                  const HostZ& ref) {
+  const auto a = ozaki::serial::zop(A.cref(), ta), b = ozaki::serial::zop(B.cref(), tb);
+  double worst = 0;
+  for (std::int64_t n = 0; n < C.cols; ++n) {
+    for (std::int64_t m = 0; m < C.rows; ++m) {
+      double d = 0;
+      for (std::int64_t k = 0; k < a.cols(); ++k) d += std::abs(a(m, k)) * std::abs(b(k, n));
+      const double e = std::abs(C(m, n) - ref(m, n));
+      worst = std::max(worst, d > 0 ? e / d : e);
+    }
+  }
+  return worst;
+}
+
+// ---- the embedding -----------------------------------------------------------------------
+
+TEST(ComplexEmbedding, KernelMatchesTheOracleBitForBit) {
+  Random rng(700);
+  const std::int64_t M = 19, N = 7, K = 33;
+  for (char ta : {'N', 'T', 'C'}) {
+    for (Layout la : {Layout::Left, Layout::Right, Layout::Stride}) {
+      const HostZ A = shaped(M, K, ta, 2.0, rng);
+      const HostZ B = random_z(K, N, 2.0, rng);
+      const ozaki::serial::ComplexEmbedding want = ozaki::serial::embed(ta, 'N', A.cref(), B.cref());
+      const DeviceZ<TestSpace> dA(A, la);
+      const V::ConstComplexMatrix opA = ozaki::Impl::transposed_if(
+          V::ConstComplexMatrix(dA.view.data(), dA.view.layout()), ta != 'N');
+      V::Rows doubled("doubled", 2 * M, 2 * K), single("single", M, 2 * K);
+      ozaki::Impl::embed_complex_rows(TestSpace(), opA, ta == 'C', true, doubled);
+      ozaki::Impl::embed_complex_rows(TestSpace(), opA, ta == 'C', false, single);
+      const auto hd = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), doubled);
+      const auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), single);
+      for (std::int64_t r = 0; r < 2 * M; ++r)
+        for (std::int64_t j = 0; j < 2 * K; ++j)
+          ASSERT_EQ(hd(r, j), want.x[r * 2 * K + j]) << ta << " " << name(la) << " " << r << "," << j;
+      // The undoubled rows of op(A) are Y_e's form: (Re, Im) pairs.
+      for (std::int64_t r = 0; r < M; ++r)
+        for (std::int64_t k = 0; k < K; ++k) {
+          ASSERT_EQ(hs(r, 2 * k), want.x[2 * r * 2 * K + 2 * k]);
+          ASSERT_EQ(hs(r, 2 * k + 1), want.x[(2 * r + 1) * 2 * K + 2 * k]);
+        }
+    }
+  }
+}
+
+/// The complex call is the real call on the embedding: bitwise the same C, for every
+/// algorithm that the real path runs (the direct path with real alpha and beta writes C as
+/// doubles; complex alpha goes through scratch and the complex update).
+TEST(Complex, IsTheRealCallOnTheEmbeddingBitForBit) {
+  Random rng(701);
+  const std::int64_t M = 23, N = 17, K = 45;
+  std::vector<Options> options = {crt(13, CrtScaling::Fast), crt(15, CrtScaling::Accurate),
+                                  crt(ozaki::auto_moduli)};
+  Options slices;
+  slices.algorithm = Algorithm::Int8Slices;
+  slices.slices = 7;
+  options.push_back(slices);
+  for (const Options& o : options) {
+    for (const zdouble alpha : {zdouble(1.5, 0), zdouble(0.75, -2.0)}) {
+      for (const char ta : {'N', 'C'}) {
+        for (const char tb : {'N', 'T', 'C'}) {
+          const HostZ A = shaped(M, K, ta, 1.0, rng), B = shaped(K, N, tb, 1.0, rng);
+          const HostZ C0 = random_z(M, N, 0.5, rng);
+          const zdouble beta = alpha.imag() == 0 ? zdouble(-0.5, 0) : zdouble(0.25, 0.5);
+          const ZRun run = run_z(ta, tb, alpha, A, B, beta, C0, o);
+          ASSERT_NE(run.report.algorithm, Algorithm::Native) << run.report.reason;
+          // The same computation as a real call on the host-made embedding.
+          const ozaki::serial::ComplexEmbedding e = ozaki::serial::embed(ta, tb, A.cref(), B.cref());
+          HostMatrix Xe, Ye, Ce;
+          Xe.rows = 2 * M, Xe.cols = 2 * K, Ye.rows = N, Ye.cols = 2 * K;
+          Xe.values.resize(e.x.size());
+          Ye.values.resize(e.y.size());
+          for (std::int64_t r = 0; r < 2 * M; ++r)
+            for (std::int64_t j = 0; j < 2 * K; ++j) Xe.values[r + j * 2 * M] = e.x[r * 2 * K + j];
+          for (std::int64_t r = 0; r < N; ++r)
+            for (std::int64_t j = 0; j < 2 * K; ++j) Ye.values[r + j * N] = e.y[r * 2 * K + j];
+          Ce.rows = 2 * M, Ce.cols = N;
+          Ce.values.resize(static_cast<std::size_t>(2 * M * N));
+          const bool direct = alpha.imag() == 0 && beta.imag() == 0;
+          for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t m = 0; m < M; ++m) {
+              Ce.values[2 * m + n * 2 * M] = direct ? C0(m, n).real() : 0.0;
+              Ce.values[2 * m + 1 + n * 2 * M] = direct ? C0(m, n).imag() : 0.0;
+            }
+          const GemmRun real =
+              run_gemm('N', 'T', direct ? alpha.real() : 1.0, Xe, Layout::Right, Ye, Layout::Right,
+                       direct ? beta.real() : 0.0, Ce, Layout::Left, run.report.options);
+          EXPECT_EQ(real.report.algorithm, run.report.algorithm);
+          HostZ want = C0;
+          for (std::int64_t n = 0; n < N; ++n)
+            for (std::int64_t m = 0; m < M; ++m) {
+              const zdouble p(real.C(2 * m, n), real.C(2 * m + 1, n));
+              if (direct) {
+                want.values[m + n * M] = p;
+              } else {
+                const auto times = [](zdouble x, zdouble y) {
+                  return zdouble(x.real() * y.real() - x.imag() * y.imag(),
+                                 x.real() * y.imag() + x.imag() * y.real());
+                };
+                want.values[m + n * M] = times(alpha, p) + times(beta, C0(m, n));
+              }
+            }
+          expect_bitwise(run.C, want,
+                         std::string(1, ta) + std::string(1, tb) + " " +
+                             ozaki::to_string(run.report.algorithm));
+        }
+      }
+    }
+  }
+}
+
+// ---- scheme II end to end ------------------------------------------------------------------
+
+class ComplexCrt : public ::testing::TestWithParam<std::tuple<int, double, CrtScaling>> {};
+
+TEST_P(ComplexCrt, WithinBoundOfReference) {
+  const auto [L, phi, scaling] = GetParam();
+  Random rng(710 + L + static_cast<int>(phi));
+  const std::int64_t M = 13, N = 11, K = 37;
+  const HostZ A = random_z(M, K, phi, rng), B = random_z(K, N, phi, rng);
+  const HostZ C0 = random_z(M, N, 0.5, rng);
+  const zdouble alpha(1.25, -0.5), beta(-0.5, 0.75);
+  const ZRun run = run_z('N', 'N', alpha, A, B, beta, C0, crt(L, scaling));
+  EXPECT_EQ(run.report.moduli, L);
+  EXPECT_EQ(run.report.crt_scaling, scaling);
+  expect_crt_accuracy('N', 'N', alpha, A, B, beta, C0, run);
+}
+
+INSTANTIATE_TEST_SUITE_P(ModuliAndSpread, ComplexCrt,
+                         ::testing::Combine(::testing::Values(10, 14, 18),
+                                            ::testing::Values(0.5, 4.0),
+                                            ::testing::Values(CrtScaling::Fast,
+                                                              CrtScaling::Accurate)));
+
+TEST(Complex, EveryTransposeAndLayoutWithinBound) {
+  Random rng(720);
+  const std::int64_t M = 14, N = 9, K = 26;
+  for (const char ta : {'N', 'T', 'C'}) {
+    for (const char tb : {'N', 'T', 'C'}) {
+      for (const Layout la : {Layout::Left, Layout::Right, Layout::Stride}) {
+        for (const Layout lc : {Layout::Left, Layout::Right, Layout::Stride}) {
+          const HostZ A = shaped(M, K, ta, 1.0, rng), B = shaped(K, N, tb, 1.0, rng);
+          const HostZ C0 = random_z(M, N, 0.5, rng);
+          const Layout lb = la == Layout::Left ? Layout::Right : Layout::Left;
+          const zdouble alpha(-1.0, 0.0), beta(2.0, 0.0);
+          const ZRun run =
+              run_z(ta, tb, alpha, A, la, B, lb, beta, C0, lc, crt(14, CrtScaling::Accurate));
+          SCOPED_TRACE(std::string(1, ta) + std::string(1, tb) + " A " + name(la) + " C " +
+                       name(lc));
+          expect_crt_accuracy(ta, tb, alpha, A, B, beta, C0, run);
+        }
+      }
+    }
+  }
+}
+
+TEST(Complex, AutomaticCountNoWorseThanNativeZgemm) {
+  for (const double phi : {0.5, 2.0}) {
+    Random rng(730 + static_cast<int>(phi));
+    const std::int64_t M = 40, N = 32, K = 700;
+    const HostZ A = random_z(M, K, phi, rng), B = shaped(K, N, 'C', phi, rng);
+    const HostZ C0 = random_z(M, N, 0.5, rng);
+    const ZRun run = run_z('N', 'C', 1.0, A, B, 0.0, C0, crt(ozaki::auto_moduli));
+    HostZ ref = C0, native = C0;
+    ozaki::serial::zdd_gemm('N', 'C', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
+    ozaki::serial::zgemm('N', 'C', 1.0, A.cref(), B.cref(), 0.0, native.ref());
+    const double err = normwise_z('N', 'C', A, B, run.C, ref);
+    const double err_native = normwise_z('N', 'C', A, B, native, ref);
+    EXPECT_GT(err_native, 0.0);
+    EXPECT_LE(err, err_native) << "phi " << phi << ": " << run.report.moduli << " moduli";
+    expect_crt_accuracy('N', 'C', 1.0, A, B, 0.0, C0, run);
+  }
+}
+
+TEST(Complex, Int8SlicesAndAutoNoWorseThanNativeZgemm) {
+  Random rng(735);
+  const std::int64_t M = 30, N = 26, K = 300;
+  const HostZ A = random_z(K, M, 0.5, rng), B = random_z(K, N, 0.5, rng);  // op(A) = A^T
+  const HostZ C0 = random_z(M, N, 0.5, rng);
+  HostZ ref = C0, native = C0;
+  ozaki::serial::zdd_gemm('T', 'N', 1.0, A.cref(), B.cref(), 0.0, ref.ref());
+  ozaki::serial::zgemm('T', 'N', 1.0, A.cref(), B.cref(), 0.0, native.ref());
+  const double err_native = normwise_z('T', 'N', A, B, native, ref);
+  EXPECT_GT(err_native, 0.0);
+  Options slices;
+  slices.algorithm = Algorithm::Int8Slices;
+  Options native_options;
+  native_options.algorithm = Algorithm::Native;
+  const ZRun zgemm = run_z('T', 'N', 1.0, A, B, 0.0, C0, native_options);
+  for (const Options& o : {slices, Options{}}) {
+    const ZRun run = run_z('T', 'N', 1.0, A, B, 0.0, C0, o);
+    if (run.report.algorithm == Algorithm::Native) {
+      // Auto found native ZGEMM fastest here (host spaces): exactly what Native gives.
+      expect_bitwise(run.C, zgemm.C, "Auto's native choice against Algorithm::Native");
+    } else {
+      const double err = normwise_z('T', 'N', A, B, run.C, ref);
+      EXPECT_LE(err, err_native) << ozaki::to_string(run.report.algorithm) << ": " << err
+                                 << " vs native " << err_native;
+    }
+  }
+}
+
+// ---- native ZGEMM --------------------------------------------------------------------------
+
+TEST(Complex, NativeIsZgemmForEveryTransposeAndLayout) {
+  Random rng(740);
+  const std::int64_t M = 12, N = 10, K = 31;
+  Options native;
+  native.algorithm = Algorithm::Native;
+  for (const char ta : {'N', 'T', 'C'}) {
+    for (const char tb : {'N', 'T', 'C'}) {
+      for (const Layout la : {Layout::Left, Layout::Right, Layout::Stride}) {
+        for (const Layout lc : {Layout::Left, Layout::Right}) {
+          const HostZ A = shaped(M, K, ta, 0.5, rng), B = shaped(K, N, tb, 0.5, rng);
+          const HostZ C0 = random_z(M, N, 0.5, rng);
+          const zdouble alpha(0.5, 1.5), beta(-1.0, 0.25);
+          const ZRun run = run_z(ta, tb, alpha, A, la, B, Layout::Right, beta, C0, lc, native);
+          EXPECT_EQ(run.report.algorithm, Algorithm::Native);
+          HostZ want = C0;
+          ozaki::serial::zgemm(ta, tb, alpha, A.cref(), B.cref(), beta, want.ref());
+          const auto a = ozaki::serial::zop(A.cref(), ta), b = ozaki::serial::zop(B.cref(), tb);
+          for (std::int64_t n = 0; n < N; ++n) {
+            for (std::int64_t m = 0; m < M; ++m) {
+              double d = 0;
+              for (std::int64_t k = 0; k < K; ++k) d += std::abs(a(m, k)) * std::abs(b(k, n));
+              const double tol = 4 * (K + 2) * u * (std::abs(alpha) * d + std::abs(beta) * std::abs(C0(m, n)));
+              ASSERT_LE(std::abs(run.C(m, n) - want(m, n)), tol)
+                  << ta << tb << " A " << name(la) << " C " << name(lc) << " (" << m << "," << n
+                  << "): " << run.C(m, n) << " vs " << want(m, n);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Complex, NaNAndInfGiveNativeZgemmsResultAndAReportedFallback) {
+  Random rng(750);
+  HostZ A = random_z(6, 8, 0.5, rng), B = random_z(8, 5, 0.5, rng);
+  const HostZ C0 = random_z(6, 5, 0.5, rng);
+  A.values[7] = zdouble(0.5, std::numeric_limits<double>::quiet_NaN());
+  B.values[9] = zdouble(std::numeric_limits<double>::infinity(), 0.0);
+  const ZRun run = run_z('N', 'N', 1.0, A, B, 1.0, C0, crt(16));
+  EXPECT_TRUE(run.report.fallback);
+  EXPECT_EQ(run.report.algorithm, Algorithm::Native);
+  int nonfinite = 0;
+  for (std::int64_t n = 0; n < 5; ++n) {
+    for (std::int64_t m = 0; m < 6; ++m) {
+      const zdouble c = run.C(m, n);
+      const bool touched = m == 1 || n == 1;  // A(1, 1) is NaN, B(1, 1) is Inf
+      if (touched) {
+        nonfinite += !(std::isfinite(c.real()) && std::isfinite(c.imag()));
+      } else {
+        EXPECT_TRUE(std::isfinite(c.real()) && std::isfinite(c.imag())) << m << "," << n;
+      }
+    }
+  }
+  EXPECT_GE(nonfinite, 6 + 5 - 1);
+}
+
+TEST(Complex, ZeroScalarsEmptyShapesAndBetaZeroNeverReadsC) {
+  Random rng(760);
+  const HostZ A = random_z(5, 7, 0.5, rng), B = random_z(7, 4, 0.5, rng);
+  HostZ C0 = random_z(5, 4, 0.5, rng);
+  // beta == 0: C is written, not read (NaN in C does not propagate).
+  HostZ nan_c = C0;
+  for (zdouble& z : nan_c.values) z = zdouble(std::numeric_limits<double>::quiet_NaN(), 0);
+  for (const zdouble alpha : {zdouble(1, 0), zdouble(0.5, 0.5)}) {
+    const ZRun run = run_z('N', 'N', alpha, A, B, 0.0, nan_c, crt(14));
+    for (const zdouble& z : run.C.values) EXPECT_TRUE(std::isfinite(z.real()) && std::isfinite(z.imag()));
+  }
+  // alpha == 0: C = beta C, A and B not read.
+  HostZ nan_a = A;
+  nan_a.values[0] = zdouble(std::numeric_limits<double>::quiet_NaN(), 0);
+  const zdouble beta(0.5, -2.0);
+  const ZRun a0 = run_z('N', 'N', 0.0, nan_a, B, beta, C0, crt(14));
+  EXPECT_EQ(a0.report.algorithm, Algorithm::None);
+  for (std::size_t i = 0; i < C0.values.size(); ++i) {
+    const zdouble want(beta.real() * C0.values[i].real() - beta.imag() * C0.values[i].imag(),
+                       beta.real() * C0.values[i].imag() + beta.imag() * C0.values[i].real());
+    EXPECT_EQ(a0.C.values[i], want);
+  }
+  // K == 0.
+  HostZ A0, B0;
+  A0.rows = 5;
+  B0.cols = 4;
+  const ZRun k0 = run_z('N', 'N', 1.0, A0, B0, 0.0, C0, crt(14));
+  for (const zdouble& z : k0.C.values) EXPECT_EQ(z, zdouble(0, 0));
+}
+
+TEST(Complex, BadArgumentsThrowWithCUntouched) {
+  Random rng(770);
+  const HostZ A = random_z(6, 5, 0.5, rng), B = random_z(5, 4, 0.5, rng);
+  const HostZ C0 = random_z(6, 4, 0.5, rng);
+  const DeviceZ<TestSpace> dA(A, Layout::Left), dB(B, Layout::Left), dC(C0, Layout::Left);
+  const KC one(1, 0);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "X", "N", one, dA.left, dB.left, one, dC.left),
+               ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "T", one, dA.left, dB.left, one, dC.left),
+               ozaki::InvalidArgument);
+  Options bad;
+  bad.moduli = 1;
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", one, dA.left, dB.left, one, dC.left, bad),
+               ozaki::InvalidArgument);
+  // C aliasing A.
+  const auto alias = Kokkos::subview(dA.left, Kokkos::make_pair(0, 6), Kokkos::make_pair(0, 4));
+  EXPECT_THROW(ozaki::gemm(TestSpace(), "N", "N", one, dA.left, dB.left, one, alias),
+               ozaki::InvalidArgument);
+  expect_bitwise(dC.to_host(), C0, "C after the throws");
+  expect_bitwise(dA.to_host(), A, "A after the throws");
+}
+
+// ---- workspaces and the same bits elsewhere -------------------------------------------------
+
+TEST(Complex, WorkspaceOfRequiredBytesServesEveryCall) {
+  // Sized for an automatic count of assumed_auto_moduli (as for real calls): data that needs
+  // more grows the workspace once, and later calls find it large enough.
+  Random rng(780);
+  const std::int64_t M = 33, N = 21, K = 70;
+  for (const double phi : {0.5, 2.0}) {
+    for (const Options& o : {crt(ozaki::auto_moduli), crt(16, CrtScaling::Accurate), Options{}}) {
+      ozaki::Workspace<TestSpace> ws(TestSpace{});
+      ws.reserve_complex(M, N, K, o);
+      EXPECT_EQ(ws.bytes(), ozaki::Workspace<TestSpace>::required_bytes_complex(M, N, K, o));
+      std::int64_t expected = ws.allocations();
+      bool grown = false;
+      for (const Layout lc : {Layout::Left, Layout::Right, Layout::Stride}) {
+        for (const zdouble alpha : {zdouble(1, 0), zdouble(1, 1)}) {
+          const HostZ A = random_z(M, K, phi, rng), B = random_z(K, N, phi, rng);
+          const HostZ C0 = random_z(M, N, 0.5, rng);
+          const DeviceZ<TestSpace> dA(A, Layout::Left), dB(B, Layout::Left), dC(C0, lc);
+          const KC a(alpha.real(), alpha.imag());
+          const ozaki::Report r = dC.visit([&](const auto& c) {
+            return ozaki::gemm(TestSpace(), "N", "N", a, dA.left, dB.left, KC(0.5, 0), c, o, ws);
+          });
+          const bool beyond_sizing =
+              o.moduli == ozaki::auto_moduli && r.moduli > ozaki::Impl::assumed_auto_moduli;
+          if (beyond_sizing && !grown) {
+            EXPECT_LE(ws.allocations(), expected + 1);
+            expected = ws.allocations();
+            grown = true;
+          }
+          EXPECT_EQ(ws.allocations(), expected)
+              << "phi " << phi << ", C " << name(lc) << ", " << ozaki::to_string(r.algorithm)
+              << ", moduli " << r.moduli;
+          EXPECT_LE(r.workspace_bytes, ws.bytes());
+        }
+      }
+    }
+  }
+}
+
+TEST(Complex, ReplayedOptionsGiveTheSameBitsOnTheHost) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  Random rng(790);
+  const std::int64_t M = 29, N = 24, K = 150;
+  for (const double phi : {0.5, 4.0}) {
+    for (const Options& o : {crt(ozaki::auto_moduli, CrtScaling::Fast), Options{}}) {
+      const HostZ A = random_z(K, M, phi, rng), B = random_z(N, K, phi, rng);
+      const HostZ C0 = random_z(M, N, 0.5, rng);
+      const zdouble alpha(0.5, -1.0), beta(1.0, 0.0);
+      const ZRun run =
+          run_z('C', 'T', alpha, A, Layout::Left, B, Layout::Right, beta, C0, Layout::Left, o);
+      const ZRun replay = run_z<Host>('C', 'T', alpha, A, Layout::Left, B, Layout::Right, beta,
+                                      C0, Layout::Left, run.report.options);
+      EXPECT_EQ(replay.report.algorithm, run.report.algorithm);
+      // Native ZGEMM is each backend's own (its bits are not ozaki's to fix).
+      if (run.report.algorithm != Algorithm::Native) {
+        expect_bitwise(run.C, replay.C, "test space against the host, phi " + std::to_string(phi));
+      }
+    }
+  }
+}
+
+}  // namespace
