@@ -141,6 +141,7 @@ cmd_demo() {
 # sweep.png (the sweep's heatmap), ncu.log.
 #   OZAKI_SUITES  suites to run, in order (default "device wide sweep"; "" runs none)
 #   OZAKI_TESTS=0 skips the CUDA tests;  OZAKI_NCU=0 skips the Nsight Compute step
+#   OZAKI_BENCH_RUNS="ARGS; ARGS" further ozaki_bench runs (run<i>.csv), e.g. --complex ones
 #   OZAKI_SANITIZE="exit_cuda ..." runs compute-sanitizer's three tools on those test binaries
 #                                  ("all": every CUDA test binary; OZAKI_SANITIZE_TOOLS picks
 #                                  tools) (sanitize.log)
@@ -211,6 +212,19 @@ cmd_device() {
     device) python3 "$repo/perf_tests/plot.py" "$out/device.csv" "$out/device.png" >>"$log" 2>&1 || true ;;
     sweep) python3 "$repo/perf_tests/plot.py" --heatmap "$out/sweep.csv" "$out/sweep.png" >>"$log" 2>&1 || true ;;
     esac
+  done
+  # OZAKI_BENCH_RUNS="ARGS; ARGS; ...": further ozaki_bench runs after the suites, each with its
+  # own arguments (e.g. "--complex --shapes 8192,16384 --configs native,default"), tables to
+  # bench.log, CSV to run<i>.csv.
+  local runs i=0 args
+  IFS=';' read -ra runs <<<"${OZAKI_BENCH_RUNS:-}"
+  for args in "${runs[@]}"; do
+    [ -n "${args// /}" ] || continue
+    i=$((i + 1))
+    t0=$SECONDS
+    # shellcheck disable=SC2086 # ARGS is a list of words
+    "$bench" $args --csv "$out/run$i.csv" >>"$out/bench.log" 2>&1 || true
+    echo "run $i ($args): $((SECONDS - t0)) s" >>"$log"
   done
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then

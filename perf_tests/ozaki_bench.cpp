@@ -40,7 +40,11 @@
 namespace {
 
 using Space = Kokkos::DefaultExecutionSpace;
-using Matrix = Kokkos::View<double**, Kokkos::LayoutLeft, Space::memory_space>;
+using Complex = Kokkos::complex<double>;
+/// The benchmark's matrices: double, or Kokkos::complex<double> with --complex.
+template <class T>
+using MatrixOf = Kokkos::View<T**, Kokkos::LayoutLeft, Space::memory_space>;
+using Matrix = MatrixOf<double>;
 constexpr bool on_host =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, Space::memory_space>::accessible;
 
@@ -76,6 +80,7 @@ struct Settings {
   bool phases_given = false;
   std::int64_t workspace_limit = 0;  // bytes; 0: the library's default
   bool workspace_given = false;
+  bool complex = false;  // --complex: Kokkos::complex<double> matrices, native is ZGEMM
 };
 
 [[noreturn]] void usage(int code) {
@@ -116,6 +121,9 @@ tables.
                               and 8192^3 at phi = 1, 2, 4; 9 reps and no phase-timing run
                               unless --reps or --phases is given; --phi is refused
                     (--shapes or --configs replace a suite's runs; its workspace limit stays)
+  --complex         complex<double> matrices (Kokkos::complex): ozaki's complex GEMM against
+                    native ZGEMM (KokkosBlas::gemm, cuBLAS ZGEMM on CUDA); TFLOP/s count
+                    8 M N K; each part of an entry is (U - 1/2) exp(phi N)
   --phi X           exponent spread of the inputs, finite, >= 0      (default 0.5)
   --reps N          timed runs at most, N >= 1; the median is reported (default 5)
   --budget SECONDS  timed runs of a configuration stop once their total passes this (there
@@ -362,6 +370,8 @@ Settings parse(int argc, char* argv[]) {
       st.workspace_given = true;
     } else if (a == "--budget") {
       st.budget = real("seconds");
+    } else if (a == "--complex") {
+      st.complex = true;
     } else if (a == "--no-phases") {
       st.phases = false;
       st.phases_given = true;
@@ -444,40 +454,48 @@ Settings parse(int argc, char* argv[]) {
   return st;
 }
 
-/// Fills X with (U - 1/2) exp(phi N) on the device.
-void fill(const Matrix& X, double phi, std::uint64_t seed) {
+/// Fills X with (U - 1/2) exp(phi N) on the device (each part of a complex entry so).
+template <class T>
+void fill(const MatrixOf<T>& X, double phi, std::uint64_t seed) {
   Kokkos::Random_XorShift64_Pool<Space> pool(seed);
   const std::int64_t rows = X.extent(0);
   Kokkos::parallel_for(
       "ozaki_bench::fill", Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, X.size()),
       KOKKOS_LAMBDA(const std::int64_t idx) {
         auto g = pool.get_state();
-        const double u = g.drand(-0.5, 0.5);
-        const double z = g.normal();
+        const double re = g.drand(-0.5, 0.5) * exp(phi * g.normal());
+        if constexpr (std::is_same<T, Complex>::value) {
+          const double im = g.drand(-0.5, 0.5) * exp(phi * g.normal());
+          X(idx % rows, idx / rows) = Complex(re, im);
+        } else {
+          X(idx % rows, idx / rows) = re;
+        }
         pool.free_state(g);
-        X(idx % rows, idx / rows) = u * exp(phi * z);
       });
 }
 
+template <class T>
 struct Inputs {
-  std::vector<Matrix> A, B;  // rotated sets, so that timed runs do not reuse L2
-  Matrix C;
-  std::vector<double> hostA, hostB;  // set 0, column-major, for the reference
+  std::vector<MatrixOf<T>> A, B;  // rotated sets, so that timed runs do not reuse L2
+  MatrixOf<T> C;
+  std::vector<T> hostA, hostB;  // set 0, column-major, for the reference
 };
 
-Inputs make_inputs(const ShapeArg& s, double phi, std::uint64_t seed) {
-  Inputs in;
+template <class T>
+Inputs<T> make_inputs(const ShapeArg& s, double phi, std::uint64_t seed) {
+  Inputs<T> in;
   // Enough sets to cycle through 4 x 64 MB (a GPU's L2 several times over), at most 8.
-  const double bytes = 8.0 * (static_cast<double>(s.m) * s.k + static_cast<double>(s.k) * s.n);
+  const double bytes =
+      sizeof(T) * (static_cast<double>(s.m) * s.k + static_cast<double>(s.k) * s.n);
   const int sets =
       bytes > 4 * 64e6 / 8 ? std::max(1, static_cast<int>(std::ceil(4 * 64e6 / bytes))) : 8;
   for (int i = 0; i < sets; ++i) {
     in.A.emplace_back(Kokkos::view_alloc("A", Kokkos::WithoutInitializing), s.m, s.k);
     in.B.emplace_back(Kokkos::view_alloc("B", Kokkos::WithoutInitializing), s.k, s.n);
-    fill(in.A.back(), phi, seed + 2 * i);
-    fill(in.B.back(), phi, seed + 2 * i + 1);
+    fill<T>(in.A.back(), phi, seed + 2 * i);
+    fill<T>(in.B.back(), phi, seed + 2 * i + 1);
   }
-  in.C = Matrix(Kokkos::view_alloc("C", Kokkos::WithoutInitializing), s.m, s.n);
+  in.C = MatrixOf<T>(Kokkos::view_alloc("C", Kokkos::WithoutInitializing), s.m, s.n);
   auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in.A[0]);
   auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), in.B[0]);
   in.hostA.assign(ha.data(), ha.data() + ha.size());
@@ -487,8 +505,9 @@ Inputs make_inputs(const ShapeArg& s, double phi, std::uint64_t seed) {
 
 struct Sample {
   std::int64_t m, n;
-  double reference;    // (A B)_mn in double-double, rounded
-  double abs_product;  // (|A||B|)_mn
+  double reference, reference_im;  // (A B)_mn in double-double, rounded (imaginary part: 0
+                                   // for real data)
+  double abs_product;              // (|A||B|)_mn, complex moduli for complex data
 };
 
 /// Sampled entries of C and their double-double reference: none when C is empty.
@@ -496,19 +515,29 @@ struct Samples {
   std::vector<Sample> host;
   Kokkos::View<std::int64_t*, Space::memory_space> rows, cols;  // the entries, on the device
   Kokkos::View<double*, Space::memory_space> values;            // C at them, gathered there
+  Kokkos::View<double*, Space::memory_space> values_im;         // imaginary parts
 };
 
-Samples reference_samples(const Inputs& in, const ShapeArg& s, int requested, std::uint64_t seed) {
+/// sum_k x_k y_k in double-double for two vectors of one length (serial::dd_dot).
+double dd_sum(const std::vector<double>& x, const std::vector<double>& y) {
+  const std::int64_t n = x.size();
+  const ozaki::serial::ConstMatrixRef a{x.data(), 1, n, n, 1}, b{y.data(), n, 1, 1, n};
+  const auto dd = ozaki::serial::dd_dot(a, b, 0, 0);
+  return dd.hi + dd.lo;
+}
+
+template <class T>
+Samples reference_samples(const Inputs<T>& in, const ShapeArg& s, int requested,
+                          std::uint64_t seed) {
   const int count = s.m > 0 && s.n > 0 ? requested : 0;
   std::mt19937_64 rng(seed);
-  const ozaki::serial::ConstMatrixRef A{in.hostA.data(), s.m, s.k, 1, s.m};
-  const ozaki::serial::ConstMatrixRef B{in.hostB.data(), s.k, s.n, 1, s.k};
   Samples samples;
   std::vector<Sample>& out = samples.host;
   out.resize(count);
   samples.rows = decltype(samples.rows)("ozaki_bench::sample_rows", count);
   samples.cols = decltype(samples.cols)("ozaki_bench::sample_cols", count);
   samples.values = decltype(samples.values)("ozaki_bench::sample_values", count);
+  samples.values_im = decltype(samples.values_im)("ozaki_bench::sample_values_im", count);
   auto rows = Kokkos::create_mirror_view(samples.rows);
   auto cols = Kokkos::create_mirror_view(samples.cols);
   for (int i = 0; i < count; ++i) {
@@ -520,11 +549,30 @@ Samples reference_samples(const Inputs& in, const ShapeArg& s, int requested, st
   Kokkos::parallel_for("ozaki_bench::reference",
                        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, count),
                        [&](const int i) {
-                         const auto dd = ozaki::serial::dd_dot(A, B, out[i].m, out[i].n);
-                         out[i].reference = dd.hi + dd.lo;
+                         const std::int64_t m = out[i].m, n = out[i].n;
                          double abs = 0;
-                         for (std::int64_t k = 0; k < s.k; ++k)
-                           abs += std::fabs(A(out[i].m, k) * B(k, out[i].n));
+                         if constexpr (std::is_same<T, Complex>::value) {
+                           // Re and Im as real dot products of length 2K (the embedding of
+                           // docs/design.md §8).
+                           std::vector<double> re_x, im_x, y;
+                           for (std::int64_t k = 0; k < s.k; ++k) {
+                             const Complex a = in.hostA[m + k * s.m], b = in.hostB[k + n * s.k];
+                             re_x.insert(re_x.end(), {a.real(), -a.imag()});
+                             im_x.insert(im_x.end(), {a.imag(), a.real()});
+                             y.insert(y.end(), {b.real(), b.imag()});
+                             abs += Kokkos::abs(a) * Kokkos::abs(b);
+                           }
+                           out[i].reference = dd_sum(re_x, y);
+                           out[i].reference_im = dd_sum(im_x, y);
+                         } else {
+                           const ozaki::serial::ConstMatrixRef A{in.hostA.data(), s.m, s.k, 1, s.m};
+                           const ozaki::serial::ConstMatrixRef B{in.hostB.data(), s.k, s.n, 1, s.k};
+                           const auto dd = ozaki::serial::dd_dot(A, B, m, n);
+                           out[i].reference = dd.hi + dd.lo;
+                           out[i].reference_im = 0;
+                           for (std::int64_t k = 0; k < s.k; ++k)
+                             abs += std::fabs(A(m, k) * B(k, n));
+                         }
                          out[i].abs_product = abs;
                        });
   return samples;
@@ -533,13 +581,14 @@ Samples reference_samples(const Inputs& in, const ShapeArg& s, int requested, st
 struct Errors {
   bool measured = false;  // false: no sampled entries (C is empty)
   double normwise = 0;    // max |c - ref| / (|A||B|)_mn
-  double relative = 0;    // sqrt(sum (c - ref)^2 / sum ref^2) over the samples
+  double relative = 0;    // sqrt(sum |c - ref|^2 / sum |ref|^2) over the samples
 };
 
 /// The errors of C at the sampled entries, which are gathered on the device (C itself is
 /// not copied).  Where (|A||B|)_mn = 0 the exact entry is 0: a nonzero c there counts as an
 /// infinite normwise error; likewise for err_rel when every sampled reference is 0.
-Errors measure_errors(const Matrix& C, const Samples& samples) {
+template <class T>
+Errors measure_errors(const MatrixOf<T>& C, const Samples& samples) {
   Errors e;
   const int count = static_cast<int>(samples.host.size());
   if (count == 0) return e;
@@ -547,21 +596,28 @@ Errors measure_errors(const Matrix& C, const Samples& samples) {
   const auto rows = samples.rows;
   const auto cols = samples.cols;
   const auto values = samples.values;
+  const auto values_im = samples.values_im;
   Kokkos::parallel_for(
-      "ozaki_bench::gather", Kokkos::RangePolicy<Space>(0, count),
-      KOKKOS_LAMBDA(const int i) { values(i) = C(rows(i), cols(i)); });
+      "ozaki_bench::gather", Kokkos::RangePolicy<Space>(0, count), KOKKOS_LAMBDA(const int i) {
+        if constexpr (std::is_same<T, Complex>::value) {
+          values(i) = C(rows(i), cols(i)).real();
+          values_im(i) = C(rows(i), cols(i)).imag();
+        } else {
+          values(i) = C(rows(i), cols(i));
+          values_im(i) = 0;
+        }
+      });
   const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values);
+  const auto c_im = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values_im);
   double num = 0, den = 0;
   for (int i = 0; i < count; ++i) {
     const Sample& s = samples.host[i];
-    const double d = c(i) - s.reference;
+    const double d = std::hypot(c(i) - s.reference, c_im(i) - s.reference_im);
     if (std::isnan(d)) return {true, NAN, NAN};
-    const double scaled = s.abs_product > 0 ? std::fabs(d) / s.abs_product
-                          : d == 0          ? 0.0
-                                            : HUGE_VAL;
+    const double scaled = s.abs_product > 0 ? d / s.abs_product : d == 0 ? 0.0 : HUGE_VAL;
     e.normwise = std::max(e.normwise, scaled);
     num += d * d;
-    den += s.reference * s.reference;
+    den += s.reference * s.reference + s.reference_im * s.reference_im;
   }
   e.relative = den > 0 ? std::sqrt(num / den) : num == 0 ? 0.0 : HUGE_VAL;
   return e;
@@ -578,6 +634,7 @@ struct Result {
   double native_seconds = 0;
   Errors errors;
   std::string error_message;
+  double flops_per_mnk = 2;  // 8 for complex products
 };
 
 double median(std::vector<double> v) {
@@ -639,13 +696,15 @@ std::string seconds_text(double t) {
 /// in alternating order, and the row's xnative compares the two medians: native varies by
 /// about 5% over a run (the card's clocks follow its power and temperature), so only
 /// interleaved times compare fairly.
-Result run_config(const Space& space, const Run& run, Inputs& in, const Config& cfg,
+template <class T>
+Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Config& cfg,
                   const Samples& samples, const Settings& st, const Config* native = nullptr) {
   const ShapeArg& s = run.shape;
   Result r;
   r.shape = s;
   r.phi = run.phi;
   r.config = cfg.name;
+  r.flops_per_mnk = std::is_same<T, Complex>::value ? 8 : 2;
   const std::string label = shape_name(s) + " " + cfg.name;
   progress(label + ": warm-up and up to " + std::to_string(st.reps) + " timed run" +
            (st.reps == 1 ? "" : "s") + (native ? ", each paired with native" : ""));
@@ -672,7 +731,7 @@ Result run_config(const Space& space, const Run& run, Inputs& in, const Config& 
     r.report = call(cfg, 0, false);
     space.fence();
     const double warm_up = seconds_since(t0);
-    r.errors = measure_errors(in.C, samples);
+    r.errors = measure_errors<T>(in.C, samples);
     std::vector<double> times, native_times;
     double timed = 0;
     for (int rep = 0; rep < st.reps && !(timed > st.budget); ++rep) {
@@ -725,7 +784,7 @@ struct Figures {
 };
 
 Figures figures(const Result& r) {
-  const double flops = 2.0 * static_cast<double>(r.shape.m) * r.shape.n * r.shape.k;
+  const double flops = r.flops_per_mnk * static_cast<double>(r.shape.m) * r.shape.n * r.shape.k;
   const auto& p = r.phases;
   const double phase_total =
       p.seconds_split + p.seconds_estimate + p.seconds_int8 + p.seconds_recombine;
@@ -928,6 +987,66 @@ void write_json(const std::string& path, const std::vector<Result>& results, con
   out << "  ]\n}\n";
 }
 
+/// One shape of the run list: inputs, reference, native, then every configuration; rows
+/// printed (and written to the CSV) as they finish.
+template <class T>
+void measure_shape(const Space& space, const Run& run, const Settings& st, std::ofstream& csv,
+                   std::vector<Result>& results, bool& any_failed) {
+  const ShapeArg& shape = run.shape;
+  const std::string name = shape_name(shape);
+  std::printf("\n%s, phi = %g:\n", name.c_str(), run.phi);
+  print_header();
+  std::fflush(stdout);
+  progress(name + (shape.m > 0 && shape.n > 0 ? ": inputs and double-double reference on " +
+                                                    std::to_string(st.samples) + " entries"
+                                              : ": inputs (C is empty: no entries to check)"));
+  const auto t0 = Clock::now();
+  Inputs<T> in;
+  Samples samples;
+  std::string input_error;
+  try {
+    in = make_inputs<T>(shape, run.phi, st.seed);
+    samples = reference_samples(in, shape, st.samples, st.seed + 99);
+  } catch (const std::exception& e) {
+    input_error = "inputs: " + one_line(e.what());
+  }
+  if (seconds_since(t0) > slow_step_seconds)
+    progress(name + ": inputs and reference took " + seconds_text(seconds_since(t0)));
+  // Native first: its row, and every other row's timed runs are paired with it.
+  Result reference;
+  Config native{"native", {}};
+  native.options.algorithm = ozaki::Algorithm::Native;
+  if (input_error.empty()) reference = run_config(space, run, in, native, samples, st);
+  const bool reference_ok = input_error.empty() && reference.error_message.empty();
+  for (const auto& cfg : run.configs) {
+    Result r;
+    if (!input_error.empty()) {
+      r.shape = shape;
+      r.phi = run.phi;
+      r.config = cfg.name;
+      r.error_message = input_error;
+    } else if (cfg.options.algorithm == ozaki::Algorithm::Native) {
+      r = reference;
+      r.config = cfg.name;
+    } else {
+      r = run_config(space, run, in, cfg, samples, st, reference_ok ? &native : nullptr);
+    }
+    if (r.native_seconds == 0 && reference_ok) r.native_seconds = reference.seconds;
+    any_failed = any_failed || !r.error_message.empty();
+    print_row(r);
+    if (csv.is_open()) write_csv_row(csv, r);
+    results.push_back(r);
+  }
+  print_notes({results.end() - run.configs.size(), results.end()});
+  if (input_error.empty() && !reference.error_message.empty() && !listed(run, "native")) {
+    // Its own row would say so; without one, say it here.
+    std::printf("  note: native (measured for xnative) failed: %s\n",
+                reference.error_message.c_str());
+    any_failed = true;
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -954,67 +1073,20 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
   std::printf(
-      "ozaki_bench: C = A B on %s, entries of A and B (U-1/2) exp(phi N), median of up to %d\n"
+      "ozaki_bench: C = A B on %s%s, entries of A and B (U-1/2) exp(phi N), median of up to %d\n"
       "timed runs (fewer once they take over %g s), errors against double-double on %d sampled\n"
       "entries\n",
-      Space::name(), st.reps, st.budget, st.samples);
+      Space::name(), st.complex ? " in complex<double> (native: ZGEMM; TFLOP/s count 8 MNK)" : "",
+      st.reps, st.budget, st.samples);
   std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
   for (const auto& run : st.runs) {
-    const ShapeArg& shape = run.shape;
-    const std::string name = shape_name(shape);
-    std::printf("\n%s, phi = %g:\n", name.c_str(), run.phi);
-    print_header();
-    std::fflush(stdout);
-    progress(name + (shape.m > 0 && shape.n > 0 ? ": inputs and double-double reference on " +
-                                                      std::to_string(st.samples) + " entries"
-                                                : ": inputs (C is empty: no entries to check)"));
-    const auto t0 = Clock::now();
-    Inputs in;
-    Samples samples;
-    std::string input_error;
-    try {
-      in = make_inputs(shape, run.phi, st.seed);
-      samples = reference_samples(in, shape, st.samples, st.seed + 99);
-    } catch (const std::exception& e) {
-      input_error = "inputs: " + one_line(e.what());
+    if (st.complex) {
+      measure_shape<Complex>(space, run, st, csv, results, any_failed);
+    } else {
+      measure_shape<double>(space, run, st, csv, results, any_failed);
     }
-    if (seconds_since(t0) > slow_step_seconds)
-      progress(name + ": inputs and reference took " + seconds_text(seconds_since(t0)));
-    // Native first: its row, and every other row's timed runs are paired with it.
-    Result reference;
-    Config native{"native", {}};
-    native.options.algorithm = ozaki::Algorithm::Native;
-    if (input_error.empty()) reference = run_config(space, run, in, native, samples, st);
-    const bool reference_ok = input_error.empty() && reference.error_message.empty();
-    for (const auto& cfg : run.configs) {
-      Result r;
-      if (!input_error.empty()) {
-        r.shape = shape;
-        r.phi = run.phi;
-        r.config = cfg.name;
-        r.error_message = input_error;
-      } else if (cfg.options.algorithm == ozaki::Algorithm::Native) {
-        r = reference;
-        r.config = cfg.name;
-      } else {
-        r = run_config(space, run, in, cfg, samples, st, reference_ok ? &native : nullptr);
-      }
-      if (r.native_seconds == 0 && reference_ok) r.native_seconds = reference.seconds;
-      any_failed = any_failed || !r.error_message.empty();
-      print_row(r);
-      if (csv.is_open()) write_csv_row(csv, r);
-      results.push_back(r);
-    }
-    print_notes({results.end() - run.configs.size(), results.end()});
-    if (input_error.empty() && !reference.error_message.empty() && !listed(run, "native")) {
-      // Its own row would say so; without one, say it here.
-      std::printf("  note: native (measured for xnative) failed: %s\n",
-                  reference.error_message.c_str());
-      any_failed = true;
-    }
-    std::fflush(stdout);
   }
   print_legend();
 

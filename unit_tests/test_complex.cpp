@@ -102,7 +102,7 @@ struct DeviceZ {
     return h;
   }
 
- private:
+  // (public: CUDA's extended lambdas may not live in private member functions)
   void copy_impl(HostZ& h, bool to_device) const {
     const std::int64_t rows = h.rows, cols = h.cols;
     Kokkos::View<KC**, Kokkos::LayoutLeft, Mem> tmp("tmp", rows, cols);
@@ -186,8 +186,8 @@ void expect_crt_accuracy(char ta, char tb, zdouble alpha, const HostZ& A, const 
   HostZ ref = C0, oracle = C0, product = C0;
   ozaki::serial::zdd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
   ozaki::serial::zdd_gemm(ta, tb, 1.0, A.cref(), B.cref(), 0.0, product.ref());
-  const ozaki::serial::CrtScale scale = ozaki::serial::crt_zgemm(
-      ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
+  const ozaki::serial::CrtScale scale =
+      ozaki::serial::crt_zgemm(ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
   const ozaki::serial::ComplexBound bound =
       ozaki::serial::crt_zproduct_bound(ta, tb, A.cref(), B.cref(), scale);
   for (std::size_t i = 0; i < run.C.values.size(); ++i) {
@@ -195,7 +195,8 @@ void expect_crt_accuracy(char ta, char tb, zdouble alpha, const HostZ& A, const 
     ASSERT_TRUE(std::isfinite(got.real()) && std::isfinite(got.imag())) << i;
     // The update alpha P + beta C0 rounds a few times in each part.
     const double update =
-        4 * u * (std::abs(alpha) * std::abs(product.values[i]) + std::abs(beta) * std::abs(C0.values[i]));
+        4 * u *
+        (std::abs(alpha) * std::abs(product.values[i]) + std::abs(beta) * std::abs(C0.values[i]));
     const double re_bound =
         std::fabs(alpha.real()) * bound.re[i] + std::fabs(alpha.imag()) * bound.im[i] + update;
     const double im_bound =
@@ -236,7 +237,8 @@ TEST(ComplexEmbedding, KernelMatchesTheOracleBitForBit) {
     for (Layout la : {Layout::Left, Layout::Right, Layout::Stride}) {
       const HostZ A = shaped(M, K, ta, 2.0, rng);
       const HostZ B = random_z(K, N, 2.0, rng);
-      const ozaki::serial::ComplexEmbedding want = ozaki::serial::embed(ta, 'N', A.cref(), B.cref());
+      const ozaki::serial::ComplexEmbedding want =
+          ozaki::serial::embed(ta, 'N', A.cref(), B.cref());
       const DeviceZ<TestSpace> dA(A, la);
       const V::ConstComplexMatrix opA = ozaki::Impl::transposed_if(
           V::ConstComplexMatrix(dA.view.data(), dA.view.layout()), ta != 'N');
@@ -247,7 +249,8 @@ TEST(ComplexEmbedding, KernelMatchesTheOracleBitForBit) {
       const auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), single);
       for (std::int64_t r = 0; r < 2 * M; ++r)
         for (std::int64_t j = 0; j < 2 * K; ++j)
-          ASSERT_EQ(hd(r, j), want.x[r * 2 * K + j]) << ta << " " << name(la) << " " << r << "," << j;
+          ASSERT_EQ(hd(r, j), want.x[r * 2 * K + j])
+              << ta << " " << name(la) << " " << r << "," << j;
       // The undoubled rows of op(A) are Y_e's form: (Re, Im) pairs.
       for (std::int64_t r = 0; r < M; ++r)
         for (std::int64_t k = 0; k < K; ++k) {
@@ -280,7 +283,8 @@ TEST(Complex, IsTheRealCallOnTheEmbeddingBitForBit) {
           const ZRun run = run_z(ta, tb, alpha, A, B, beta, C0, o);
           ASSERT_NE(run.report.algorithm, Algorithm::Native) << run.report.reason;
           // The same computation as a real call on the host-made embedding.
-          const ozaki::serial::ComplexEmbedding e = ozaki::serial::embed(ta, tb, A.cref(), B.cref());
+          const ozaki::serial::ComplexEmbedding e =
+              ozaki::serial::embed(ta, tb, A.cref(), B.cref());
           HostMatrix Xe, Ye, Ce;
           Xe.rows = 2 * M, Xe.cols = 2 * K, Ye.rows = N, Ye.cols = 2 * K;
           Xe.values.resize(e.x.size());
@@ -341,11 +345,10 @@ TEST_P(ComplexCrt, WithinBoundOfReference) {
   expect_crt_accuracy('N', 'N', alpha, A, B, beta, C0, run);
 }
 
-INSTANTIATE_TEST_SUITE_P(ModuliAndSpread, ComplexCrt,
-                         ::testing::Combine(::testing::Values(10, 14, 18),
-                                            ::testing::Values(0.5, 4.0),
-                                            ::testing::Values(CrtScaling::Fast,
-                                                              CrtScaling::Accurate)));
+INSTANTIATE_TEST_SUITE_P(
+    ModuliAndSpread, ComplexCrt,
+    ::testing::Combine(::testing::Values(10, 14, 18), ::testing::Values(0.5, 4.0),
+                       ::testing::Values(CrtScaling::Fast, CrtScaling::Accurate)));
 
 TEST(Complex, EveryTransposeAndLayoutWithinBound) {
   Random rng(720);
@@ -438,7 +441,8 @@ TEST(Complex, NativeIsZgemmForEveryTransposeAndLayout) {
             for (std::int64_t m = 0; m < M; ++m) {
               double d = 0;
               for (std::int64_t k = 0; k < K; ++k) d += std::abs(a(m, k)) * std::abs(b(k, n));
-              const double tol = 4 * (K + 2) * u * (std::abs(alpha) * d + std::abs(beta) * std::abs(C0(m, n)));
+              const double tol =
+                  4 * (K + 2) * u * (std::abs(alpha) * d + std::abs(beta) * std::abs(C0(m, n)));
               ASSERT_LE(std::abs(run.C(m, n) - want(m, n)), tol)
                   << ta << tb << " A " << name(la) << " C " << name(lc) << " (" << m << "," << n
                   << "): " << run.C(m, n) << " vs " << want(m, n);
@@ -483,7 +487,8 @@ TEST(Complex, ZeroScalarsEmptyShapesAndBetaZeroNeverReadsC) {
   for (zdouble& z : nan_c.values) z = zdouble(std::numeric_limits<double>::quiet_NaN(), 0);
   for (const zdouble alpha : {zdouble(1, 0), zdouble(0.5, 0.5)}) {
     const ZRun run = run_z('N', 'N', alpha, A, B, 0.0, nan_c, crt(14));
-    for (const zdouble& z : run.C.values) EXPECT_TRUE(std::isfinite(z.real()) && std::isfinite(z.imag()));
+    for (const zdouble& z : run.C.values)
+      EXPECT_TRUE(std::isfinite(z.real()) && std::isfinite(z.imag()));
   }
   // alpha == 0: C = beta C, A and B not read.
   HostZ nan_a = A;
@@ -577,8 +582,8 @@ TEST(Complex, ReplayedOptionsGiveTheSameBitsOnTheHost) {
       const zdouble alpha(0.5, -1.0), beta(1.0, 0.0);
       const ZRun run =
           run_z('C', 'T', alpha, A, Layout::Left, B, Layout::Right, beta, C0, Layout::Left, o);
-      const ZRun replay = run_z<Host>('C', 'T', alpha, A, Layout::Left, B, Layout::Right, beta,
-                                      C0, Layout::Left, run.report.options);
+      const ZRun replay = run_z<Host>('C', 'T', alpha, A, Layout::Left, B, Layout::Right, beta, C0,
+                                      Layout::Left, run.report.options);
       EXPECT_EQ(replay.report.algorithm, run.report.algorithm);
       // Native ZGEMM is each backend's own (its bits are not ozaki's to fix).
       if (run.report.algorithm != Algorithm::Native) {

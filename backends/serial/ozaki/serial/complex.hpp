@@ -65,7 +65,8 @@ struct ComplexEmbedding {
   ConstMatrixRef xe() const { return {x.data(), 2 * m, 2 * k, 2 * k, 1}; }
   ConstMatrixRef ye() const { return {y.data(), n, 2 * k, 2 * k, 1}; }
 };
-ComplexEmbedding embed(char transA, char transB, const ConstComplexRef& A, const ConstComplexRef& B);
+ComplexEmbedding embed(char transA, char transB, const ConstComplexRef& A,
+                       const ConstComplexRef& B);
 
 /// C = alpha op(A) op(B) + beta C in complex FP64, k innermost; beta == 0 does not read C.
 void zgemm(char transA, char transB, zdouble alpha, const ConstComplexRef& A,

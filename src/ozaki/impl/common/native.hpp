@@ -110,8 +110,8 @@ struct NativeGemm {
   static void run(const ExecSpace& space, BlasOp op_a, BlasOp op_b, Scalar alpha,
                   const ConstMatrix& A, const ConstMatrix& B, Scalar beta, const Matrix& C) {
     using T = typename Matrix::non_const_value_type;
-    using ConstLeft = Kokkos::View<const T**, Kokkos::LayoutLeft, typename V::device_type,
-                                   typename V::unmanaged>;
+    using ConstLeft =
+        Kokkos::View<const T**, Kokkos::LayoutLeft, typename V::device_type, typename V::unmanaged>;
     using Left =
         Kokkos::View<T**, Kokkos::LayoutLeft, typename V::device_type, typename V::unmanaged>;
     ColumnMajorProduct<T> g;

@@ -76,8 +76,9 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
                             const typename Views<ExecSpace>::ConstComplexMatrix& A,
                             const typename Views<ExecSpace>::ConstComplexMatrix& B,
                             Kokkos::complex<double> beta,
-                            const typename Views<ExecSpace>::ComplexMatrix& C, const Options& options,
-                            ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands) {
+                            const typename Views<ExecSpace>::ComplexMatrix& C,
+                            const Options& options, ScratchBuffer<ExecSpace>& scratch,
+                            ScratchBuffer<ExecSpace>& operands) {
   using V = Views<ExecSpace>;
   const auto call_start = std::chrono::steady_clock::now();
   if (const char* why = compat::unusable_here(space)) throw BackendError(why);
@@ -117,7 +118,8 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
       NativeGemm<ExecSpace>::run(space, op_a, op_b, alpha, A, B, beta, C);
     }
   };
-  const std::string native_backend = options.native_gemm ? "the caller's native GEMM" : "KokkosBlas";
+  const std::string native_backend =
+      options.native_gemm ? "the caller's native GEMM" : "KokkosBlas";
   if (options.algorithm == Algorithm::Native) {
     native();
     report.algorithm = Algorithm::Native;
@@ -125,9 +127,26 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     return finish(report);
   }
 
+  // Auto decides from the embedded shape, as the real dispatch will, before any embedding:
+  // where native is sure to win, nothing is copied.
+  const bool c_row_major =
+      !has_unit_stride(C.extent(0), C.stride(0)) && has_unit_stride(C.extent(1), C.stride(1));
+  const Shape embedded = c_row_major ? Shape{2 * shape.n, shape.m, 2 * shape.k}
+                                     : Shape{2 * shape.m, shape.n, 2 * shape.k};
+  if (options.algorithm == Algorithm::Auto) {
+    std::string why;
+    if (choose_auto(space, make_plan(embedded, options), false, why) == Algorithm::Native) {
+      native();
+      report.algorithm = Algorithm::Native;
+      report.backend = native_backend;
+      report.reason = why;
+      report.seconds_decision =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
+      return finish(report);
+    }
+  }
+
   // 1. Row-major C: C^T = op(B)^T op(A)^T.
-  const bool c_row_major = !has_unit_stride(C.extent(0), C.stride(0)) &&
-                           has_unit_stride(C.extent(1), C.stride(1));
   const typename V::ComplexMatrix out = transposed_if(C, c_row_major);
   const typename V::ConstComplexMatrix opBt = transposed_if(opB, true);
   const typename V::ConstComplexMatrix X = c_row_major ? opBt : opA;
@@ -135,8 +154,8 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   const bool conj_x = c_row_major ? op_b.conjugate : op_a.conjugate;
   const bool conj_y = c_row_major ? op_a.conjugate : op_b.conjugate;
   const std::int64_t rows_x = X.extent(0), rows_y = Y.extent(0), K = shape.k;
-  const bool c_is_ce = alpha.imag() == 0 && beta.imag() == 0 &&
-                       has_unit_stride(out.extent(0), out.stride(0));
+  const bool c_is_ce =
+      alpha.imag() == 0 && beta.imag() == 0 && has_unit_stride(out.extent(0), out.stride(0));
 
   // 2. The embedding, in the operand scratch.
   const std::int64_t allocations = scratch.allocations() + operands.allocations();
@@ -155,8 +174,7 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     return finish(report);
   }
   Carver carver(base);
-  const auto region =
-      ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, !c_is_ce);
+  const auto region = ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, !c_is_ce);
   embed_complex_rows(space, X, conj_x, true, region.x);
   embed_complex_rows(space, Y, conj_y, false, region.y);
 

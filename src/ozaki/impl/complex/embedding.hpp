@@ -31,8 +31,9 @@ namespace Impl {
 /// The rows of X (R x K complex, conjugated if `conjugate`) as K-contiguous real rows of 2K:
 /// doubled (2R rows, the X_e above) or not (R rows, the Y_e above).
 template <class ExecSpace>
-void embed_complex_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstComplexMatrix& X,
-                        bool conjugate, bool doubled, const typename Views<ExecSpace>::Rows& out) {
+void embed_complex_rows(const ExecSpace& space,
+                        const typename Views<ExecSpace>::ConstComplexMatrix& X, bool conjugate,
+                        bool doubled, const typename Views<ExecSpace>::Rows& out) {
   const std::int64_t R = X.extent(0), K = X.extent(1);
   const double s = conjugate ? -1.0 : 1.0;
   auto embed = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k) {
