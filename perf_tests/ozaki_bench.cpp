@@ -105,11 +105,14 @@ tables.
                       auto               Options{} with a Workspace kept across the calls
                       int8[:S[:POLICY]]  Int8Slices with S = 1..16 slices or auto (default);
                                          POLICY tri (default), full, or a pair count 1..S^2
-                      crt[:L[:SCALING[:wCOLUMNS][:serial]]]
+                      crt[:L[:SCALING[:wCOLUMNS][:serial][:p4]]]
                                          Int8Crt with L = 2..24 moduli or auto (default);
                                          SCALING auto (default), fast or accurate; wCOLUMNS
                                          columns of C per pass (Options::crt_pass_columns);
-                                         serial: passes in order (Options::overlap off)
+                                         serial: passes in order (Options::overlap off);
+                                         p4: complex data by the real embedding, 4 INT8
+                                         products per modulus (Options::complex_products;
+                                         default 3, Karatsuba)
                       emu[:S]            cuBLAS FP64 emulation with min(8S, 55) bits, S = 1..16,
                                          or auto (default: cuBLAS's dynamic choice); elsewhere
                                          the library falls back to Int8Slices (see the notes)
@@ -274,7 +277,7 @@ Config parse_config(const std::string& s) {
       }
     }
   } else if (name == "crt") {
-    at_most(5, "crt[:L[:SCALING[:wCOLUMNS][:serial]]]");
+    at_most(6, "crt[:L[:SCALING[:wCOLUMNS][:serial][:p4]]]");
     c.options.algorithm = ozaki::Algorithm::Int8Crt;
     if (f.size() > 1 && f[1] != "auto") {
       std::uint64_t L = 0;
@@ -299,12 +302,14 @@ Config parse_config(const std::string& s) {
       std::uint64_t columns = 0;
       if (f[i] == "serial") {
         c.options.overlap = false;
+      } else if (f[i] == "p4") {
+        c.options.complex_products = 4;
       } else if (f[i].size() >= 2 && f[i][0] == 'w' &&
                  to_count(f[i].substr(1), std::uint64_t(1) << 31, columns) && columns >= 1) {
         c.options.crt_pass_columns = static_cast<std::int64_t>(columns);
       } else {
-        bad_config(
-            s, "modifier '" + f[i] + "' is not w<columns of C per pass> (e.g. w2048) or serial");
+        bad_config(s, "modifier '" + f[i] +
+                          "' is not w<columns of C per pass> (e.g. w2048), serial or p4");
       }
     }
   } else if (name == "emu") {
@@ -314,7 +319,7 @@ Config parse_config(const std::string& s) {
   } else {
     bad_config(s, "unknown name '" + name +
                       "' (expected native, default, auto, int8[:S[:POLICY]], "
-                      "crt[:L[:SCALING[:wCOLUMNS][:serial]]] or emu[:S])");
+                      "crt[:L[:SCALING[:wCOLUMNS][:serial][:p4]]] or emu[:S])");
   }
   return c;
 }
@@ -454,6 +459,15 @@ Settings parse(int argc, char* argv[]) {
   return st;
 }
 
+/// An entry from its parts (the imaginary one dropped for real data), and back.  (Overloads,
+/// not `if constexpr`: nvcc's device lambdas cannot first capture inside one.)
+KOKKOS_INLINE_FUNCTION void assign(double& x, double re, double) { x = re; }
+KOKKOS_INLINE_FUNCTION void assign(Complex& x, double re, double im) { x = Complex(re, im); }
+KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
+KOKKOS_INLINE_FUNCTION double real_part(const Complex& x) { return x.real(); }
+KOKKOS_INLINE_FUNCTION double imag_part(double) { return 0; }
+KOKKOS_INLINE_FUNCTION double imag_part(const Complex& x) { return x.imag(); }
+
 /// Fills X with (U - 1/2) exp(phi N) on the device (each part of a complex entry so).
 template <class T>
 void fill(const MatrixOf<T>& X, double phi, std::uint64_t seed) {
@@ -464,13 +478,10 @@ void fill(const MatrixOf<T>& X, double phi, std::uint64_t seed) {
       KOKKOS_LAMBDA(const std::int64_t idx) {
         auto g = pool.get_state();
         const double re = g.drand(-0.5, 0.5) * exp(phi * g.normal());
-        if constexpr (std::is_same<T, Complex>::value) {
-          const double im = g.drand(-0.5, 0.5) * exp(phi * g.normal());
-          X(idx % rows, idx / rows) = Complex(re, im);
-        } else {
-          X(idx % rows, idx / rows) = re;
-        }
+        const double im =
+            std::is_same<T, Complex>::value ? g.drand(-0.5, 0.5) * exp(phi * g.normal()) : 0.0;
         pool.free_state(g);
+        assign(X(idx % rows, idx / rows), re, im);
       });
 }
 
@@ -599,13 +610,9 @@ Errors measure_errors(const MatrixOf<T>& C, const Samples& samples) {
   const auto values_im = samples.values_im;
   Kokkos::parallel_for(
       "ozaki_bench::gather", Kokkos::RangePolicy<Space>(0, count), KOKKOS_LAMBDA(const int i) {
-        if constexpr (std::is_same<T, Complex>::value) {
-          values(i) = C(rows(i), cols(i)).real();
-          values_im(i) = C(rows(i), cols(i)).imag();
-        } else {
-          values(i) = C(rows(i), cols(i));
-          values_im(i) = 0;
-        }
+        const T c = C(rows(i), cols(i));
+        values(i) = real_part(c);
+        values_im(i) = imag_part(c);
       });
   const auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values);
   const auto c_im = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values_im);

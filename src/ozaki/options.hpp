@@ -110,6 +110,12 @@ struct Options {
   /// sets of pass scratch (where they do not fit the workspace limit, the passes run in
   /// order).  Off while Options::time_phases is on.
   bool overlap = false;
+  /// Complex Int8Crt: INT8 products per modulus.  3 (the default): Karatsuba on the residues,
+  /// Re = ArBr - AiBi and Im = (Ar + Ai)(Br + Bi) - ArBr - AiBi, each product exact modulo
+  /// the modulus; it takes the fast scaling rule (a call whose data needs the accurate rule
+  /// takes 4).  4: the real GEMM of the complex embedding, [Ar -Ai; Ai Ar] [Br; Bi], under
+  /// either rule.  Both give the same bits where both apply (docs/design.md §8).
+  int complex_products = 3;
   /// Bytes of workspace a call may use (0: 8 GiB).  It bounds how many INT32 products are
   /// held at once; a call needs at least its slices and one product, whatever the limit.
   std::int64_t workspace_limit = 0;

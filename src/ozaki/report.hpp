@@ -31,6 +31,9 @@ struct Report {
   /// Int8Crt: the fewest bits any row of op(A) or column of op(B) kept below its largest
   /// element (the split's worst relative resolution is 2^-crt_bits of that element).
   int crt_bits = 0;
+  /// Complex Int8Crt: INT8 products per modulus (3: Karatsuba, 4: the real embedding); 0
+  /// otherwise.
+  int complex_products = 0;
   /// Slice pairs (i, j) whose product was computed.
   int slice_pairs = 0;
   /// INT8 GEMM calls: pairs of equal weight are stacked along K into one call, and a call

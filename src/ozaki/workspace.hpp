@@ -106,8 +106,24 @@ class Workspace {
   /// row-major C.
   static std::size_t real_bytes_of_complex(std::int64_t m, std::int64_t n, std::int64_t k,
                                            const Options& options) {
-    return std::max(required_bytes(2 * m, n, 2 * k, options),
-                    required_bytes(2 * n, m, 2 * k, options));
+    return std::max({required_bytes(2 * m, n, 2 * k, options),
+                     required_bytes(2 * n, m, 2 * k, options), karatsuba_bytes(m, n, k, options),
+                     karatsuba_bytes(n, m, k, options)});
+  }
+  /// Scheme II by Karatsuba on the undoubled embedding (m x n x 2k, three products per
+  /// modulus), where it may run.
+  static std::size_t karatsuba_bytes(std::int64_t m, std::int64_t n, std::int64_t k,
+                                     const Options& options) {
+    const bool crt =
+        options.algorithm == Algorithm::Int8Crt || options.algorithm == Algorithm::Auto;
+    if (!crt || options.complex_products != 3 || options.crt_scaling == CrtScaling::Accurate) {
+      return 0;
+    }
+    Impl::CallPlan plan =
+        Impl::make_plan(Impl::Shape{m, n, 2 * k}, options, 0, Impl::Int8Gemm<ExecSpace>::padding);
+    plan.complex_karatsuba = true;
+    const Impl::OperandPlan ops = Impl::crt_operand_plan<ExecSpace>(plan, false, false);
+    return Impl::crt_bytes<ExecSpace>(plan, plan.moduli, false, plan.auto_moduli, ops);
   }
   friend struct Impl::WorkspaceAccess<ExecSpace>;
   ExecSpace space_{};

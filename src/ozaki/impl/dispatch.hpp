@@ -44,6 +44,9 @@ struct GemmCall {
   Shape shape;
   const SliceStorage<ExecSpace>* prepared_a = nullptr;
   const SliceStorage<ExecSpace>* prepared_b = nullptr;
+  /// Complex Karatsuba (complex/driver.hpp): opA and opB hold complex rows as interleaved
+  /// real rows of 2K, C is only the shape M x N, and scheme II writes this target instead.
+  const CrtComplexTarget<ExecSpace>* complex = nullptr;
   bool any_prepared() const { return prepared_a != nullptr || prepared_b != nullptr; }
 };
 
@@ -193,8 +196,12 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   ProfilingRegion region(std::string("ozaki::gemm[") + to_string(scheme) + "," +
                          Int8Gemm<ExecSpace>::name() + "]");
   const typename V::Matrix& C = call.C;
-  const bool c_row_major = !call.any_prepared() && C.stride(1) == 1 && C.stride(0) != 1 &&
-                           call.shape.m > 1 && call.shape.n > 1;
+  if (call.complex != nullptr && scheme != Algorithm::Int8Crt) {
+    *call.complex->needs_embedding = true;  // Karatsuba is scheme II's only
+    return Int8Outcome::NeedsEmbedding;
+  }
+  const bool c_row_major = call.complex == nullptr && !call.any_prepared() && C.stride(1) == 1 &&
+                           C.stride(0) != 1 && call.shape.m > 1 && call.shape.n > 1;
   const typename V::ConstMatrix opBt = transposed_if(call.opB, true);
   const typename V::ConstMatrix rows_a = c_row_major ? opBt : call.opA;
   const typename V::ConstMatrix rows_b = c_row_major ? call.opA : opBt;
@@ -204,14 +211,15 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   // Scheme II pads its INT8 products as its backend runs them fastest; scheme I keeps the
   // 16-byte padding of its slice format (prepared operands and the serial oracle share it).
   const std::int64_t pad = scheme == Algorithm::Int8Crt ? Int8Gemm<ExecSpace>::padding : 16;
-  const CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0, pad);
+  CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0, pad);
+  plan.complex_karatsuba = call.complex != nullptr;
   const bool strided_a = shape.k > 1 && rows_a.stride(1) != 1;
   const bool strided_b = shape.k > 1 && rows_b.stride(1) != 1;
   if (scheme == Algorithm::Int8Crt) {
     PipelineState<ExecSpace> state(space, plan, rows_a, rows_b,
                                    crt_operand_plan<ExecSpace>(plan, strided_a, strided_b), scratch,
                                    report, call_start);
-    return CrtPipeline<ExecSpace>(state).run(alpha, beta, out);
+    return CrtPipeline<ExecSpace>(state, call.complex).run(alpha, beta, out);
   }
   const bool split_a = call.prepared_a == nullptr, split_b = call.prepared_b == nullptr;
   PipelineState<ExecSpace> state(
@@ -292,6 +300,9 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
       // Slices and residues cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
       return run_native(space, call, options, alpha, beta,
                         "A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
+    case Int8Outcome::NeedsEmbedding:
+      report.reason = "complex data that needs the accurate scaling rule: the real embedding";
+      return report;  // the complex driver runs the embedding; C untouched
     case Int8Outcome::NativeFaster: break;
   }
   Report decision;

@@ -40,6 +40,9 @@
                                            const V::Exponents&, const V::Exponents&);              \
   PREFIX template void embed_complex_rows<SPACE>(const SPACE&, const V::ConstComplexMatrix&, bool,  \
                                                  bool, const V::Rows&);                            \
+  PREFIX template void crt_complex_residues<SPACE>(                                               \
+      const SPACE&, const V::ConstMatrix&, const ::ozaki::Impl::CrtRowScaling<SPACE>&,             \
+      const ::ozaki::Impl::CrtConstants&, const V::Digits&);                                       \
   PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&,                    \
                                            const ::ozaki::Impl::CrtRowScaling<SPACE>&,             \
                                            const ::ozaki::Impl::CrtConstants&, const V::Digits&);  \

@@ -108,6 +108,10 @@ inline void check_options(const Options& o) {
     default: throw InvalidArgument("options.crt_scaling is not a CrtScaling");
   }
   if (o.workspace_limit < 0) throw InvalidArgument("options.workspace_limit must be >= 0");
+  if (o.complex_products != 3 && o.complex_products != 4) {
+    throw InvalidArgument("options.complex_products = " + std::to_string(o.complex_products) +
+                          ": expected 3 (Karatsuba) or 4 (the real embedding)");
+  }
   if (o.crt_pass_columns < 0) throw InvalidArgument("options.crt_pass_columns must be >= 0");
   if (o.k_block != auto_k_block && (o.k_block < 16 || o.k_block > max_k_block)) {
     throw InvalidArgument("options.k_block = " + std::to_string(o.k_block) + ": expected 16.." +

@@ -57,6 +57,7 @@ enum class Int8Outcome {
   NonFinite,     // A or B holds NaN or Inf; C untouched
   NativeFaster,  // Algorithm::Auto, and the count the data needs makes native FP64 faster; C
                  // untouched
+  NeedsEmbedding,  // complex Karatsuba, and the data needs the accurate rule; C untouched
 };
 
 /// The state both schemes' pipelines keep: the call (space, plan, operands as rows along K),

@@ -87,6 +87,10 @@ struct CallPlan {
   /// phases are timed: the phase clock needs them in order).
   bool overlap = false;
   bool time_phases = false;
+  /// Scheme II on complex data by Karatsuba (complex/driver.hpp): the operands are rows of
+  /// 2K interleaved (real, imaginary) parts, shape.k = 2K for the scaling and its models, and
+  /// each modulus takes 3 INT8 products of inner length K (crt/layout.hpp, CrtProducts).
+  bool complex_karatsuba = false;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
   int pair_count_for(int S) const { return std::min(pair_count, S * S); }

@@ -22,6 +22,7 @@
 #include <ozaki/impl/common/native.hpp>
 #include <ozaki/impl/common/scratch.hpp>
 #include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/complex/crt_kernels.hpp>
 #include <ozaki/impl/complex/embedding.hpp>
 #include <ozaki/impl/dispatch.hpp>
 #include <ozaki/options.hpp>
@@ -49,10 +50,11 @@ struct ComplexEmbeddingRegion {
   typename Views<ExecSpace>::Rows x, y;
   typename Views<ExecSpace>::Matrix c;  // empty when C_e is C itself
   static ComplexEmbeddingRegion carve(Carver& carver, std::int64_t rows_x, std::int64_t rows_y,
-                                      std::int64_t K, bool c_in_scratch) {
+                                      std::int64_t K, bool c_in_scratch, bool doubled = true) {
     using V = Views<ExecSpace>;
     ComplexEmbeddingRegion r;
-    r.x = typename V::Rows(carver.take<double>(4 * rows_x * K), 2 * rows_x, 2 * K);
+    const std::int64_t x_rows = doubled ? 2 * rows_x : rows_x;
+    r.x = typename V::Rows(carver.take<double>(2 * x_rows * K), x_rows, 2 * K);
     r.y = typename V::Rows(carver.take<double>(2 * rows_y * K), rows_y, 2 * K);
     if (c_in_scratch) {
       r.c = typename V::Matrix(carver.take<double>(2 * rows_x * rows_y),
@@ -60,11 +62,12 @@ struct ComplexEmbeddingRegion {
     }
     return r;
   }
-  /// Bytes: 8 (4 R_x K + 2 R_y K) plus 16 R_x R_y where C_e is scratch.
+  /// Bytes: 8 (4 R_x K + 2 R_y K) plus 16 R_x R_y where C_e is scratch; 8 (2 R_x K + 2 R_y K)
+  /// undoubled (Karatsuba).
   static std::size_t bytes(std::int64_t rows_x, std::int64_t rows_y, std::int64_t K,
-                           bool c_in_scratch) {
+                           bool c_in_scratch, bool doubled = true) {
     Carver counter(nullptr);
-    carve(counter, rows_x, rows_y, K, c_in_scratch);
+    carve(counter, rows_x, rows_y, K, c_in_scratch, doubled);
     return counter.used();
   }
 };
@@ -133,9 +136,11 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
       !has_unit_stride(C.extent(0), C.stride(0)) && has_unit_stride(C.extent(1), C.stride(1));
   const Shape embedded = c_row_major ? Shape{2 * shape.n, shape.m, 2 * shape.k}
                                      : Shape{2 * shape.m, shape.n, 2 * shape.k};
+  Algorithm scheme = options.algorithm;
   if (options.algorithm == Algorithm::Auto) {
     std::string why;
-    if (choose_auto(space, make_plan(embedded, options), false, why) == Algorithm::Native) {
+    scheme = choose_auto(space, make_plan(embedded, options), false, why);
+    if (scheme == Algorithm::Native) {
       native();
       report.algorithm = Algorithm::Native;
       report.backend = native_backend;
@@ -157,45 +162,83 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   const bool c_is_ce =
       alpha.imag() == 0 && beta.imag() == 0 && has_unit_stride(out.extent(0), out.stride(0));
 
-  // 2. The embedding, in the operand scratch.
+  // 2. Karatsuba where scheme II with the fast rule may run: X and Y as undoubled rows of
+  //    2K interleaved parts (the real pipeline scales them as the embedding's rows: the same
+  //    norms), three INT8 products per modulus, both parts reconstructed into C itself.
+  //    Otherwise, or where the data turns out to need the accurate rule, the real embedding.
   const std::int64_t allocations = scratch.allocations() + operands.allocations();
-  const std::size_t embedding_bytes =
-      ComplexEmbeddingRegion<ExecSpace>::bytes(rows_x, rows_y, K, !c_is_ce);
-  unsigned char* base = nullptr;
+  const bool karatsuba_possible = options.complex_products == 3 &&
+                                  options.crt_scaling != CrtScaling::Accurate &&
+                                  scheme == Algorithm::Int8Crt;
+  Options real_options = options;
+  real_options.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
+  std::string detour;
+  auto embed = [&](bool doubled, bool c_in_scratch, ComplexEmbeddingRegion<ExecSpace>& region) {
+    const std::size_t bytes =
+        ComplexEmbeddingRegion<ExecSpace>::bytes(rows_x, rows_y, K, c_in_scratch, doubled);
+    Carver carver(operands.reserve(bytes));
+    region =
+        ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, c_in_scratch, doubled);
+    embed_complex_rows(space, X, conj_x, doubled, region.x);
+    embed_complex_rows(space, Y, conj_y, false, region.y);
+    return bytes;
+  };
+  std::size_t embedding_bytes = 0;
   try {
-    base = operands.reserve(embedding_bytes);
+    if (karatsuba_possible) {
+      ComplexEmbeddingRegion<ExecSpace> region;
+      embedding_bytes = embed(false, false, region);
+      bool needs_embedding = false;
+      const CrtComplexTarget<ExecSpace> target{out, alpha, beta, c_is_ce, &needs_embedding};
+      GemmCall<ExecSpace> call = checked_call<ExecSpace>(
+          "N", "T", k_contiguous_rows<ExecSpace>(region.x), k_contiguous_rows<ExecSpace>(region.y),
+          typename V::Matrix(nullptr, Kokkos::LayoutStride(rows_x, 1, rows_y, rows_x)),
+          real_options, nullptr, nullptr);
+      call.complex = &target;
+      report = dispatch(space, call, alpha.real(), beta.real(), real_options, scratch, call_start);
+      if (!needs_embedding) {
+        if (report.algorithm == Algorithm::Native) report.backend = native_backend;
+        report.workspace_bytes += embedding_bytes;
+        report.scratch_allocated = scratch.allocations() + operands.allocations() != allocations;
+        return finish(report);
+      }
+      detour =
+          "the data needs the accurate scaling rule, which Karatsuba does not run: the "
+          "real embedding (4 products per modulus)";
+    }
+    real_options.complex_products = 4;
+
+    // 3. The real embedding: C_e = alpha X_e Y_e^T + beta C_e through the real dispatch.
+    ComplexEmbeddingRegion<ExecSpace> region;
+    embedding_bytes = embed(true, !c_is_ce, region);
+    const typename V::Matrix Ce =
+        c_is_ce ? typename V::Matrix(reinterpret_cast<double*>(out.data()),
+                                     Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * out.stride(1)))
+                : region.c;
+    const GemmCall<ExecSpace> call = checked_call<ExecSpace>(
+        "N", "T", k_contiguous_rows<ExecSpace>(region.x), k_contiguous_rows<ExecSpace>(region.y),
+        Ce, real_options, nullptr, nullptr);
+    report = dispatch(space, call, c_is_ce ? alpha.real() : 1.0, c_is_ce ? beta.real() : 0.0,
+                      real_options, scratch, call_start);
+    if (report.algorithm == Algorithm::Native) {
+      report.backend = native_backend;
+    } else if (!c_is_ce) {
+      combine_complex(space, Ce, alpha, beta, out);
+    }
+    if (report.algorithm == Algorithm::Int8Crt) report.complex_products = 4;
   } catch (const ScratchUnavailable& e) {
+    // The embedding's operand scratch (the real dispatch handles its own).  C is untouched.
     if (options.algorithm != Algorithm::Auto) throw;
     native();
+    report = Report{};
     report.algorithm = Algorithm::Native;
     report.backend = native_backend;
     report.fallback = true;
     report.reason = std::string(e.what()) + " (the complex embedding): native ZGEMM used instead";
     return finish(report);
   }
-  Carver carver(base);
-  const auto region = ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, !c_is_ce);
-  embed_complex_rows(space, X, conj_x, true, region.x);
-  embed_complex_rows(space, Y, conj_y, false, region.y);
-
-  // 3. The real GEMM C_e = X_e Y_e^T through the real dispatch.
-  const typename V::ConstMatrix Xe = k_contiguous_rows<ExecSpace>(region.x);
-  const typename V::ConstMatrix Ye = k_contiguous_rows<ExecSpace>(region.y);
-  const typename V::Matrix Ce =
-      c_is_ce ? typename V::Matrix(reinterpret_cast<double*>(out.data()),
-                                   Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * out.stride(1)))
-              : region.c;
-  Options real_options = options;
-  real_options.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
-  const GemmCall<ExecSpace> call =
-      checked_call<ExecSpace>("N", "T", Xe, Ye, Ce, real_options, nullptr, nullptr);
-  report = dispatch(space, call, c_is_ce ? alpha.real() : 1.0, c_is_ce ? beta.real() : 0.0,
-                    real_options, scratch, call_start);
-  if (report.algorithm == Algorithm::Native) {
-    report.backend = native_backend;
-  } else if (!c_is_ce) {
-    combine_complex(space, Ce, alpha, beta, out);
-  }
+  if (!detour.empty())
+    report.reason = report.reason.empty() ? detour : detour + "; " + report.reason;
   report.workspace_bytes += embedding_bytes;
   report.scratch_allocated = scratch.allocations() + operands.allocations() != allocations;
   return finish(report);

@@ -21,6 +21,7 @@
 #include <ozaki/impl/common/pipeline.hpp>
 #include <ozaki/impl/common/plan.hpp>
 #include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/complex/crt_kernels.hpp>
 #include <ozaki/impl/cost_model.hpp>
 #include <ozaki/impl/crt/layout.hpp>
 #include <ozaki/impl/crt/residues.hpp>
@@ -42,11 +43,15 @@ class CrtPipeline {
   using V = Views<ExecSpace>;
 
  public:
-  explicit CrtPipeline(PipelineState<ExecSpace>& call)
+  /// `complex`: Karatsuba on complex rows (plan.complex_karatsuba), written to its target.
+  explicit CrtPipeline(PipelineState<ExecSpace>& call,
+                       const CrtComplexTarget<ExecSpace>* complex = nullptr)
       : call_(call),
         rates_(device_rates(call.space)),
         scaling_(call.plan.crt_scaling),
-        L_(call.plan.moduli) {}
+        L_(call.plan.moduli),
+        products_(crt_products(call.plan)),
+        complex_(complex) {}
 
   /// Writes C only when it returns Done.
   Int8Outcome run(double alpha, double beta, const typename V::Matrix& C) {
@@ -58,6 +63,11 @@ class CrtPipeline {
         crt_bytes<ExecSpace>(call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast,
                              call_.plan.auto_moduli, call_.ops));
     if (!scale_rows()) return Int8Outcome::NonFinite;
+    if (complex_ != nullptr && accurate()) {
+      // Karatsuba runs the fast rule only (its bound product would bound Re, not Im).
+      *complex_->needs_embedding = true;
+      return Int8Outcome::NeedsEmbedding;
+    }
     if (native_wins_before_bound()) {
       call_.decided();
       return Int8Outcome::NativeFaster;
@@ -281,12 +291,13 @@ class CrtPipeline {
   /// Scratch for L moduli; growing loses its contents, so everything before the residues runs
   /// again.
   void make_room() {
-    ensure_scratch(call_.scratch,
-                   crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops),
-                   call_.base, [&] {
-                     scale_rows();
-                     if (accurate()) bound_product();
-                   });
+    ensure_scratch(
+        call_.scratch,
+        crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops),
+        call_.base, [&] {
+          scale_rows();
+          if (accurate()) bound_product();
+        });
   }
 
   /// Residues of op(A), then per pass of columns of C: residues of those rows of op(B)^T only
@@ -298,7 +309,7 @@ class CrtPipeline {
     Carver phase2(call_.base, call_.phase_offset);
     region_ = CrtProductRegion<ExecSpace>::carve(phase2, call_.plan, L_, passes_);
     constants_ = make_crt_constants(L_);
-    crt_residues(call_.space, call_.opA, rows_a(), constants_, region_.residues_a);
+    residues_of(call_.space, call_.opA, rows_a(), region_.residues_a);
     call_.clock.lap(call_.report.seconds_split);
     if (passes_.buffers == 2) {
       overlapped_passes(alpha, beta, C);
@@ -354,20 +365,30 @@ class CrtPipeline {
     }
   }
 
+  /// Residues of rows of op(A) or op(B)^T: one block per modulus, or Karatsuba's three.
+  void residues_of(const ExecSpace& on, const typename V::ConstMatrix& X,
+                   const CrtRowScaling<ExecSpace>& scaling, const typename V::Digits& residues) {
+    if (complex_ != nullptr) {
+      crt_complex_residues(on, X, scaling, constants_, residues);
+    } else {
+      crt_residues(on, X, scaling, constants_, residues);
+    }
+  }
+
   CrtRowScaling<ExecSpace> rows_a() const { return {call_.exponents.a, scale_.bits_a}; }
   CrtRowScaling<ExecSpace> rows_b() const { return {call_.exponents.b, scale_.bits_b}; }
 
   /// Pass p's columns of C and its INT32 products (buffer p % buffers).
   CrtPassProducts<ExecSpace> pass(std::int64_t p) const {
     const std::int64_t n0 = p * passes_.width;
-    return {region_.products[p % passes_.buffers], call_.plan.k_chunks, n0,
+    return {region_.products[p % passes_.buffers], products_.k_chunks, n0,
             std::min(passes_.width, call_.plan.shape.n - n0)};
   }
 
   /// Pass p's rows of op(B)^T as stored residues: padded_columns x L kpad.
   typename V::Digits residues_b(std::int64_t p) const {
     return typename V::Digits(region_.residues_b[p % passes_.buffers].data(), padded_columns(p),
-                              L_ * call_.plan.kpad);
+                              L_ * products_.parts * products_.kpad);
   }
 
   std::int64_t padded_columns(std::int64_t p) const {
@@ -379,33 +400,37 @@ class CrtPipeline {
     const CrtRowScaling<ExecSpace> all = rows_b();
     const CrtRowScaling<ExecSpace> these{row_block(all.exponents, columns.n0, columns.width),
                                          row_block(all.bits, columns.n0, columns.width)};
-    crt_residues(on, row_block(call_.opBt, columns.n0, columns.width), these, constants_,
-                 residues_b(p));
+    residues_of(on, row_block(call_.opBt, columns.n0, columns.width), these, residues_b(p));
   }
 
   void reconstruct_pass(const ExecSpace& on, std::int64_t p, double alpha, double beta,
                         const typename V::Matrix& C) {
-    crt_reconstruct(on, pass(p), constants_, rows_a(), rows_b(), alpha, beta, C);
+    if (complex_ != nullptr) {
+      crt_complex_reconstruct(on, pass(p), constants_, rows_a(), rows_b(), *complex_);
+    } else {
+      crt_reconstruct(on, pass(p), constants_, rows_a(), rows_b(), alpha, beta, C);
+    }
     ++call_.report.recombine_passes;
   }
 
-  /// One INT8 GEMM per modulus (and K chunk) of op(A)'s residues and pass p's, on the
-  /// caller's instance.
+  /// One INT8 GEMM per modulus (three for Karatsuba), and K chunk, of op(A)'s residues and
+  /// pass p's, on the caller's instance.
   void products_of_pass(std::int64_t p) {
     const CallPlan& plan = call_.plan;
     const CrtPassProducts<ExecSpace> columns = pass(p);
     const typename V::Digits rb = residues_b(p);
-    const std::int64_t ld = L_ * plan.kpad, width = columns.products.extent(1);
-    for (int l = 0; l < L_; ++l) {
+    const std::int64_t ld = L_ * products_.parts * products_.kpad;
+    const std::int64_t width = columns.products.extent(1);
+    for (int block = 0; block < L_ * products_.parts; ++block) {
       Int8GemmProblem g;
       g.rows_a = plan.mpad;
       g.rows_b = padded_columns(p);
-      g.length = plan.kpad;
-      g.a = region_.residues_a.data() + l * plan.kpad;
+      g.length = products_.kpad;
+      g.a = region_.residues_a.data() + block * products_.kpad;
       g.lda = ld;
-      g.b = rb.data() + l * plan.kpad;
+      g.b = rb.data() + block * products_.kpad;
       g.ldb = ld;
-      g.c = columns.products.data() + l * plan.k_chunks * width * plan.mpad;
+      g.c = columns.products.data() + block * products_.k_chunks * width * plan.mpad;
       g.ldc = plan.mpad;
       gemms_ += int8_gemm_in_k_chunks(call_.space, g, plan.k_block, width * plan.mpad);
       call_.report.int8_operations += 2.0 * g.rows_a * g.rows_b * g.length;
@@ -420,7 +445,8 @@ class CrtPipeline {
     call_.report.crt_bits = fewest_bits;
     call_.report.overlapped = passes_.buffers == 2;
     call_.report.int8_gemms = gemms_;
-    call_.report.k_chunk = std::min(call_.plan.k_block, call_.plan.kpad);
+    call_.report.k_chunk = std::min(call_.plan.k_block, products_.kpad);
+    call_.report.complex_products = complex_ != nullptr ? 3 : 0;
     call_.report.workspace_bytes =
         crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops);
   }
@@ -437,6 +463,8 @@ class CrtPipeline {
   CrtPasses passes_;
   CrtProductRegion<ExecSpace> region_;
   CrtConstants constants_;
+  CrtProducts products_;
+  const CrtComplexTarget<ExecSpace>* complex_;
 };
 
 }  // namespace Impl

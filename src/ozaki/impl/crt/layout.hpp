@@ -31,6 +31,20 @@ constexpr std::int64_t crt_min_block_columns = 1024;
 constexpr std::int64_t crt_narrow_pass_columns = 2048;
 constexpr std::int64_t crt_narrow_pass_extent = 8192;
 
+/// The INT8 products of one modulus: `parts` products of inner length `kpad` (in `k_chunks`
+/// chunks).  Real data: one product over the plan's K.  Complex data by Karatsuba: 3 (of the
+/// real parts, the imaginary parts and their sums) over K = half the embedded row length.
+struct CrtProducts {
+  int parts = 1;
+  std::int64_t kpad = 0, k_chunks = 1;
+};
+
+inline CrtProducts crt_products(const CallPlan& p) {
+  if (!p.complex_karatsuba) return {1, p.kpad, p.k_chunks};
+  const std::int64_t kpad = padded_k(p.shape.k / 2, p.pad);
+  return {3, kpad, k_chunks(kpad, p.k_block)};
+}
+
 /// Bits, norms and the accurate rule's scratch per row: they live through the whole call.
 template <class ExecSpace>
 struct CrtScaleRegion {
@@ -117,12 +131,14 @@ struct CrtProductRegion {
   typename V::Products products[2];  // (modulus * chunks + chunk, column in pass, m)
   static CrtProductRegion carve(Carver& c, const CallPlan& p, int L, const CrtPasses& passes) {
     CrtProductRegion r;
-    const std::int64_t w = passes.width;
-    r.residues_a = typename V::Digits(c.take<std::int8_t>(p.mpad * L * p.kpad), p.mpad, L * p.kpad);
+    const CrtProducts g = crt_products(p);
+    const std::int64_t w = passes.width, row = L * g.parts * g.kpad;
+    r.residues_a = typename V::Digits(c.take<std::int8_t>(p.mpad * row), p.mpad, row);
     for (int b = 0; b < passes.buffers; ++b) {
-      r.residues_b[b] = typename V::Digits(c.take<std::int8_t>(w * L * p.kpad), w, L * p.kpad);
-      r.products[b] = typename V::Products(c.take<std::int32_t>(L * p.k_chunks * w * p.mpad),
-                                           L * p.k_chunks, w, p.mpad);
+      r.residues_b[b] = typename V::Digits(c.take<std::int8_t>(w * row), w, row);
+      r.products[b] =
+          typename V::Products(c.take<std::int32_t>(L * g.parts * g.k_chunks * w * p.mpad),
+                               L * g.parts * g.k_chunks, w, p.mpad);
     }
     return r;
   }
@@ -146,7 +162,8 @@ CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int 
   Carver without_passes(nullptr, crt_front_bytes<ExecSpace>(p, ops));
   CrtProductRegion<ExecSpace>::carve(without_passes, p, L, CrtPasses{0, 0, 0});
   const std::int64_t room = p.workspace_limit - static_cast<std::int64_t>(without_passes.used());
-  const std::int64_t per_column = buffers * (4 * L * p.k_chunks * p.mpad + L * p.kpad);
+  const CrtProducts g = crt_products(p);
+  const std::int64_t per_column = buffers * L * g.parts * (4 * g.k_chunks * p.mpad + g.kpad);
   const std::int64_t fits = room / per_column / p.pad * p.pad;
   const bool narrow = p.shape.m >= crt_narrow_pass_extent && p.shape.k >= crt_narrow_pass_extent;
   const std::int64_t asked = p.pass_columns > 0 ? p.pass_columns

@@ -122,6 +122,46 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
       });
 }
 
+/// y - m_l round(y / m_l): the symmetric residue of an integer-valued |y| < 2^51 (for the
+/// even modulus 256 a tie may come out as +128 or -128; both are the same class, and
+/// crt_value's result does not depend on which: k below absorbs the multiple of M).
+KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c, int l) {
+  return y - round_small(y * c.inverse[l]) * c.modulus[l];
+}
+
+/// C' from its residues r_l (|r_l| <= m_l/2 + 1), as a double rounded once (docs/design.md §5):
+///   S_p = sum_l weight[l][p] r_l                (exact FP64 integers, rules.hpp)
+///   k   = round(sum_p S_p quotient[p])          (|C'| < M/2 (1 - 2^-16): far from a tie)
+///   D_p = S_p - k range[p]                      (exact), carries normalised to |D_p| <= 2^39
+///   C'  = sum_p D_p 2^(-40p)                    (summed from the least significant part;
+///                                                times 2^top by the caller)
+template <int L>
+KOKKOS_INLINE_FUNCTION double crt_value(const double (&r)[L], const CrtConstants& c) {
+  constexpr int parts = crt_parts(L);
+  double S[parts] = {};
+#pragma unroll
+  for (int l = 0; l < L; ++l) {
+#pragma unroll
+    for (int p = 0; p < parts; ++p) S[p] += c.weight[l][p] * r[l];
+  }
+  double q = 0;
+#pragma unroll
+  for (int p = 0; p < parts; ++p) q += S[p] * c.quotient[p];
+  const double k = round_small(q);
+#pragma unroll
+  for (int p = 0; p < parts; ++p) S[p] -= k * c.range[p];
+#pragma unroll
+  for (int p = parts - 1; p >= 1; --p) {
+    const double carry = round_small(S[p] * 0x1p-40);
+    S[p] -= carry * 0x1p40;
+    S[p - 1] += carry;
+  }
+  double v = 0;
+#pragma unroll
+  for (int p = parts - 1; p >= 0; --p) v = S[p] + v * 0x1p-40;
+  return v;
+}
+
 template <int L, class ExecSpace>
 void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpace>& pass,
                            const CrtConstants& c, const CrtRowScaling<ExecSpace>& rows_a,
@@ -131,7 +171,6 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
   const std::int64_t chunks = pass.chunks, n0 = pass.n0;
   const auto exponents_a = rows_a.exponents, bits_a = rows_a.bits;
   const auto exponents_b = rows_b.exponents, bits_b = rows_b.bits;
-  constexpr int parts = crt_parts(L);
   grid_for(
       "ozaki::crt::reconstruct", space, C.extent(0), pass.width,
       KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
@@ -144,28 +183,10 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
 #pragma unroll
           for (int l = 0; l < L; ++l) y[l] += P(l * chunks + ch, j, m);
         }
-        double S[parts] = {};
+        double r[L];
 #pragma unroll
-        for (int l = 0; l < L; ++l) {
-          const double r = y[l] - round_small(y[l] * c.inverse[l]) * c.modulus[l];
-#pragma unroll
-          for (int p = 0; p < parts; ++p) S[p] += c.weight[l][p] * r;
-        }
-        double q = 0;
-#pragma unroll
-        for (int p = 0; p < parts; ++p) q += S[p] * c.quotient[p];
-        const double k = round_small(q);
-#pragma unroll
-        for (int p = 0; p < parts; ++p) S[p] -= k * c.range[p];
-#pragma unroll
-        for (int p = parts - 1; p >= 1; --p) {
-          const double carry = round_small(S[p] * 0x1p-40);
-          S[p] -= carry * 0x1p40;
-          S[p - 1] += carry;
-        }
-        double v = 0;
-#pragma unroll
-        for (int p = parts - 1; p >= 0; --p) v = S[p] + v * 0x1p-40;
+        for (int l = 0; l < L; ++l) r[l] = symmetric_residue(y[l], c, l);
+        const double v = crt_value<L>(r, c);
         const double ab = compat::ldexp(
             v, c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n));
         C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);

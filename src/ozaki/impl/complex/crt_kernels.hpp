@@ -1,0 +1,169 @@
+#pragma once
+/// \file crt_kernels.hpp
+/// Scheme II on complex data by Karatsuba (docs/design.md §8): the residues of the real parts,
+/// the imaginary parts and their sums, and the reconstruction of both parts from the three
+/// INT8 products per modulus.  The operands are complex rows as real rows of 2K interleaved
+/// (real, imaginary) parts, scaled by the real pipeline as rows of length 2K.
+///
+///   T1 = res(Xr) res(Yr)^T,  T2 = res(Xi) res(Yi)^T,  T3 = res(Xr + Xi) res(Yr + Yi)^T
+///   Re C' = T1 - T2,  Im C' = T3 - T1 - T2   (mod m, exactly: every product is an exact
+///                                             integer congruent to its scaled one)
+///
+/// Each part's residue is then the symmetric residue modulo m, which is unique (for m = 256 a
+/// tie is absorbed by the reconstruction, as in the real kernel), so that the CRT gives
+/// exactly the C' of the real embedding's products with the same bits, and the same C.
+
+#include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/residues.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// Where a complex pass writes: C = alpha C' 2^(...) + beta C.  `per_part`: alpha and beta are
+/// real and each part is updated as the real kernel updates a real C (the real embedding's
+/// direct path); otherwise the complex update of the embedding's combine pass.  The same
+/// arithmetic as the path the embedding takes for the same call, so both give the same bits.
+template <class ExecSpace>
+struct CrtComplexTarget {
+  typename Views<ExecSpace>::ComplexMatrix C;
+  Kokkos::complex<double> alpha, beta;
+  bool per_part = true;
+  /// Set by the pipeline when the data needs the accurate scaling rule, which the Karatsuba
+  /// form does not run: the driver then takes the real embedding (C untouched).
+  bool* needs_embedding = nullptr;
+};
+
+namespace detail {
+
+template <int L, class ExecSpace>
+void crt_complex_residues_fixed(const ExecSpace& space,
+                                const typename Views<ExecSpace>::ConstMatrix& X,
+                                const CrtRowScaling<ExecSpace>& scaling, const CrtConstants& c,
+                                const typename Views<ExecSpace>::Digits& residues) {
+  const auto exponents = scaling.exponents;
+  const auto bits = scaling.bits;
+  const std::int64_t rows = X.extent(0), K = X.extent(1) / 2;
+  const std::int64_t kpad = residues.extent(1) / (3 * L);
+  // Consecutive threads on consecutive quads of k: each reads 8 consecutive doubles of its
+  // row, and writes one 32-bit word per modulus and part.
+  grid_for(
+      "ozaki::crt::complex_residues", space, kpad / 4, residues.extent(0),
+      KOKKOS_LAMBDA(const std::int64_t q, const std::int64_t r) {
+        const std::int64_t k0 = 4 * q;
+        const int b = r < rows ? bits(r) : 0;
+        const int shift = r < rows ? b - exponents(r) : 0;
+        const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
+        // The scaled parts cut into exact pieces as in crt_residues: x' = hi 2^64 + mid 2^32 + lo.
+        double hi[2][4], mid[2][4], lo[2][4];
+        for (int part = 0; part < 2; ++part) {
+          for (int j = 0; j < 4; ++j) {
+            const std::int64_t k = k0 + j;
+            const double x = r < rows && k < K ? X(r, 2 * k + part) : 0.0;
+            const double t = round_half_away(x * p1 * p2);
+            hi[part][j] = b > 62 ? round_small(t * 0x1p-64) : 0.0;
+            const double rest = t - hi[part][j] * 0x1p64;
+            mid[part][j] = round_small(rest * 0x1p-32);
+            lo[part][j] = rest - mid[part][j] * 0x1p32;
+          }
+        }
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+          std::uint32_t word_re = 0, word_im = 0, word_sum = 0;
+          for (int j = 0; j < 4; ++j) {
+            const double y_re = hi[0][j] * c.pow64[l] + (mid[0][j] * c.pow32[l] + lo[0][j]);
+            const double y_im = hi[1][j] * c.pow64[l] + (mid[1][j] * c.pow32[l] + lo[1][j]);
+            const double v_re = symmetric_residue(y_re, c, l);
+            const double v_im = symmetric_residue(y_im, c, l);
+            // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
+            const double v_sum = symmetric_residue(v_re + v_im, c, l);
+            word_re |= low_byte(v_re) << (8 * j);
+            word_im |= low_byte(v_im) << (8 * j);
+            word_sum |= low_byte(v_sum) << (8 * j);
+          }
+          // Block 3l + part of the row; aligned: rows are 256-byte aligned, kpad and k0 are
+          // multiples of 4.
+          *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l) * kpad + k0)) = word_re;
+          *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 1) * kpad + k0)) = word_im;
+          *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 2) * kpad + k0)) = word_sum;
+        }
+      });
+}
+
+template <int L, class ExecSpace>
+void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpace>& pass,
+                                   const CrtConstants& c, const CrtRowScaling<ExecSpace>& rows_a,
+                                   const CrtRowScaling<ExecSpace>& rows_b,
+                                   const CrtComplexTarget<ExecSpace>& target) {
+  const auto P = pass.products;
+  const auto C = target.C;
+  const std::int64_t chunks = pass.chunks, n0 = pass.n0;
+  const auto exponents_a = rows_a.exponents, bits_a = rows_a.bits;
+  const auto exponents_b = rows_b.exponents, bits_b = rows_b.bits;
+  const Kokkos::complex<double> alpha = target.alpha, beta = target.beta;
+  const bool per_part = target.per_part;
+  const bool no_beta = beta.real() == 0 && beta.imag() == 0;
+  grid_for(
+      "ozaki::crt::complex_reconstruct", space, C.extent(0), pass.width,
+      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
+        const std::int64_t n = n0 + j;
+        double re[L], im[L];
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+          double t[3] = {0, 0, 0};
+          for (int part = 0; part < 3; ++part) {
+            for (std::int64_t ch = 0; ch < chunks; ++ch)
+              t[part] += P((3 * l + part) * chunks + ch, j, m);
+          }
+          re[l] = symmetric_residue(t[0] - t[1], c, l);
+          im[l] = symmetric_residue(t[2] - t[0] - t[1], c, l);
+        }
+        const int e = c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n);
+        const double ab_re = compat::ldexp(crt_value<L>(re, c), e);
+        const double ab_im = compat::ldexp(crt_value<L>(im, c), e);
+        if (per_part) {
+          const double a = alpha.real(), b = beta.real();
+          const Kokkos::complex<double> old = b == 0 ? Kokkos::complex<double>() : C(m, n);
+          C(m, n) = Kokkos::complex<double>(b == 0 ? a * ab_re : a * ab_re + b * old.real(),
+                                            b == 0 ? a * ab_im : a * ab_im + b * old.imag());
+        } else {
+          const Kokkos::complex<double> p(ab_re, ab_im);
+          C(m, n) = no_beta ? alpha * p : alpha * p + beta * C(m, n);
+        }
+      });
+}
+
+}  // namespace detail
+
+/// Karatsuba's residues of complex rows (X: rows x 2K, interleaved parts, scaled per row as
+/// crt_residues scales): residues(r, (3l + part) kpad + k) is the symmetric residue modulo
+/// m_l of the scaled real part (part 0), imaginary part (1) or their sum (2) of element k.
+template <class ExecSpace>
+void crt_complex_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                          const CrtRowScaling<ExecSpace>& scaling, const CrtConstants& constants,
+                          const typename Views<ExecSpace>::Digits& residues) {
+  detail::with_moduli_count(constants.moduli, [&](auto count) {
+    detail::crt_complex_residues_fixed<decltype(count)::value>(space, X, scaling, constants,
+                                                               residues);
+  });
+}
+
+/// Both parts of C(m, n0 + j) from the three INT32 products per modulus of one pass
+/// (products((3l + part) chunks + chunk, j, m)).
+template <class ExecSpace>
+void crt_complex_reconstruct(const ExecSpace& space, const CrtPassProducts<ExecSpace>& pass,
+                             const CrtConstants& constants, const CrtRowScaling<ExecSpace>& rows_a,
+                             const CrtRowScaling<ExecSpace>& rows_b,
+                             const CrtComplexTarget<ExecSpace>& target) {
+  detail::with_moduli_count(constants.moduli, [&](auto count) {
+    detail::crt_complex_reconstruct_fixed<decltype(count)::value>(space, pass, constants, rows_a,
+                                                                  rows_b, target);
+  });
+}
+
+}  // namespace Impl
+}  // namespace ozaki
