@@ -449,6 +449,27 @@ TEST(Complex, EveryTransposeAndLayoutWithinBound) {
   }
 }
 
+/// Data that needs the accurate rule (wide exponent ranges with an automatic count) leaves
+/// Karatsuba before anything is written and runs on the embedding, which the Report says.
+TEST(Complex, WideRangesTakeTheEmbeddingUnderTheAccurateRule) {
+  Random rng(725);
+  const std::int64_t M = 24, N = 20, K = 300;
+  const HostZ A = random_z(M, K, 4.0, rng), B = random_z(K, N, 4.0, rng);
+  const HostZ C0 = random_z(M, N, 0.5, rng);
+  for (const CrtScaling scaling : {CrtScaling::Fast, CrtScaling::Auto}) {
+    const zdouble alpha(2.0, 0.0), beta(0.5, 0.0);
+    const ZRun run = run_z('N', 'N', alpha, A, B, beta, C0, crt(ozaki::auto_moduli, scaling));
+    EXPECT_EQ(run.report.crt_scaling, CrtScaling::Accurate);
+    EXPECT_EQ(run.report.complex_products, 4);
+    EXPECT_NE(run.report.reason.find("Karatsuba"), std::string::npos) << run.report.reason;
+    expect_crt_accuracy('N', 'N', alpha, A, B, beta, C0, run);
+    // The same with 3 products fixed and the fast rule: Karatsuba.
+    const ZRun fast = run_z('N', 'N', alpha, A, B, beta, C0, crt(20, CrtScaling::Fast));
+    EXPECT_EQ(fast.report.complex_products, 3);
+    expect_crt_accuracy('N', 'N', alpha, A, B, beta, C0, fast);
+  }
+}
+
 TEST(Complex, AutomaticCountNoWorseThanNativeZgemm) {
   for (const double phi : {0.5, 2.0}) {
     Random rng(730 + static_cast<int>(phi));

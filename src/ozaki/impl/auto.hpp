@@ -40,7 +40,7 @@ Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepare
   if (prepared) return pick;
   const DeviceRates rates = device_rates(space);
   if (pick == Algorithm::Int8Crt) {
-    const double cost = crt_relative_cost(rates, crt_products, crt_products, plan.shape);
+    const double cost = crt_plan_cost(rates, plan, crt_products);
     if (!native_is_faster(cost)) return pick;
     why = native_faster_reason("Int8Crt with at least " + std::to_string(crt_products) + " moduli",
                                cost);

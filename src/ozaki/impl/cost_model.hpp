@@ -61,6 +61,35 @@ inline double crt_relative_cost(const DeviceRates& rates, int products, int L, c
          crt_residue_flops * (m + n) * k * L / flops + crt_fixed_flops / flops;
 }
 
+/// Complex scheme II by Karatsuba (complex/crt_kernels.hpp) with L moduli and `products`
+/// INT8 GEMMs of M x N x K (3 L), relative to native ZGEMM (8 MNK flops at the FP64 GEMM rate);
+/// `s` is the plan's shape, whose k is 2K (the embedded rows):
+///     1.05 products 2MNK / (8MNK int8_over_fp64)  the INT8 GEMMs
+///   + balance M N (12 L + 32) / 8MNK             three INT32 products per modulus, C read and
+///                                                written (16 bytes each)
+///   + balance (M + N) K (48 + 6 L) / 8MNK        operands read, embedded and read again;
+///                                                three residues written and read
+///   + crt_residue_flops (M + N) 2K L / 8MNK      residue arithmetic of both parts
+///   + crt_fixed_flops / 8MNK
+inline double crt_karatsuba_relative_cost(const DeviceRates& rates, int products, int L,
+                                          const Shape& s) {
+  if (!(rates.int8_over_fp64 > 0)) return 0;
+  const double m = static_cast<double>(s.m), n = static_cast<double>(s.n),
+               k = static_cast<double>(s.k) / 2;
+  const double flops = 8 * m * n * k;
+  const double bytes = m * n * (12.0 * L + 32) + (m + n) * k * (48 + 6.0 * L);
+  return 1.05 * products / (4 * rates.int8_over_fp64) + rates.fp64_flops_per_byte * bytes / flops +
+         crt_residue_flops * (m + n) * 2 * k * L / flops + crt_fixed_flops / flops;
+}
+
+/// Scheme II's cost for a plan: Karatsuba's on complex plans (3 products per modulus),
+/// crt_relative_cost's otherwise.  `moduli_products`: INT8 GEMMs of the moduli (L), plus
+/// `extra` of the estimate.
+inline double crt_plan_cost(const DeviceRates& rates, const CallPlan& plan, int L, int extra = 0) {
+  return plan.complex_karatsuba ? crt_karatsuba_relative_cost(rates, 3 * L + extra, L, plan.shape)
+                                : crt_relative_cost(rates, L + extra, L, plan.shape);
+}
+
 /// The rule: native FP64 GEMM is the faster choice where a modelled cost is 1 or more.
 inline bool native_is_faster(double relative_cost) { return relative_cost >= 1; }
 

@@ -47,6 +47,8 @@ struct GemmCall {
   /// Complex Karatsuba (complex/driver.hpp): opA and opB hold complex rows as interleaved
   /// real rows of 2K, C is only the shape M x N, and scheme II writes this target instead.
   const CrtComplexTarget<ExecSpace>* complex = nullptr;
+  /// Auto's sampled-rows test already ran (CallPlan::peaks_sampled).
+  bool peaks_sampled = false;
   bool any_prepared() const { return prepared_a != nullptr || prepared_b != nullptr; }
 };
 
@@ -213,6 +215,7 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   const std::int64_t pad = scheme == Algorithm::Int8Crt ? Int8Gemm<ExecSpace>::padding : 16;
   CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0, pad);
   plan.complex_karatsuba = call.complex != nullptr;
+  plan.peaks_sampled = call.peaks_sampled;
   const bool strided_a = shape.k > 1 && rows_a.stride(1) != 1;
   const bool strided_b = shape.k > 1 && rows_b.stride(1) != 1;
   if (scheme == Algorithm::Int8Crt) {
@@ -262,7 +265,9 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     return run_native(space, call, options, alpha, beta, "", false);
   Algorithm scheme = options.algorithm;
   if (scheme == Algorithm::Auto) {
-    scheme = choose_auto(space, make_plan(call.shape, options), call.any_prepared(), why);
+    CallPlan plan = make_plan(call.shape, options);
+    plan.complex_karatsuba = call.complex != nullptr;
+    scheme = choose_auto(space, plan, call.any_prepared(), why);
     if (scheme == Algorithm::Native) {
       return run_native(space, call, options, alpha, beta, why, false, decided(Report{}));
     }

@@ -91,6 +91,9 @@ struct CallPlan {
   /// 2K interleaved (real, imaginary) parts, shape.k = 2K for the scaling and its models, and
   /// each modulus takes 3 INT8 products of inner length K (crt/layout.hpp, CrtProducts).
   bool complex_karatsuba = false;
+  /// Auto's test of sampled rows ran before the call reached the pipeline (complex data:
+  /// before the embedding), so the pipeline does not repeat it.
+  bool peaks_sampled = false;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
   int pair_count_for(int S) const { return std::min(pair_count, S * S); }

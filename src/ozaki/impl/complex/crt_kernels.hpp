@@ -14,6 +14,7 @@
 /// exactly the C' of the real embedding's products with the same bits, and the same C.
 
 #include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/pass1.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/crt/residues.hpp>
 
@@ -111,16 +112,28 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
       "ozaki::crt::complex_reconstruct", space, C.extent(0), pass.width,
       KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
         const std::int64_t n = n0 + j;
+        // All 3 L loads (of the first chunk) first: they are independent, and issuing them
+        // together is what keeps the kernel at memory bandwidth (as in the real kernel).
+        double t1[L], t2[L], t3[L];
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+          t1[l] = P((3 * l) * chunks, j, m);
+          t2[l] = P((3 * l + 1) * chunks, j, m);
+          t3[l] = P((3 * l + 2) * chunks, j, m);
+        }
+        for (std::int64_t ch = 1; ch < chunks; ++ch) {
+#pragma unroll
+          for (int l = 0; l < L; ++l) {
+            t1[l] += P((3 * l) * chunks + ch, j, m);
+            t2[l] += P((3 * l + 1) * chunks + ch, j, m);
+            t3[l] += P((3 * l + 2) * chunks + ch, j, m);
+          }
+        }
         double re[L], im[L];
 #pragma unroll
         for (int l = 0; l < L; ++l) {
-          double t[3] = {0, 0, 0};
-          for (int part = 0; part < 3; ++part) {
-            for (std::int64_t ch = 0; ch < chunks; ++ch)
-              t[part] += P((3 * l + part) * chunks + ch, j, m);
-          }
-          re[l] = symmetric_residue(t[0] - t[1], c, l);
-          im[l] = symmetric_residue(t[2] - t[0] - t[1], c, l);
+          re[l] = symmetric_residue(t1[l] - t2[l], c, l);
+          im[l] = symmetric_residue(t3[l] - t1[l] - t2[l], c, l);
         }
         const int e = c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n);
         const double ab_re = compat::ldexp(crt_value<L>(re, c), e);
@@ -138,6 +151,57 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
 }
 
 }  // namespace detail
+
+/// sampled_peak_ratio (crt/scaling.hpp) of the embedded rows of complex rows, read in place:
+/// a complex row's embedded rows hold its real and imaginary parts, so their ratio
+/// ||x||_2 / ||x||_1 is over the 2K parts.  Auto's test of wide exponent ranges on complex data,
+/// before anything is embedded.
+template <class ExecSpace>
+double sampled_peak_ratio(const ExecSpace& space,
+                          const typename Views<ExecSpace>::ConstComplexMatrix& X,
+                          std::int64_t count) {
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  const std::int64_t sampled = rows < count ? rows : count;
+  if (sampled == 0 || K == 0) return 0;
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::sampled_peak_ratio_complex", row_policy(space, sampled),
+      KOKKOS_LAMBDA(const member_type& team, double& w) {
+        const std::int64_t r = std::int64_t(team.league_rank()) * rows / sampled;
+        double mu = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& part) {
+              const Kokkos::complex<double> x = X(r, k);
+              const double a = magnitude(x.real()), b = magnitude(x.imag());
+              const double v = a > b ? a : b;
+              if (v > part) part = v;  // NaN never counts; its sums below are NaN
+            },
+            Kokkos::Max<double>(mu));
+        if (!(mu > 0) || !is_finite(mu)) return;
+        double sq = 0, sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& part) {
+              const Kokkos::complex<double> x = X(r, k);
+              const double a = x.real() / mu, b = x.imag() / mu;
+              part += a * a + b * b;
+            },
+            Kokkos::Sum<double>(sq));
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& part) {
+              const Kokkos::complex<double> x = X(r, k);
+              part += magnitude(x.real()) / mu + magnitude(x.imag()) / mu;
+            },
+            Kokkos::Sum<double>(sum));
+        const double ratio = compat::sqrt(sq) / sum;
+        if (ratio > w) w = ratio;
+      },
+      Kokkos::Max<double>(worst));
+  return worst > 0 ? worst : 0.0;
+}
 
 /// Karatsuba's residues of complex rows (X: rows x 2K, interleaved parts, scaled per row as
 /// crt_residues scales): residues(r, (3l + part) kpad + k) is the symmetric residue modulo

@@ -130,16 +130,44 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     return finish(report);
   }
 
-  // Auto decides from the embedded shape, as the real dispatch will, before any embedding:
-  // where native is sure to win, nothing is copied.
+  // 1. Row-major C: C^T = op(B)^T op(A)^T.
   const bool c_row_major =
       !has_unit_stride(C.extent(0), C.stride(0)) && has_unit_stride(C.extent(1), C.stride(1));
-  const Shape embedded = c_row_major ? Shape{2 * shape.n, shape.m, 2 * shape.k}
-                                     : Shape{2 * shape.m, shape.n, 2 * shape.k};
+  const typename V::ComplexMatrix out = transposed_if(C, c_row_major);
+  const typename V::ConstComplexMatrix opBt = transposed_if(opB, true);
+  const typename V::ConstComplexMatrix X = c_row_major ? opBt : opA;
+  const typename V::ConstComplexMatrix Y = c_row_major ? opA : opBt;
+  const bool conj_x = c_row_major ? op_b.conjugate : op_a.conjugate;
+  const bool conj_y = c_row_major ? op_a.conjugate : op_b.conjugate;
+  const std::int64_t rows_x = X.extent(0), rows_y = Y.extent(0), K = shape.k;
+  const bool c_is_ce =
+      alpha.imag() == 0 && beta.imag() == 0 && has_unit_stride(out.extent(0), out.stride(0));
+
+  // Auto decides before anything is embedded, on the plan of the form that would run (the
+  // real dispatch and pipeline then decide the same), and where the rule may be accurate, from
+  // a sample of rows read in place: wide exponent ranges take the accurate rule, which runs on
+  // the embedding (2M x N x 2K).
+  const Shape embedding_shape{2 * rows_x, rows_y, 2 * K};
+  const bool karatsuba_form =
+      options.complex_products == 3 && options.crt_scaling != CrtScaling::Accurate;
+  CallPlan plan =
+      make_plan(karatsuba_form ? Shape{rows_x, rows_y, 2 * K} : embedding_shape, options);
+  plan.complex_karatsuba = karatsuba_form;
   Algorithm scheme = options.algorithm;
+  bool peaks_sampled = false;
   if (options.algorithm == Algorithm::Auto) {
     std::string why;
-    scheme = choose_auto(space, make_plan(embedded, options), false, why);
+    scheme = choose_auto(space, plan, false, why);
+    if (scheme == Algorithm::Int8Crt && crt_auto_may_stop_early(plan)) {
+      constexpr std::int64_t sample = 64;
+      const double q_x = sampled_peak_ratio(space, X, sample);
+      const double q_y = sampled_peak_ratio(space, Y, sample);
+      peaks_sampled = true;
+      if (crt_native_wins_at_peaks(device_rates(space), embedding_shape, plan.crt_scaling, q_x, q_y,
+                                   "a sample of rows", why)) {
+        scheme = Algorithm::Native;
+      }
+    }
     if (scheme == Algorithm::Native) {
       native();
       report.algorithm = Algorithm::Native;
@@ -151,25 +179,12 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     }
   }
 
-  // 1. Row-major C: C^T = op(B)^T op(A)^T.
-  const typename V::ComplexMatrix out = transposed_if(C, c_row_major);
-  const typename V::ConstComplexMatrix opBt = transposed_if(opB, true);
-  const typename V::ConstComplexMatrix X = c_row_major ? opBt : opA;
-  const typename V::ConstComplexMatrix Y = c_row_major ? opA : opBt;
-  const bool conj_x = c_row_major ? op_b.conjugate : op_a.conjugate;
-  const bool conj_y = c_row_major ? op_a.conjugate : op_b.conjugate;
-  const std::int64_t rows_x = X.extent(0), rows_y = Y.extent(0), K = shape.k;
-  const bool c_is_ce =
-      alpha.imag() == 0 && beta.imag() == 0 && has_unit_stride(out.extent(0), out.stride(0));
-
   // 2. Karatsuba where scheme II with the fast rule may run: X and Y as undoubled rows of
   //    2K interleaved parts (the real pipeline scales them as the embedding's rows: the same
   //    norms), three INT8 products per modulus, both parts reconstructed into C itself.
   //    Otherwise, or where the data turns out to need the accurate rule, the real embedding.
   const std::int64_t allocations = scratch.allocations() + operands.allocations();
-  const bool karatsuba_possible = options.complex_products == 3 &&
-                                  options.crt_scaling != CrtScaling::Accurate &&
-                                  scheme == Algorithm::Int8Crt;
+  const bool karatsuba_possible = karatsuba_form && scheme == Algorithm::Int8Crt;
   Options real_options = options;
   real_options.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
   std::string detour;
@@ -195,6 +210,7 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
           typename V::Matrix(nullptr, Kokkos::LayoutStride(rows_x, 1, rows_y, rows_x)),
           real_options, nullptr, nullptr);
       call.complex = &target;
+      call.peaks_sampled = peaks_sampled;
       report = dispatch(space, call, alpha.real(), beta.real(), real_options, scratch, call_start);
       if (!needs_embedding) {
         if (report.algorithm == Algorithm::Native) report.backend = native_backend;
@@ -215,9 +231,10 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
         c_is_ce ? typename V::Matrix(reinterpret_cast<double*>(out.data()),
                                      Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * out.stride(1)))
                 : region.c;
-    const GemmCall<ExecSpace> call = checked_call<ExecSpace>(
+    GemmCall<ExecSpace> call = checked_call<ExecSpace>(
         "N", "T", k_contiguous_rows<ExecSpace>(region.x), k_contiguous_rows<ExecSpace>(region.y),
         Ce, real_options, nullptr, nullptr);
+    call.peaks_sampled = peaks_sampled;
     report = dispatch(space, call, c_is_ce ? alpha.real() : 1.0, c_is_ce ? beta.real() : 0.0,
                       real_options, scratch, call_start);
     if (report.algorithm == Algorithm::Native) {

@@ -38,6 +38,35 @@
 namespace ozaki {
 namespace Impl {
 
+/// Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast model's
+/// count in our measurements (docs/benchmarks.md), plus its bound and estimate products.  Where
+/// even that makes native faster at the peak ratios q_a, q_b (scaled row norms, rules.hpp) of
+/// `shape` (the real GEMM the accurate rule runs), Auto stops before the bound product: true,
+/// with the Report's `reason`.
+inline bool crt_native_wins_at_peaks(const DeviceRates& rates, const Shape& shape,
+                                     CrtScaling scaling, double q_a, double q_b,
+                                     const std::string& which_rows, std::string& reason) {
+  const std::int64_t K = shape.k;
+  const bool wide =
+      scaling == CrtScaling::Accurate || static_cast<double>(K) * q_a * q_b > crt_accurate_peak;
+  if (!wide) return false;
+  const int hopeful = std::min(max_moduli, crt_fast_moduli(K, q_a, q_b) + 2);
+  const double cost = crt_relative_cost(rates, hopeful + 2, hopeful, shape);
+  if (!native_is_faster(cost)) return false;
+  reason =
+      native_faster_reason("wide exponent range in " + which_rows + ": at least " +
+                               std::to_string(hopeful) + " moduli under the accurate scaling rule",
+                           cost);
+  return true;
+}
+
+/// Whether Auto may stop for native FP64 GEMM before the bound product: only with an
+/// automatic count and a scaling rule that may be accurate.
+inline bool crt_auto_may_stop_early(const CallPlan& plan) {
+  return plan.auto_moduli && plan.requested == Algorithm::Auto &&
+         plan.crt_scaling != CrtScaling::Fast;
+}
+
 template <class ExecSpace>
 class CrtPipeline {
   using V = Views<ExecSpace>;
@@ -148,40 +177,27 @@ class CrtPipeline {
   }
 
   double cost_of(int moduli, int products) const {
-    return crt_relative_cost(rates_, products, moduli, call_.plan.shape);
+    return crt_plan_cost(rates_, call_.plan, moduli, products - moduli);
   }
 
   /// Whether Auto may stop for native FP64 GEMM before the bound product: only with an
   /// automatic count and a scaling rule that may be accurate.
-  bool auto_may_stop_early() const {
-    return call_.plan.auto_moduli && call_.plan.requested == Algorithm::Auto &&
-           call_.plan.crt_scaling != CrtScaling::Fast;
-  }
+  bool auto_may_stop_early() const { return crt_auto_may_stop_early(call_.plan); }
 
-  /// Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast
-  /// model's count in our measurements (docs/benchmarks.md), plus its bound and estimate
-  /// products.  Where even that makes native faster at the peak ratios q_a, q_b (scaled row
-  /// norms, rules.hpp), stop before the bound product: true, with the Report's reason.
+  /// Auto on wide-range data (crt_native_wins_at_peaks), on the real GEMM the accurate rule
+  /// would run: this plan's, or for complex data the embedding's (2M x N x 2K).
   bool native_wins_at_peaks(double q_a, double q_b, const char* which_rows) {
-    const std::int64_t K = call_.plan.shape.k;
-    const bool wide = call_.plan.crt_scaling == CrtScaling::Accurate ||
-                      static_cast<double>(K) * q_a * q_b > crt_accurate_peak;
-    if (!wide) return false;
-    const int hopeful = std::min(max_moduli, crt_fast_moduli(K, q_a, q_b) + 2);
-    const double cost = cost_of(hopeful, hopeful + 2);
-    if (!native_is_faster(cost)) return false;
-    call_.report.reason = native_faster_reason(std::string("wide exponent range in ") + which_rows +
-                                                   ": at least " + std::to_string(hopeful) +
-                                                   " moduli under the accurate scaling rule",
-                                               cost);
-    return true;
+    Shape accurate_shape = call_.plan.shape;
+    if (complex_ != nullptr) accurate_shape.m *= 2;
+    return crt_native_wins_at_peaks(rates_, accurate_shape, call_.plan.crt_scaling, q_a, q_b,
+                                    which_rows, call_.report.reason);
   }
 
   /// Before any scratch or pass over the operands: the peak ratios of a sample of rows of
   /// op(A) and of op(B)^T bound the full ratios from below, and the hopeful count grows with
   /// them, so where the sample already makes native faster the full data does too.
   bool sampled_rows_say_native() {
-    if (!auto_may_stop_early()) return false;
+    if (!auto_may_stop_early() || call_.plan.peaks_sampled) return false;
     constexpr std::int64_t sample = 64;
     const double q_a = sampled_peak_ratio(call_.space, call_.opA, sample);
     const double q_b = sampled_peak_ratio(call_.space, call_.opBt, sample);
