@@ -238,7 +238,9 @@ cmd_device() {
 # On the GPU machine: the cuBLAS interposer on unmodified programs (issue 12), results to $OUT:
 # interposer.log (build, the C client's check, logs) and interposer.csv (label,n,ms,tflops,
 # error per run).  Each client runs without and with LD_PRELOAD, alternating, twice.
-#   OZAKI_INTERPOSER_SIZES  torch sizes (default 4096,8192,16384)
+#   OZAKI_INTERPOSER_SIZES  torch sizes (default 4096,8192,16384; "" skips the float64 runs)
+#   OZAKI_INTERPOSER_COMPLEX_SIZES  torch complex128 sizes (cublasZgemm_v2; default none)
+#   OZAKI_KOKKOS_SIZES=""   skips the KokkosBlas client
 #   OZAKI_KOKKOS_SIZES      KokkosBlas client sizes (default 16384)
 #   OZAKI_RANKS=2           also two MPI ranks, one GPU each (nvidia-h200-x2)
 cmd_interposer() {
@@ -252,18 +254,26 @@ cmd_interposer() {
   local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
   (cd "$repo/build-cuda" && ctest --output-on-failure -R interposer 2>&1) >>"$log" || true
   echo "label,n,ms,tflops,error" >"$csv"
-  local sizes=${OZAKI_INTERPOSER_SIZES:-4096,8192,16384} round
+  local sizes=${OZAKI_INTERPOSER_SIZES-4096,8192,16384} round kind
   # Round 1 logs every call (timed with events: it waits for each), round 2 only the summary.
-  for round in 1 2; do
-    local logging=1
-    [ "$round" = 2 ] && logging=
-    python3 "$repo/perf_tests/torch_matmul.py" --sizes "$sizes" --label torch \
-      >>"$csv" 2>>"$log" || echo "torch run failed" >>"$log"
-    LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=$logging python3 "$repo/perf_tests/torch_matmul.py" \
-      --sizes "$sizes" --label "torch+ozaki${logging:+ (log)}" >>"$csv" 2>>"$log" ||
-      echo "torch+ozaki run failed" >>"$log"
+  for kind in float64 complex128; do
+    local flag= label=torch
+    if [ "$kind" = complex128 ]; then
+      sizes=${OZAKI_INTERPOSER_COMPLEX_SIZES:-} flag=--complex label=torch-z
+    fi
+    [ -n "$sizes" ] || continue
+    for round in 1 2; do
+      local logging=1
+      [ "$round" = 2 ] && logging=
+      python3 "$repo/perf_tests/torch_matmul.py" $flag --sizes "$sizes" --label "$label" \
+        >>"$csv" 2>>"$log" || echo "$label run failed" >>"$log"
+      LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=$logging python3 "$repo/perf_tests/torch_matmul.py" $flag \
+        --sizes "$sizes" --label "$label+ozaki${logging:+ (log)}" >>"$csv" 2>>"$log" ||
+        echo "$label+ozaki run failed" >>"$log"
+    done
   done
   local client=$repo/build-cuda/perf_tests/kokkos_blas_client
+  [ -n "${OZAKI_KOKKOS_SIZES-16384}" ] || { echo "done: $(date -u)" >>"$log"; return 0; }
   for round in 1 2; do
     local logging=1
     [ "$round" = 2 ] && logging=

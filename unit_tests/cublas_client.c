@@ -2,7 +2,8 @@
  *
  * Each case calls the cuBLAS API the way applications do (padded leading dimensions, both
  * pointer modes, two streams, beta != 0, transposes, two host threads with their own handles)
- * and checks C against a long-double reference on sampled entries: the FP64 cases within
+ * and checks C against a long-double reference on sampled entries (double and double complex,
+ * conjugate transposes included): the FP64 cases within
  * 2^-50 of (|alpha||A||B| + |beta C0|) (docs/design.md, "The cuBLAS interposer"), the FP32
  * case within 2^-18.  It prints one line per case with the error and a hash of C's bits;
  * unit_tests/interposer_check.sh runs it with and without libozaki_cublas.so and compares.
@@ -91,6 +92,116 @@ static double sampled_error(const Case* c, const double* A, int lda, const doubl
     if (e > worst) worst = e;
   }
   return worst;
+}
+
+/* Double complex: cublasZgemm and cublasGemmEx with CUDA_C_64F, conjugate transposes included. */
+enum ZApi { ZGEMM, GEMM_EX_C64F };
+
+typedef struct {
+  const char* name;
+  enum ZApi api;
+  int m, n, k;
+  cublasOperation_t ta, tb;
+  int pad;
+  cuDoubleComplex alpha, beta;
+  int device_scalars;
+  int stream;
+} ZCase;
+
+/* Element (row, col) of a column-major complex matrix stored as interleaved doubles, with
+   op's conjugation applied. */
+static void zat(const double* X, int ld, int row, int col, int conjugate, long double* re,
+                long double* im) {
+  const double* x = X + 2 * ((size_t)col * ld + row);
+  *re = x[0];
+  *im = conjugate ? -x[1] : x[1];
+}
+
+/* The complex counterpart of sampled_error: |C - ref| / (|alpha| (|op(A)||op(B)|)_ij +
+   |beta C0_ij|) with complex moduli. */
+static double zsampled_error(const ZCase* c, const double* A, int lda, const double* B, int ldb,
+                             const double* C0, const double* C, int ldc) {
+  double worst = 0;
+  const int ca = c->ta == CUBLAS_OP_C, cb = c->tb == CUBLAS_OP_C;
+  for (int s = 0; s < 97; ++s) {
+    const int i = (int)(((long long)s * 7919) % c->m), j = (int)(((long long)s * 104729) % c->n);
+    long double sr = 0, si = 0, magnitude = 0;
+    for (int p = 0; p < c->k; ++p) {
+      long double ar, ai, br, bi;
+      if (c->ta == CUBLAS_OP_N) zat(A, lda, i, p, 0, &ar, &ai); else zat(A, lda, p, i, ca, &ar, &ai);
+      if (c->tb == CUBLAS_OP_N) zat(B, ldb, p, j, 0, &br, &bi); else zat(B, ldb, j, p, cb, &br, &bi);
+      sr += ar * br - ai * bi;
+      si += ar * bi + ai * br;
+      magnitude += sqrtl(ar * ar + ai * ai) * sqrtl(br * br + bi * bi);
+    }
+    long double c0r, c0i, cr, ci;
+    zat(C0, ldc, i, j, 0, &c0r, &c0i);
+    zat(C, ldc, i, j, 0, &cr, &ci);
+    const long double xr = c->alpha.x, xi = c->alpha.y, yr = c->beta.x, yi = c->beta.y;
+    const long double rr = xr * sr - xi * si + yr * c0r - yi * c0i;
+    const long double ri = xr * si + xi * sr + yr * c0i + yi * c0r;
+    const long double scale = sqrtl(xr * xr + xi * xi) * magnitude +
+                              sqrtl(yr * yr + yi * yi) * sqrtl(c0r * c0r + c0i * c0i);
+    const long double d = sqrtl((cr - rr) * (cr - rr) + (ci - ri) * (ci - ri));
+    const double e = scale > 0 ? (double)(d / scale) : 0.0;
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+static int run_zcase(const ZCase* c, cudaStream_t stream) {
+  const int rows_a = c->ta == CUBLAS_OP_N ? c->m : c->k, cols_a = c->ta == CUBLAS_OP_N ? c->k : c->m;
+  const int rows_b = c->tb == CUBLAS_OP_N ? c->k : c->n, cols_b = c->tb == CUBLAS_OP_N ? c->n : c->k;
+  const int lda = rows_a + c->pad, ldb = rows_b + c->pad, ldc = c->m + c->pad;
+  const size_t sa = (size_t)lda * cols_a, sb = (size_t)ldb * cols_b, sc = (size_t)ldc * c->n;
+  double* A = malloc(sizeof(double) * 2 * sa);
+  double* B = malloc(sizeof(double) * 2 * sb);
+  double* C0 = malloc(sizeof(double) * 2 * sc);
+  double* C = malloc(sizeof(double) * 2 * sc);
+  fill(A, 2 * sa, 41 + (uint64_t)c->m);
+  fill(B, 2 * sb, 43 + (uint64_t)c->n);
+  fill(C0, 2 * sc, 47 + (uint64_t)c->k);
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  CHECK_CUBLAS(cublasSetStream(handle, stream));
+  cuDoubleComplex *dA, *dB, *dC, *dScalars;
+  CHECK_CUDA(cudaMalloc((void**)&dA, sizeof(cuDoubleComplex) * sa));
+  CHECK_CUDA(cudaMalloc((void**)&dB, sizeof(cuDoubleComplex) * sb));
+  CHECK_CUDA(cudaMalloc((void**)&dC, sizeof(cuDoubleComplex) * sc));
+  CHECK_CUDA(cudaMalloc((void**)&dScalars, 2 * sizeof(cuDoubleComplex)));
+  const cuDoubleComplex scalars[2] = {c->alpha, c->beta};
+  CHECK_CUDA(cudaMemcpy(dScalars, scalars, sizeof scalars, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dA, A, sizeof(cuDoubleComplex) * sa, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dB, B, sizeof(cuDoubleComplex) * sb, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dC, C0, sizeof(cuDoubleComplex) * sc, cudaMemcpyHostToDevice));
+  CHECK_CUBLAS(cublasSetPointerMode(handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE
+                                                              : CUBLAS_POINTER_MODE_HOST));
+  const cuDoubleComplex* alpha = c->device_scalars ? dScalars : &scalars[0];
+  const cuDoubleComplex* beta = c->device_scalars ? dScalars + 1 : &scalars[1];
+  if (c->api == ZGEMM) {
+    CHECK_CUBLAS(cublasZgemm(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA, lda, dB, ldb, beta,
+                             dC, ldc));
+  } else {
+    CHECK_CUBLAS(cublasGemmEx(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA, CUDA_C_64F, lda,
+                              dB, CUDA_C_64F, ldb, beta, dC, CUDA_C_64F, ldc, CUBLAS_COMPUTE_64F,
+                              CUBLAS_GEMM_DEFAULT));
+  }
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaMemcpy(C, dC, sizeof(cuDoubleComplex) * sc, cudaMemcpyDeviceToHost));
+  const double err = zsampled_error(c, A, lda, B, ldb, C0, C, ldc);
+  int failed = !(err <= ldexp(1.0, -50));
+  for (int j = 0; j < c->n; ++j)
+    for (int i = c->m; i < ldc; ++i)
+      if (memcmp(&C[2 * ((size_t)j * ldc + i)], &C0[2 * ((size_t)j * ldc + i)],
+                 2 * sizeof(double)) != 0)
+        failed = 1;
+  const uint64_t hash = hash_bytes(C, sizeof(cuDoubleComplex) * sc);
+  printf("case %-24s err %.3e hash %016llx %s\n", c->name, err, (unsigned long long)hash,
+         failed ? "FAIL" : "ok");
+  cublasDestroy(handle);
+  cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(dScalars);
+  free(A); free(B); free(C0); free(C);
+  return failed;
 }
 
 typedef struct {
@@ -222,12 +333,24 @@ int main(void) {
       {"pass_sgemm", SGEMM, 1024, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.5, 0, 1, 0},
       {"pass_batched_small", DGEMM_STRIDED_BATCHED, 32, 32, 32, CUBLAS_OP_N, CUBLAS_OP_T, 1, 1.0, 0.0, 0, 2, 64},
   };
+  static const ZCase zcases[] = {
+      {"zgemm_nc_padded_device", ZGEMM, 1024, 1280, 1536, CUBLAS_OP_N, CUBLAS_OP_C, 3,
+       {1.5, -0.5}, {0.5, 0.25}, 1, 1},
+      {"zgemm_tn_real_scalars", ZGEMM, 1100, 1024, 1024, CUBLAS_OP_T, CUBLAS_OP_N, 0, {1.0, 0.0},
+       {0.0, 0.0}, 0, 0},
+      {"gemmex_c64f_ct", GEMM_EX_C64F, 1024, 1024, 1300, CUBLAS_OP_C, CUBLAS_OP_T, 5, {0.0, 1.0},
+       {-1.0, 0.0}, 0, 2},
+      {"pass_zgemm_small", ZGEMM, 40, 50, 60, CUBLAS_OP_N, CUBLAS_OP_N, 1, {1.0, 0.0}, {0.5, 0.5},
+       0, 1},
+  };
   cudaStream_t streams[3] = {0, 0, 0};
   CHECK_CUDA(cudaStreamCreate(&streams[1]));
   CHECK_CUDA(cudaStreamCreate(&streams[2]));
   int failures = 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
     failures += run_case(&cases[i], streams[cases[i].stream]);
+  for (size_t i = 0; i < sizeof zcases / sizeof zcases[0]; ++i)
+    failures += run_zcase(&zcases[i], streams[zcases[i].stream]);
   /* Two host threads, each with its own handle on its own stream, at once. */
   static const Case threaded[2] = {
       {"threads_a", DGEMM, 2048, 1024, 1536, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1.0, 0.5, 0, 1, 0},
@@ -248,6 +371,6 @@ int main(void) {
   cudaStreamDestroy(streams[1]);
   cudaStreamDestroy(streams[2]);
   printf("cublas_client: %d of %d cases outside their bound\n", failures,
-         (int)(sizeof cases / sizeof cases[0]) + 2);
+         (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0]) + 2);
   return failures;
 }

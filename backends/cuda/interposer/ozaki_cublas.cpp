@@ -1,5 +1,6 @@
 // libozaki_cublas.so: cuBLAS's FP64 GEMM entry points, answered by ozaki::gemm where that is
-// faster at FP64-equivalent accuracy and passed to the real cuBLAS otherwise, for programs
+// faster at FP64-equivalent accuracy and passed to the real cuBLAS otherwise (double and double
+// complex: cublasDgemm_v2, cublasZgemm_v2, cublasGemmEx, their strided batches), for programs
 // that were not written for ozaki (LD_PRELOAD, or linked ahead of libcublas).
 //
 // What a call keeps of the caller's cuBLAS state: the handle's stream (the Kokkos::Cuda
@@ -27,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 #define OZAKI_CUBLAS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -168,18 +170,45 @@ char op_letter(cublasOperation_t op) {
   return op == CUBLAS_OP_N ? 'N' : op == CUBLAS_OP_T ? 'T' : 'C';
 }
 
-/// One FP64 GEMM in cuBLAS's column-major terms.
-struct Dgemm {
+/// What differs between the real (double) and complex (cuDoubleComplex) entry points: the
+/// real cuBLAS function, ozaki's element type (Kokkos::complex<double> has cuDoubleComplex's
+/// layout), and flops per multiply-add.
+template <class T>
+struct Scalar;
+
+template <>
+struct Scalar<double> {
+  using RealGemm = decltype(&cublasDgemm_v2);
+  using Element = double;
+  static constexpr const char* real_name = "cublasDgemm_v2";
+  static constexpr double flops = 2;
+};
+
+template <>
+struct Scalar<cuDoubleComplex> {
+  using RealGemm = decltype(&cublasZgemm_v2);
+  using Element = Kokkos::complex<double>;
+  static constexpr const char* real_name = "cublasZgemm_v2";
+  static constexpr double flops = 8;
+};
+
+static_assert(sizeof(cuDoubleComplex) == sizeof(Kokkos::complex<double>) &&
+                  alignof(cuDoubleComplex) == alignof(Kokkos::complex<double>),
+              "cuDoubleComplex and Kokkos::complex<double> must share a layout");
+
+/// One FP64 (double or double complex) GEMM in cuBLAS's column-major terms.
+template <class T>
+struct Gemm {
   const char* entry;  // the cuBLAS function called, for the log
   cublasHandle_t handle;
   cublasOperation_t transa, transb;
   int m, n, k;
-  const double *alpha, *A;
+  const T *alpha, *A;
   int lda;
-  const double* B;
+  const T* B;
   int ldb;
-  const double* beta;
-  double* C;
+  const T* beta;
+  T* C;
   int ldc;
 
   /// The stored shapes of A (rows_a x cols_a) and B: op(A) is m x k, op(B) is k x n.
@@ -189,7 +218,8 @@ struct Dgemm {
   int cols_b() const { return transb == CUBLAS_OP_N ? n : k; }
 };
 
-void log_call(const Dgemm& g, const std::string& what, double seconds) {
+template <class T>
+void log_call(const Gemm<T>& g, const std::string& what, double seconds) {
   if (config().log != 1) return;
   std::fprintf(stderr, "ozaki_cublas: %s %c%c %dx%dx%d -> %s, %.3f ms\n", g.entry,
                op_letter(g.transa), op_letter(g.transb), g.m, g.n, g.k, what.c_str(),
@@ -205,7 +235,8 @@ void count_pass(const std::string& why) {
 }
 
 /// Why this call cannot or should not go through ozaki ("" if it can).
-std::string ineligible(const Dgemm& g) {
+template <class T>
+std::string ineligible(const Gemm<T>& g) {
   const Config& c = config();
   if (c.mode == Mode::Off) return "OZAKI_CUBLAS=off";
   const int rows_a = g.rows_a(), rows_b = g.rows_b();
@@ -219,25 +250,45 @@ std::string ineligible(const Dgemm& g) {
   return "";
 }
 
-using ConstMatrix = Kokkos::View<const double**, Kokkos::LayoutStride, Kokkos::CudaSpace,
-                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-using Matrix = Kokkos::View<double**, Kokkos::LayoutStride, Kokkos::CudaSpace,
+template <class T>
+using ConstMatrix = Kokkos::View<const typename Scalar<T>::Element**, Kokkos::LayoutStride,
+                                 Kokkos::CudaSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+template <class T>
+using Matrix = Kokkos::View<typename Scalar<T>::Element**, Kokkos::LayoutStride, Kokkos::CudaSpace,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-using RealDgemm = decltype(&cublasDgemm_v2);
-
 /// The caller's call, unchanged, on the real cuBLAS.
-cublasStatus_t pass_through(RealDgemm real_dgemm, const Dgemm& g) {
-  return real_dgemm(g.handle, g.transa, g.transb, g.m, g.n, g.k, g.alpha, g.A, g.lda, g.B, g.ldb,
-                    g.beta, g.C, g.ldc);
+template <class T>
+cublasStatus_t pass_through(typename Scalar<T>::RealGemm real_gemm, const Gemm<T>& g) {
+  return real_gemm(g.handle, g.transa, g.transb, g.m, g.n, g.k, g.alpha, g.A, g.lda, g.B, g.ldb,
+                   g.beta, g.C, g.ldc);
+}
+
+/// A cuBLAS operation as ozaki's transpose character: conjugation is the identity on real
+/// matrices, and kept for complex ones.
+template <class T>
+char trans_char(cublasOperation_t op) {
+  if (op == CUBLAS_OP_N) return 'N';
+  return std::is_same<T, double>::value || op == CUBLAS_OP_T ? 'T' : 'C';
+}
+
+template <class T>
+typename Scalar<T>::Element element(const T& x) {
+  if constexpr (std::is_same<T, double>::value) {
+    return x;
+  } else {
+    return Kokkos::complex<double>(x.x, x.y);
+  }
 }
 
 /// The call through ozaki::gemm; false (with why) where it could not run there.  C is left
 /// untouched whenever it returns false (ozaki's guarantee on exceptions).  Where ozaki runs
 /// native FP64 GEMM (Auto's choice, or a fallback), that is the caller's own call on the real
 /// cuBLAS (Options::native_gemm), whose status `status` returns.
-bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublasStatus_t& status,
-               std::string& what) {
+template <class T>
+bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGemm real_gemm,
+               cublasStatus_t& status, std::string& what) {
+  using Element = typename Scalar<T>::Element;
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     what = "no current device";
@@ -245,7 +296,7 @@ bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublas
   }
   Runtime& runtime = Runtime::get();
   if (!runtime.ready(device, what)) return false;
-  double alpha = 0, beta = 0;
+  T alpha{}, beta{};
   cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
   real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
   if (mode == CUBLAS_POINTER_MODE_DEVICE) {
@@ -262,20 +313,23 @@ bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublas
     alpha = *g.alpha;
     beta = *g.beta;
   }
-  const ConstMatrix A(g.A, Kokkos::LayoutStride(g.rows_a(), 1, g.cols_a(), g.lda));
-  const ConstMatrix B(g.B, Kokkos::LayoutStride(g.rows_b(), 1, g.cols_b(), g.ldb));
-  const Matrix C(g.C, Kokkos::LayoutStride(g.m, 1, g.n, g.ldc));
-  // Conjugation is the identity on real matrices.
-  const char ta[2] = {g.transa == CUBLAS_OP_N ? 'N' : 'T', '\0'};
-  const char tb[2] = {g.transb == CUBLAS_OP_N ? 'N' : 'T', '\0'};
+  const auto* a = reinterpret_cast<const Element*>(g.A);
+  const auto* b = reinterpret_cast<const Element*>(g.B);
+  auto* c = reinterpret_cast<Element*>(g.C);
+  const ConstMatrix<T> A(a, Kokkos::LayoutStride(g.rows_a(), 1, g.cols_a(), g.lda));
+  const ConstMatrix<T> B(b, Kokkos::LayoutStride(g.rows_b(), 1, g.cols_b(), g.ldb));
+  const Matrix<T> C(c, Kokkos::LayoutStride(g.m, 1, g.n, g.ldc));
+  const char ta[2] = {trans_char<T>(g.transa), '\0'};
+  const char tb[2] = {trans_char<T>(g.transb), '\0'};
   ozaki::Options options = config().options;
-  options.native_gemm = [&] { status = pass_through(real_dgemm, g); };
+  options.native_gemm = [&] { status = pass_through<T>(real_gemm, g); };
   try {
     const Guard inside;
-    const ozaki::Report r =
-        ozaki::gemm(runtime.instance(stream), ta, tb, alpha, A, B, beta, C, options);
+    const ozaki::Report r = ozaki::gemm(runtime.instance(stream), ta, tb, element(alpha), A, B,
+                                        element(beta), C, options);
     what = ozaki::to_string(r.algorithm);
     if (r.algorithm == ozaki::Algorithm::Int8Crt) what += " L=" + std::to_string(r.moduli);
+    if (r.complex_products > 0) what += " x" + std::to_string(r.complex_products);
     if (r.algorithm == ozaki::Algorithm::Int8Slices) what += " S=" + std::to_string(r.slices);
     if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
     Tally& t = tally();
@@ -285,7 +339,7 @@ bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublas
       ++t.native;
     } else {
       ++t.through_ozaki;
-      t.ozaki_flops += 2.0 * g.m * g.n * g.k;
+      t.ozaki_flops += Scalar<T>::flops * g.m * g.n * g.k;
     }
     return true;
   } catch (const std::exception& e) {
@@ -294,23 +348,42 @@ bool run_ozaki(const Dgemm& g, cudaStream_t stream, RealDgemm real_dgemm, cublas
   }
 }
 
-cublasStatus_t dgemm(const Dgemm& g) {
-  const RealDgemm real_dgemm = real<RealDgemm>("cublasDgemm_v2");
-  if (real_dgemm == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  if (inside_ozaki > 0) return pass_through(real_dgemm, g);
+template <class T>
+cublasStatus_t gemm(const Gemm<T>& g) {
+  using RealGemm = typename Scalar<T>::RealGemm;
+  const RealGemm real_gemm = real<RealGemm>(Scalar<T>::real_name);
+  if (real_gemm == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (inside_ozaki > 0) return pass_through<T>(real_gemm, g);
   cudaStream_t stream = nullptr;
   real<decltype(&cublasGetStream_v2)>("cublasGetStream_v2")(g.handle, &stream);
   CallTimer timer(stream);
   std::string what = ineligible(g);
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  if (what.empty() && run_ozaki(g, stream, real_dgemm, status, what)) {
+  if (what.empty() && run_ozaki<T>(g, stream, real_gemm, status, what)) {
     log_call(g, what, timer.seconds());
     return status;
   }
-  status = pass_through(real_dgemm, g);
+  status = pass_through<T>(real_gemm, g);
   count_pass(what);
   log_call(g, "cuBLAS (" + what + ")", timer.seconds());
   return status;
+}
+
+/// A strided batch: each product large enough for ozaki goes there one by one; a batch of
+/// small ones is cuBLAS's strength and passes through whole (`pass_whole`).
+template <class T, class PassWhole>
+cublasStatus_t strided_batched(const Gemm<T>& first, long long stride_a, long long stride_b,
+                               long long stride_c, int batch_count, const PassWhole& pass_whole) {
+  if (inside_ozaki > 0 || batch_count < 1 || !ineligible(first).empty()) return pass_whole();
+  for (int i = 0; i < batch_count; ++i) {
+    Gemm<T> g = first;
+    g.A = first.A + i * stride_a;
+    g.B = first.B + i * stride_b;
+    g.C = first.C + i * stride_c;
+    const cublasStatus_t status = gemm(g);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+  }
+  return CUBLAS_STATUS_SUCCESS;
 }
 
 }  // namespace
@@ -323,8 +396,16 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasO
                                                   const double* alpha, const double* A, int lda,
                                                   const double* B, int ldb, const double* beta,
                                                   double* C, int ldc) {
-  return dgemm(
+  return gemm<double>(
       {"cublasDgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc});
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZgemm_v2(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B,
+    int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc) {
+  return gemm<cuDoubleComplex>(
+      {"cublasZgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc});
 }
 
 OZAKI_CUBLAS_EXPORT cublasStatus_t
@@ -332,14 +413,21 @@ cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t 
              int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
              const void* B, cudaDataType Btype, int ldb, const void* beta, void* C,
              cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  // Only FP64 in, out and compute (not the pedantic mode, which asks for cuBLAS's own order)
-  // is an FP64 GEMM that ozaki answers; ozaki's own INT8 products come here too and pass.
-  if (inside_ozaki == 0 && Atype == CUDA_R_64F && Btype == CUDA_R_64F && Ctype == CUDA_R_64F &&
-      computeType == CUBLAS_COMPUTE_64F) {
-    return dgemm({"cublasGemmEx", handle, transa, transb, m, n, k,
-                  static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
-                  static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
-                  static_cast<double*>(C), ldc});
+  // Only FP64 (real or complex) in, out and compute (not the pedantic mode, which asks for
+  // cuBLAS's own order) is a GEMM that ozaki answers; ozaki's own INT8 products come here too
+  // and pass.
+  const bool fp64 = inside_ozaki == 0 && computeType == CUBLAS_COMPUTE_64F;
+  if (fp64 && Atype == CUDA_R_64F && Btype == CUDA_R_64F && Ctype == CUDA_R_64F) {
+    return gemm<double>({"cublasGemmEx", handle, transa, transb, m, n, k,
+                         static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
+                         static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
+                         static_cast<double*>(C), ldc});
+  }
+  if (fp64 && Atype == CUDA_C_64F && Btype == CUDA_C_64F && Ctype == CUDA_C_64F) {
+    using Z = cuDoubleComplex;
+    return gemm<Z>({"cublasGemmEx", handle, transa, transb, m, n, k, static_cast<const Z*>(alpha),
+                    static_cast<const Z*>(A), lda, static_cast<const Z*>(B), ldb,
+                    static_cast<const Z*>(beta), static_cast<Z*>(C), ldc});
   }
   // (cuBLAS's C++ headers overload cublasGemmEx: the C signature, spelled out.)
   using RealGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
@@ -360,34 +448,28 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemmStridedBatched(
   using RealBatched = decltype(&cublasDgemmStridedBatched);
   const RealBatched pass = real<RealBatched>("cublasDgemmStridedBatched");
   if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  const Dgemm first{"cublasDgemmStridedBatched",
-                    handle,
-                    transa,
-                    transb,
-                    m,
-                    n,
-                    k,
-                    alpha,
-                    A,
-                    lda,
-                    B,
-                    ldb,
-                    beta,
-                    C,
-                    ldc};
-  // Each product large enough for ozaki goes there one by one; a batch of small ones is
-  // cuBLAS's strength and passes through whole.
-  if (inside_ozaki > 0 || batchCount < 1 || !ineligible(first).empty()) {
-    return pass(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C,
-                ldc, strideC, batchCount);
-  }
-  for (int i = 0; i < batchCount; ++i) {
-    Dgemm g = first;
-    g.A = A + i * strideA;
-    g.B = B + i * strideB;
-    g.C = C + i * strideC;
-    const cublasStatus_t status = dgemm(g);
-    if (status != CUBLAS_STATUS_SUCCESS) return status;
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return strided_batched<double>({"cublasDgemmStridedBatched", handle, transa, transb, m, n, k,
+                                  alpha, A, lda, B, ldb, beta, C, ldc},
+                                 strideA, strideB, strideC, batchCount, [&] {
+                                   return pass(handle, transa, transb, m, n, k, alpha, A, lda,
+                                               strideA, B, ldb, strideB, beta, C, ldc, strideC,
+                                               batchCount);
+                                 });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, long long int strideA,
+    const cuDoubleComplex* B, int ldb, long long int strideB, const cuDoubleComplex* beta,
+    cuDoubleComplex* C, int ldc, long long int strideC, int batchCount) {
+  using RealBatched = decltype(&cublasZgemmStridedBatched);
+  const RealBatched pass = real<RealBatched>("cublasZgemmStridedBatched");
+  if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return strided_batched<cuDoubleComplex>({"cublasZgemmStridedBatched", handle, transa, transb, m,
+                                           n, k, alpha, A, lda, B, ldb, beta, C, ldc},
+                                          strideA, strideB, strideC, batchCount, [&] {
+                                            return pass(handle, transa, transb, m, n, k, alpha, A,
+                                                        lda, strideA, B, ldb, strideB, beta, C, ldc,
+                                                        strideC, batchCount);
+                                          });
 }

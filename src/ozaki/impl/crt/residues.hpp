@@ -135,9 +135,10 @@ KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c,
 ///   D_p = S_p - k range[p]                      (exact), carries normalised to |D_p| <= 2^39
 ///   C'  = sum_p D_p 2^(-40p)                    (summed from the least significant part;
 ///                                                times 2^top by the caller)
-template <int L>
+/// (`parts` is a template argument: a constexpr host function may not be called in a device
+/// function's body.)
+template <int L, int parts = crt_parts(L)>
 KOKKOS_INLINE_FUNCTION double crt_value(const double (&r)[L], const CrtConstants& c) {
-  constexpr int parts = crt_parts(L);
   double S[parts] = {};
 #pragma unroll
   for (int l = 0; l < L; ++l) {
