@@ -346,12 +346,15 @@ TEST(Complex, IsTheRealCallOnTheEmbeddingBitForBit) {
   slices.slices = 7;
   options.push_back(slices);
   for (const Options& o : options) {
-    for (const zdouble alpha : {zdouble(1.5, 0), zdouble(0.75, -2.0)}) {
+    // (A purely imaginary alpha, and beta, have real part 0: no shortcut may take that for 0.)
+    for (const zdouble alpha : {zdouble(1.5, 0), zdouble(0.75, -2.0), zdouble(0.0, -1.25)}) {
       for (const char ta : {'N', 'C'}) {
         for (const char tb : {'N', 'T', 'C'}) {
           const HostZ A = shaped(M, K, ta, 1.0, rng), B = shaped(K, N, tb, 1.0, rng);
           const HostZ C0 = random_z(M, N, 0.5, rng);
-          const zdouble beta = alpha.imag() == 0 ? zdouble(-0.5, 0) : zdouble(0.25, 0.5);
+          const zdouble beta = alpha.imag() == 0   ? zdouble(-0.5, 0)
+                               : alpha.real() == 0 ? zdouble(0.0, 0.5)
+                                                   : zdouble(0.25, 0.5);
           const ZRun run = run_z(ta, tb, alpha, A, B, beta, C0, o);
           ASSERT_NE(run.report.algorithm, Algorithm::Native) << run.report.reason;
           if (run.report.algorithm == Algorithm::Int8Crt) {

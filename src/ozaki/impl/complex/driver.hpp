@@ -211,7 +211,9 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
           real_options, nullptr, nullptr);
       call.complex = &target;
       call.peaks_sampled = peaks_sampled;
-      report = dispatch(space, call, alpha.real(), beta.real(), real_options, scratch, call_start);
+      // (The real scalars are placeholders: the target carries alpha and beta.  They must
+      // not be 0, or the dispatch's "alpha == 0" return would write the shape-only C.)
+      report = dispatch(space, call, 1.0, 1.0, real_options, scratch, call_start);
       if (!needs_embedding) {
         if (report.algorithm == Algorithm::Native) report.backend = native_backend;
         report.workspace_bytes += embedding_bytes;
