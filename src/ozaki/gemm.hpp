@@ -8,7 +8,9 @@
 ///   ozaki::Report r = ozaki::gemm("N", "N", alpha, A, B, beta, C, options);
 ///
 /// A, B: rank-2 Views of (const) double, C: rank-2 View of double, each LayoutLeft,
-/// LayoutRight or LayoutStride (subviews), accessible from the execution space.  The call is
+/// LayoutRight or LayoutStride (subviews), accessible from the execution space; or all three
+/// of Kokkos::complex<double>, with complex alpha and beta and "C" the conjugate transpose
+/// (impl/complex/driver.hpp).  alpha and beta have C's value type.  The call is
 /// asynchronous like any Kokkos kernel on `space`, except where the Report needs a value from
 /// the device (the NaN/Inf check and the automatic counts read back a few bytes).
 ///
