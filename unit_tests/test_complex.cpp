@@ -473,6 +473,44 @@ TEST(Complex, WideRangesTakeTheEmbeddingUnderTheAccurateRule) {
   }
 }
 
+/// Rows near overflow and in the subnormal range, and zero rows and columns: within the
+/// bound under both forms (the fast rule runs Karatsuba, the accurate rule the embedding).
+TEST(Complex, ExtremeMagnitudesAndZeroRowsWithinBound) {
+  Random rng(727);
+  const std::int64_t M = 6, N = 4, K = 20;
+  HostZ A = random_z(M, K, 1.0, rng), B = random_z(K, N, 1.0, rng);
+  const int row_shift[M] = {960, -990, -1060, 900, 0, 0};
+  const int col_shift[N] = {-990, 0, 40, 0};
+  for (std::int64_t k = 0; k < K; ++k) {
+    for (std::int64_t m = 0; m < M; ++m) {
+      zdouble& a = A.values[m + k * M];
+      a = m == 5 ? zdouble(0, 0)
+                 : zdouble(std::ldexp(a.real(), row_shift[m]), std::ldexp(a.imag(), row_shift[m]));
+    }
+    for (std::int64_t n = 0; n < N; ++n) {
+      zdouble& b = B.values[k + n * K];
+      b = n == 3 ? zdouble(0, 0)
+                 : zdouble(std::ldexp(b.real(), col_shift[n]), std::ldexp(b.imag(), col_shift[n]));
+    }
+  }
+  const HostZ C0 = random_z(M, N, 0.5, rng);
+  for (const CrtScaling scaling : {CrtScaling::Fast, CrtScaling::Accurate}) {
+    const zdouble alpha(1.0, -0.5), beta(0.5, 0.0);
+    const ZRun run = run_z('N', 'N', alpha, A, B, beta, C0, crt(16, scaling));
+    EXPECT_EQ(run.report.complex_products, scaling == CrtScaling::Fast ? 3 : 4);
+    expect_crt_accuracy('N', 'N', alpha, A, B, beta, C0, run);
+    // The zero row and column give beta C0 exactly.
+    for (std::int64_t n = 0; n < N; ++n) {
+      const zdouble want(0.5 * C0(5, n).real(), 0.5 * C0(5, n).imag());
+      EXPECT_EQ(run.C(5, n), want) << n;
+    }
+    for (std::int64_t m = 0; m < M; ++m) {
+      const zdouble want(0.5 * C0(m, 3).real(), 0.5 * C0(m, 3).imag());
+      EXPECT_EQ(run.C(m, 3), want) << m;
+    }
+  }
+}
+
 TEST(Complex, AutomaticCountNoWorseThanNativeZgemm) {
   for (const double phi : {0.5, 2.0}) {
     Random rng(730 + static_cast<int>(phi));
