@@ -6,6 +6,9 @@
 ///   ozaki::Workspace<Kokkos::Cuda> ws(space, M, N, K, options);   // reserve once
 ///   for (...) ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, options, ws);
 ///
+/// For complex calls reserve with `ws.reserve_complex(M, N, K, options)`: a second buffer holds
+/// the embedded operands (docs/design.md §8.4).
+///
 /// The workspace is a plain buffer: it holds no results between calls and is keyed on
 /// nothing, so changing A or B in place and calling again always gives the new product.
 /// A call grows the buffer when it needs more (bytes() and allocations() tell), never shrinks
