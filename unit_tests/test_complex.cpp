@@ -670,6 +670,136 @@ TEST(Complex, BadArgumentsThrowWithCUntouched) {
   expect_bitwise(dA.to_host(), A, "A after the throws");
 }
 
+// ---- fuzzing ------------------------------------------------------------------------------
+
+/// Scheme I on the embedding: each part within serial::error_bound of the embedding's real
+/// GEMM (alpha = 1, beta = 0), plus the complex update's roundings, against double-double.
+void expect_slices_accuracy(char ta, char tb, zdouble alpha, const HostZ& A, const HostZ& B,
+                            zdouble beta, const HostZ& C0, const ZRun& run) {
+  const ozaki::Report& r = run.report;
+  ASSERT_EQ(r.algorithm, Algorithm::Int8Slices);
+  const ozaki::serial::ComplexEmbedding e = ozaki::serial::embed(ta, tb, A.cref(), B.cref());
+  const std::vector<double> zero(static_cast<std::size_t>(2 * e.m * e.n), 0.0);
+  const std::vector<double> bound = ozaki::serial::error_bound(
+      'N', 'T', 1.0, e.xe(), e.ye(), 0.0, {zero.data(), 2 * e.m, e.n, 1, 2 * e.m}, r.slices,
+      r.options.pairs, r.options.pair_count, r.int8_gemms);
+  HostZ ref = C0, product = C0;
+  ozaki::serial::zdd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
+  ozaki::serial::zdd_gemm(ta, tb, 1.0, A.cref(), B.cref(), 0.0, product.ref());
+  for (std::int64_t n = 0; n < e.n; ++n) {
+    for (std::int64_t m = 0; m < e.m; ++m) {
+      const std::size_t i = m + n * e.m;
+      const double b_re = bound[2 * m + n * 2 * e.m], b_im = bound[2 * m + 1 + n * 2 * e.m];
+      const double update =
+          4 * u *
+          (std::abs(alpha) * std::abs(product.values[i]) + std::abs(beta) * std::abs(C0.values[i]));
+      const zdouble got = run.C.values[i], want = ref.values[i];
+      ASSERT_LE(std::fabs(got.real() - want.real()),
+                std::fabs(alpha.real()) * b_re + std::fabs(alpha.imag()) * b_im + update)
+          << "Re C(" << m << "," << n << ")";
+      ASSERT_LE(std::fabs(got.imag() - want.imag()),
+                std::fabs(alpha.real()) * b_im + std::fabs(alpha.imag()) * b_re + update)
+          << "Im C(" << m << "," << n << ")";
+    }
+  }
+}
+
+/// Native ZGEMM: within gamma_(2K+2) (|alpha| (|A||B|) + |beta C0|) of double-double.
+void expect_native_accuracy(char ta, char tb, zdouble alpha, const HostZ& A, const HostZ& B,
+                            zdouble beta, const HostZ& C0, const ZRun& run) {
+  HostZ ref = C0;
+  ozaki::serial::zdd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
+  const auto a = ozaki::serial::zop(A.cref(), ta), b = ozaki::serial::zop(B.cref(), tb);
+  const double n2 = 2.0 * static_cast<double>(a.cols()) + 2, gamma = n2 * u / (1 - n2 * u);
+  for (std::int64_t n = 0; n < b.cols(); ++n) {
+    for (std::int64_t m = 0; m < a.rows(); ++m) {
+      double d = 0;
+      for (std::int64_t k = 0; k < a.cols(); ++k) d += std::abs(a(m, k)) * std::abs(b(k, n));
+      const double c0 = beta == zdouble(0, 0) ? 0.0 : std::abs(beta) * std::abs(C0(m, n));
+      const double bound = 2 * gamma * (std::abs(alpha) * d + c0) + u * std::abs(ref(m, n)) +
+                           n2 * std::numeric_limits<double>::denorm_min();
+      ASSERT_LE(std::abs(run.C(m, n) - ref(m, n)), bound) << "C(" << m << "," << n << ")";
+    }
+  }
+}
+
+/// A deterministic stream of random complex calls (the real fuzz test's idea on fewer cases):
+/// shapes 0..96, transposes N/T/C, layouts, alpha and beta complex, real or 0, exponent
+/// spreads, zero rows, the algorithm and its options.  Each within its documented bound; each
+/// INT8 case replayed bitwise on Serial from Report::options.
+TEST(Complex, FuzzedCallsWithinTheirBoundsAndReplayedBitwise) {
+  Random rng(2026);
+  const char ops[] = {'N', 'T', 'C'};
+  const Layout layouts[] = {Layout::Left, Layout::Right, Layout::Stride};
+  const zdouble scalars[] = {zdouble(1, 0), zdouble(0, 0), zdouble(-0.5, 0), zdouble(0.75, 1.25),
+                             zdouble(0, -2)};
+  const double phis[] = {0.0, 0.5, 1.0, 2.0, 4.0};
+  int int8_cases = 0;
+  constexpr int cases = 150;
+  for (int index = 0; index < cases; ++index) {
+    auto below = [&](int n) { return static_cast<int>(rng.uniform() * n); };
+    const std::int64_t M = below(97), N = below(97), K = below(4) == 0 ? below(5) : below(97);
+    const char ta = ops[below(3)], tb = ops[below(3)];
+    const Layout la = layouts[below(3)], lb = layouts[below(3)], lc = layouts[below(3)];
+    const zdouble alpha = scalars[below(5)], beta = scalars[below(5)];
+    const double phi = phis[below(5)];
+    HostZ A = shaped(M, K, ta, phi, rng), B = shaped(K, N, tb, phi, rng);
+    if (below(4) == 0 && !A.values.empty()) {  // a zero row of op(A)
+      const std::int64_t r = below(static_cast<int>(M));
+      for (std::int64_t k = 0; k < K; ++k) {
+        (ta == 'N' ? A.values[r + k * M] : A.values[k + r * K]) = zdouble(0, 0);
+      }
+    }
+    const HostZ C0 = random_z(M, N, 0.5, rng);
+    Options o;
+    switch (below(5)) {
+      case 0: o = crt(ozaki::auto_moduli, CrtScaling::Auto); break;
+      case 1: o = crt(12 + below(9), CrtScaling::Fast); break;
+      case 2: o = crt(14 + below(7), CrtScaling::Accurate); break;
+      case 3:
+        o.algorithm = Algorithm::Int8Slices;
+        o.slices = below(2) == 0 ? ozaki::auto_slices : 5 + below(4);
+        break;
+      default: break;  // Auto
+    }
+    if (below(3) == 0) o.complex_products = 4;
+    SCOPED_TRACE("case " + std::to_string(index) + ": " + std::to_string(M) + "x" +
+                 std::to_string(N) + "x" + std::to_string(K) + " " + ta + tb + " phi " +
+                 std::to_string(phi) + " " + ozaki::to_string(o.algorithm));
+    ZRun run;
+    try {
+      run = run_z(ta, tb, alpha, A, la, B, lb, beta, C0, lc, o);
+    } catch (const ozaki::InvalidArgument& e) {
+      // Only a fixed count too small for this K (as the oracle would refuse too).
+      ASSERT_EQ(o.algorithm, Algorithm::Int8Crt) << e.what();
+      ASSERT_NE(o.moduli, ozaki::auto_moduli) << e.what();
+      continue;
+    }
+    const ozaki::Report& r = run.report;
+    if (M == 0 || N == 0 || K == 0 || alpha == zdouble(0, 0)) {
+      ASSERT_EQ(r.algorithm, Algorithm::None);
+      continue;
+    }
+    switch (r.algorithm) {
+      case Algorithm::Int8Crt: expect_crt_accuracy(ta, tb, alpha, A, B, beta, C0, run); break;
+      case Algorithm::Int8Slices: expect_slices_accuracy(ta, tb, alpha, A, B, beta, C0, run); break;
+      case Algorithm::Native: expect_native_accuracy(ta, tb, alpha, A, B, beta, C0, run); break;
+      default: FAIL() << "unexpected algorithm " << ozaki::to_string(r.algorithm);
+    }
+    if (HasFatalFailure()) return;
+    if (r.algorithm == Algorithm::Int8Crt || r.algorithm == Algorithm::Int8Slices) {
+      ++int8_cases;
+      const ZRun replay =
+          run_z<Kokkos::Serial>(ta, tb, alpha, A, la, B, lb, beta, C0, lc, r.options);
+      expect_bitwise(replay.C, run.C, "Serial replay");
+      if (HasFatalFailure()) return;
+    }
+  }
+  std::printf("complex fuzz: %d cases, %d through INT8 products, each replayed bitwise on Serial\n",
+              cases, int8_cases);
+  EXPECT_GE(int8_cases, cases / 3);
+}
+
 // ---- workspaces and the same bits elsewhere -------------------------------------------------
 
 TEST(Complex, WorkspaceOfRequiredBytesServesEveryCall) {
