@@ -7,7 +7,7 @@
 ///   for (...) ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, options, ws);
 ///
 /// For complex calls reserve with `ws.reserve_complex(M, N, K, options)`: a second buffer holds
-/// the embedded operands (docs/design.md §8.4).
+/// the embedded operands (docs/design.md §8.5).
 ///
 /// The workspace is a plain buffer: it holds no results between calls and is keyed on
 /// nothing, so changing A or B in place and calling again always gives the new product.
