@@ -135,8 +135,19 @@ bool exponents_from_tile_max(const ExecSpace& space,
   return nonfinite_rows > 0;
 }
 
-/// max_k |X(r, k)| over one row by a team, with NaN and Inf mapped to +Inf so that one max
-/// reduction also flags them.  Every thread of the team gets the result.
+/// The largest magnitude of an element's real parts (one for double, two for a complex
+/// element: the parts its real embedding holds), NaN and Inf mapped to +Inf.
+KOKKOS_INLINE_FUNCTION double largest_part(double x) {
+  return is_finite(x) ? magnitude(x) : positive_infinity();
+}
+KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
+  const double a = largest_part(x.real()), b = largest_part(x.imag());
+  return a > b ? a : b;
+}
+
+/// max_k |X(r, k)| over one row by a team (the largest real part for complex X), with NaN and
+/// Inf mapped to +Inf so that one max reduction also flags them.  Every thread of the team
+/// gets the result.
 template <class Member, class Matrix>
 KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, std::int64_t r,
                                            std::int64_t K) {
@@ -144,8 +155,7 @@ KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, 
   Kokkos::parallel_reduce(
       Kokkos::TeamThreadRange(team, K),
       [&](const std::int64_t k, double& m) {
-        const double x = X(r, k);
-        const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+        const double v = largest_part(X(r, k));
         if (v > m) m = v;
       },
       Kokkos::Max<double>(mu));

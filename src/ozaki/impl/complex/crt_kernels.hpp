@@ -152,57 +152,6 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
 
 }  // namespace detail
 
-/// sampled_peak_ratio (crt/scaling.hpp) of the embedded rows of complex rows, read in place:
-/// a complex row's embedded rows hold its real and imaginary parts, so their ratio
-/// ||x||_2 / ||x||_1 is over the 2K parts.  Auto's test of wide exponent ranges on complex data,
-/// before anything is embedded.
-template <class ExecSpace>
-double sampled_peak_ratio(const ExecSpace& space,
-                          const typename Views<ExecSpace>::ConstComplexMatrix& X,
-                          std::int64_t count) {
-  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  const std::int64_t rows = X.extent(0), K = X.extent(1);
-  const std::int64_t sampled = rows < count ? rows : count;
-  if (sampled == 0 || K == 0) return 0;
-  double worst = 0;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::sampled_peak_ratio_complex", row_policy(space, sampled),
-      KOKKOS_LAMBDA(const member_type& team, double& w) {
-        const std::int64_t r = std::int64_t(team.league_rank()) * rows / sampled;
-        double mu = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) {
-              const Kokkos::complex<double> x = X(r, k);
-              const double a = magnitude(x.real()), b = magnitude(x.imag());
-              const double v = a > b ? a : b;
-              if (v > part) part = v;  // NaN never counts; its sums below are NaN
-            },
-            Kokkos::Max<double>(mu));
-        if (!(mu > 0) || !is_finite(mu)) return;
-        double sq = 0, sum = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) {
-              const Kokkos::complex<double> x = X(r, k);
-              const double a = x.real() / mu, b = x.imag() / mu;
-              part += a * a + b * b;
-            },
-            Kokkos::Sum<double>(sq));
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) {
-              const Kokkos::complex<double> x = X(r, k);
-              part += magnitude(x.real()) / mu + magnitude(x.imag()) / mu;
-            },
-            Kokkos::Sum<double>(sum));
-        const double ratio = compat::sqrt(sq) / sum;
-        if (ratio > w) w = ratio;
-      },
-      Kokkos::Max<double>(worst));
-  return worst > 0 ? worst : 0.0;
-}
-
 /// Karatsuba's residues of complex rows (X: rows x 2K, interleaved parts, scaled per row as
 /// crt_residues scales): residues(r, (3l + part) kpad + k) is the symmetric residue modulo
 /// m_l of the scaled real part (part 0), imaginary part (1) or their sum (2) of element k.

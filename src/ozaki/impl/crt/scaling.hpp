@@ -147,14 +147,28 @@ double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms
   return worst;
 }
 
+/// Sums of squares and of magnitudes of an element's real parts, each divided by mu.
+KOKKOS_INLINE_FUNCTION double scaled_squares(double x, double mu) {
+  const double a = magnitude(x) / mu;
+  return a * a;
+}
+KOKKOS_INLINE_FUNCTION double scaled_squares(const Kokkos::complex<double>& x, double mu) {
+  return scaled_squares(x.real(), mu) + scaled_squares(x.imag(), mu);
+}
+KOKKOS_INLINE_FUNCTION double scaled_magnitudes(double x, double mu) { return magnitude(x) / mu; }
+KOKKOS_INLINE_FUNCTION double scaled_magnitudes(const Kokkos::complex<double>& x, double mu) {
+  return scaled_magnitudes(x.real(), mu) + scaled_magnitudes(x.imag(), mu);
+}
+
 /// peak_ratio over `count` evenly spread rows only (all rows if there are fewer), each scaled
 /// by its largest magnitude so that its squares cannot overflow; rows holding NaN or Inf are
 /// left out (pass 1 finds them).  The max over a sample is at most the max over all rows (up
 /// to rounding), so a decision it supports for large ratios holds for the full data too: Auto
-/// uses it to take native FP64 GEMM before reading all of A and B.
-template <class ExecSpace>
-double sampled_peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                          std::int64_t count) {
+/// uses it to take native FP64 GEMM before reading all of A and B.  X holds double or
+/// Kokkos::complex<double>: a complex row's ratio is that of its embedded rows (its 2K real
+/// parts), read in place (complex/driver.hpp decides before embedding anything).
+template <class ExecSpace, class Matrix>
+double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t count) {
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
   using member_type = typename policy_type::member_type;
   const std::int64_t rows = X.extent(0), K = X.extent(1);
@@ -170,14 +184,11 @@ double sampled_peak_ratio(const ExecSpace& space, const typename Views<ExecSpace
         double sq = 0, sum = 0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) {
-              const double x = magnitude(X(r, k)) / mu;
-              part += x * x;
-            },
+            [&](const std::int64_t k, double& part) { part += scaled_squares(X(r, k), mu); },
             Kokkos::Sum<double>(sq));
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) { part += magnitude(X(r, k)) / mu; },
+            [&](const std::int64_t k, double& part) { part += scaled_magnitudes(X(r, k), mu); },
             Kokkos::Sum<double>(sum));
         // Every thread of the team holds the same ratio: the max is not affected.
         const double ratio = compat::sqrt(sq) / sum;
