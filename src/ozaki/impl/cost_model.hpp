@@ -61,7 +61,7 @@ inline double crt_relative_cost(const DeviceRates& rates, int products, int L, c
          crt_residue_flops * (m + n) * k * L / flops + crt_fixed_flops / flops;
 }
 
-/// Complex scheme II by Karatsuba (complex/crt_kernels.hpp) with L moduli and `products`
+/// Complex scheme II by Karatsuba (crt/karatsuba.hpp) with L moduli and `products`
 /// INT8 GEMMs of M x N x K (3 L), relative to native ZGEMM (8 MNK flops at the FP64 GEMM rate);
 /// `s` is the plan's shape, whose k is 2K (the embedded rows):
 ///     1.05 products 2MNK / (8MNK int8_over_fp64)  the INT8 GEMMs

@@ -22,8 +22,8 @@
 #include <ozaki/impl/common/native.hpp>
 #include <ozaki/impl/common/scratch.hpp>
 #include <ozaki/impl/common/views.hpp>
-#include <ozaki/impl/complex/crt_kernels.hpp>
 #include <ozaki/impl/complex/embedding.hpp>
+#include <ozaki/impl/crt/karatsuba.hpp>
 #include <ozaki/impl/dispatch.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/report.hpp>

@@ -21,8 +21,8 @@
 #include <ozaki/impl/common/pipeline.hpp>
 #include <ozaki/impl/common/plan.hpp>
 #include <ozaki/impl/common/scratch.hpp>
-#include <ozaki/impl/complex/crt_kernels.hpp>
 #include <ozaki/impl/cost_model.hpp>
+#include <ozaki/impl/crt/karatsuba.hpp>
 #include <ozaki/impl/crt/layout.hpp>
 #include <ozaki/impl/crt/residues.hpp>
 #include <ozaki/impl/crt/rules.hpp>

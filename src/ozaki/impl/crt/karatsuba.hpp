@@ -1,5 +1,5 @@
 #pragma once
-/// \file crt_kernels.hpp
+/// \file karatsuba.hpp
 /// Scheme II on complex data by Karatsuba (docs/design.md §8): the residues of the real parts,
 /// the imaginary parts and their sums, and the reconstruction of both parts from the three
 /// INT8 products per modulus.  The operands are complex rows as real rows of 2K interleaved
