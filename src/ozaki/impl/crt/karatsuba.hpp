@@ -59,27 +59,19 @@ void crt_complex_residues_fixed(const ExecSpace& space,
         const int b = r < rows ? bits(r) : 0;
         const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        // The scaled parts cut into exact pieces as in crt_residues: x' = hi 2^64 + mid 2^32 + lo.
-        double hi[2][4], mid[2][4], lo[2][4];
-        for (int part = 0; part < 2; ++part) {
-          for (int j = 0; j < 4; ++j) {
-            const std::int64_t k = k0 + j;
-            const double x = r < rows && k < K ? X(r, 2 * k + part) : 0.0;
-            const double t = round_half_away(x * p1 * p2);
-            hi[part][j] = b > 62 ? round_small(t * 0x1p-64) : 0.0;
-            const double rest = t - hi[part][j] * 0x1p64;
-            mid[part][j] = round_small(rest * 0x1p-32);
-            lo[part][j] = rest - mid[part][j] * 0x1p32;
-          }
+        // Both parts scaled and cut into exact pieces as in crt_residues.
+        ScaledPieces re[4], im[4];
+        for (int j = 0; j < 4; ++j) {
+          const std::int64_t k = k0 + j;
+          const bool inside = r < rows && k < K;
+          re[j] = scaled_pieces(inside ? X(r, 2 * k) : 0.0, p1, p2, b);
+          im[j] = scaled_pieces(inside ? X(r, 2 * k + 1) : 0.0, p1, p2, b);
         }
 #pragma unroll
         for (int l = 0; l < L; ++l) {
           std::uint32_t word_re = 0, word_im = 0, word_sum = 0;
           for (int j = 0; j < 4; ++j) {
-            const double y_re = hi[0][j] * c.pow64[l] + (mid[0][j] * c.pow32[l] + lo[0][j]);
-            const double y_im = hi[1][j] * c.pow64[l] + (mid[1][j] * c.pow32[l] + lo[1][j]);
-            const double v_re = symmetric_residue(y_re, c, l);
-            const double v_im = symmetric_residue(y_im, c, l);
+            const double v_re = residue_of(re[j], c, l), v_im = residue_of(im[j], c, l);
             // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
             const double v_sum = symmetric_residue(v_re + v_im, c, l);
             word_re |= low_byte(v_re) << (8 * j);

@@ -81,6 +81,37 @@ void with_moduli_count(int moduli, const F& f) {
   }
 }
 
+/// y - m_l round(y / m_l): the symmetric residue of an integer-valued |y| < 2^51.  For
+/// |y| < 2^40, y / m is within 2^-19 of its rounding, and for odd m at least 2^-9 from a tie.
+/// For the even modulus 256 a tie comes out as +128 or -128: the same class (whose low byte is
+/// -128's either way), and crt_value's result does not depend on which (k absorbs the multiple
+/// of M).
+KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c, int l) {
+  return y - round_small(y * c.inverse[l]) * c.modulus[l];
+}
+
+/// x' = round(x 2^(bits - e)) (half away from zero; the scale is p1 p2, two powers of two that
+/// keep every nonzero x' normal) cut into exact signed pieces x' = hi 2^64 + mid 2^32 + lo
+/// (nearest-integer splits, |hi| <= 2^30, |mid|, |lo| <= 2^31); a row of at most 62 bits has
+/// hi = 0.
+struct ScaledPieces {
+  double hi, mid, lo;
+};
+
+KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2, int bits) {
+  const double t = round_half_away(x * p1 * p2);
+  const double hi = bits > 62 ? round_small(t * 0x1p-64) : 0.0;
+  const double rest = t - hi * 0x1p64;
+  const double mid = round_small(rest * 0x1p-32);
+  return {hi, mid, rest - mid * 0x1p32};
+}
+
+/// The symmetric residue of x' modulo m_l: y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an
+/// exact integer below 2^40 congruent to x'.
+KOKKOS_INLINE_FUNCTION double residue_of(const ScaledPieces& x, const CrtConstants& c, int l) {
+  return symmetric_residue(x.hi * c.pow64[l] + (x.mid * c.pow32[l] + x.lo), c, l);
+}
+
 template <int L, class ExecSpace>
 void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                         const CrtRowScaling<ExecSpace>& scaling, const CrtConstants& c,
@@ -95,38 +126,16 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
         const int b = r < rows ? bits(r) : 0;
         const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        // x' = hi 2^64 + mid 2^32 + lo with signed pieces (nearest-integer splits, exact);
-        // a row of at most 62 bits has hi = 0.
-        double hi[4], mid[4], lo[4];
-        for (int j = 0; j < 4; ++j) {
-          const double t = round_half_away(x[j] * p1 * p2);
-          hi[j] = b > 62 ? round_small(t * 0x1p-64) : 0.0;
-          const double rest = t - hi[j] * 0x1p64;
-          mid[j] = round_small(rest * 0x1p-32);
-          lo[j] = rest - mid[j] * 0x1p32;
-        }
+        ScaledPieces pieces[4];
+        for (int j = 0; j < 4; ++j) pieces[j] = scaled_pieces(x[j], p1, p2, b);
 #pragma unroll
         for (int l = 0; l < L; ++l) {
           std::uint32_t word = 0;
-          for (int j = 0; j < 4; ++j) {
-            // |y| < 2^40, so y / m is within 2^-19 of its rounding, and for odd m at least
-            // 2^-9 from a tie: v = y - m round(y / m) is the symmetric residue itself.  For
-            // m = 256 a tie gives +-128, whose low byte is -128's either way.
-            const double y = hi[j] * c.pow64[l] + (mid[j] * c.pow32[l] + lo[j]);
-            const double v = y - round_small(y * c.inverse[l]) * c.modulus[l];
-            word |= low_byte(v) << (8 * j);
-          }
+          for (int j = 0; j < 4; ++j) word |= low_byte(residue_of(pieces[j], c, l)) << (8 * j);
           // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
           *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
         }
       });
-}
-
-/// y - m_l round(y / m_l): the symmetric residue of an integer-valued |y| < 2^51 (for the
-/// even modulus 256 a tie may come out as +128 or -128; both are the same class, and
-/// crt_value's result does not depend on which: k below absorbs the multiple of M).
-KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c, int l) {
-  return y - round_small(y * c.inverse[l]) * c.modulus[l];
 }
 
 /// C' from its residues r_l (|r_l| <= m_l/2 + 1), as a double rounded once (docs/design.md §5):
