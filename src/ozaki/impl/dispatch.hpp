@@ -174,8 +174,8 @@ bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, doub
     why_not = e.what();
     return false;
   }
-  if (!Emulation::run(space, g.trans_x, g.trans_y, g.m, g.n, g.k, alpha, g.x, g.ldx, g.y, g.ldy,
-                      beta, g.c, g.ldc, bits, memory, bytes, why_not)) {
+  if (!Emulation::run(space, g.op_x.transpose, g.op_y.transpose, g.m, g.n, g.k, alpha, g.x, g.ldx,
+                      g.y, g.ldy, beta, g.c, g.ldc, bits, memory, bytes, why_not)) {
     return false;
   }
   report.algorithm = Algorithm::CublasEmulation;

@@ -30,14 +30,10 @@ struct BlasOp {
   BlasOp on_transpose() const { return {!transpose, conjugate}; }
 };
 
-/// 'N' -> N, 'T' -> T, 'C' -> C for complex data; for real data 'C' is 'T'.
-inline BlasOp blas_op(bool transpose, bool conjugate) { return {transpose, conjugate}; }
-
 /// C (m x n, column-major, ldc) = alpha op(X) op(Y) + beta C, X and Y column-major.
 template <class Scalar>
 struct ColumnMajorProduct {
   BlasOp op_x, op_y;
-  bool trans_x = false, trans_y = false;  // op_x.transpose, op_y.transpose
   std::int64_t m = 0, n = 0, k = 0;
   const Scalar* x = nullptr;
   std::int64_t ldx = 0;
@@ -87,8 +83,6 @@ bool as_column_major(BlasOp op_a, BlasOp op_b, const ConstMatrix& A, const Const
   };
   place(X, op_x, out.op_x, out.x, out.ldx);
   place(Y, op_y, out.op_y, out.y, out.ldy);
-  out.trans_x = out.op_x.transpose;
-  out.trans_y = out.op_y.transpose;
   return out.op_x.has_char() && out.op_y.has_char();
 }
 
@@ -121,8 +115,9 @@ struct NativeGemm {
       compat::native_gemm(space, op_a.blas_char(), op_b.blas_char(), alpha, A, B, beta, C);
       return;
     }
-    const auto X = left<ConstLeft>(g.x, g.trans_x ? g.k : g.m, g.trans_x ? g.m : g.k, g.ldx);
-    const auto Y = left<ConstLeft>(g.y, g.trans_y ? g.n : g.k, g.trans_y ? g.k : g.n, g.ldy);
+    const bool tx = g.op_x.transpose, ty = g.op_y.transpose;
+    const auto X = left<ConstLeft>(g.x, tx ? g.k : g.m, tx ? g.m : g.k, g.ldx);
+    const auto Y = left<ConstLeft>(g.y, ty ? g.n : g.k, ty ? g.k : g.n, g.ldy);
     const auto Cl = left<Left>(g.c, g.m, g.n, g.ldc);
     compat::native_gemm(space, g.op_x.blas_char(), g.op_y.blas_char(), alpha, X, Y, beta, Cl);
   }
