@@ -123,12 +123,16 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   };
   const std::string native_backend =
       options.native_gemm ? "the caller's native GEMM" : "KokkosBlas";
-  if (options.algorithm == Algorithm::Native) {
+  // The whole call as native ZGEMM, reported (`decision`: the Report so far).
+  auto run_native = [&](Report decision, const std::string& why, bool fallback) {
     native();
-    report.algorithm = Algorithm::Native;
-    report.backend = native_backend;
-    return finish(report);
-  }
+    decision.algorithm = Algorithm::Native;
+    decision.backend = native_backend;
+    decision.reason = why;
+    decision.fallback = fallback;
+    return finish(decision);
+  };
+  if (options.algorithm == Algorithm::Native) return run_native(report, "", false);
 
   // 1. Row-major C: C^T = op(B)^T op(A)^T.
   const bool c_row_major =
@@ -169,13 +173,9 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
       }
     }
     if (scheme == Algorithm::Native) {
-      native();
-      report.algorithm = Algorithm::Native;
-      report.backend = native_backend;
-      report.reason = why;
       report.seconds_decision =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
-      return finish(report);
+      return run_native(report, why, false);
     }
   }
 
@@ -248,13 +248,9 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   } catch (const ScratchUnavailable& e) {
     // The embedding's operand scratch (the real dispatch handles its own).  C is untouched.
     if (options.algorithm != Algorithm::Auto) throw;
-    native();
-    report = Report{};
-    report.algorithm = Algorithm::Native;
-    report.backend = native_backend;
-    report.fallback = true;
-    report.reason = std::string(e.what()) + " (the complex embedding): native ZGEMM used instead";
-    return finish(report);
+    return run_native(Report{},
+                      std::string(e.what()) + " (the complex embedding): native ZGEMM used instead",
+                      true);
   }
   if (!detour.empty())
     report.reason = report.reason.empty() ? detour : detour + "; " + report.reason;
