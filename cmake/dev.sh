@@ -141,6 +141,7 @@ cmd_demo() {
 # sweep.png (the sweep's heatmap), ncu.log.
 #   OZAKI_SUITES  suites to run, in order (default "device wide sweep"; "" runs none)
 #   OZAKI_TESTS=0 skips the CUDA tests;  OZAKI_NCU=0 skips the Nsight Compute step
+#   OZAKI_NCU_RUNS="ARGS; ARGS" the ozaki_bench runs Nsight Compute times per kernel
 #   OZAKI_BENCH_RUNS="ARGS; ARGS" further ozaki_bench runs (run<i>.csv), e.g. --complex ones
 #   OZAKI_SANITIZE="exit_cuda ..." runs compute-sanitizer's three tools on those test binaries
 #                                  ("all": every CUDA test binary; OZAKI_SANITIZE_TOOLS picks
@@ -182,14 +183,28 @@ cmd_device() {
     mkdir -p "$runs"
     # (synccheck's table of cuda::barrier objects overflows on cuBLAS's emulation kernels and
     # the run aborts; --num-cuda-barriers 65536 made things worse: allocation failures and
-    # spurious errors under 16 parallel runs.  OZAKI_SANITIZE_ARGS passes extra arguments, e.g.
-    # --gtest_filter=-*Emulation* to leave cuBLAS's emulation out.)
+    # spurious errors under 16 parallel runs.  So synccheck leaves the tests of cuBLAS's
+    # emulation out, OZAKI_SYNCCHECK_ARGS (default --gtest_filter=-*Emulation*).
+    # OZAKI_SANITIZE_ARGS passes extra arguments to every run.)
+    # racecheck instruments the kernels whose (mangled) names contain OZAKI_RACECHECK_KERNELS
+    # ("ozaki": every kernel of the library, Kokkos' launches of its lambdas included; "" for
+    # all).  cuBLAS's INT8 GEMMs under racecheck made three binaries run past 230 s, and its
+    # FP64-emulation kernel reports hazards of its own that are not ours to fix
+    # (docs/benchmarks.md); memcheck and synccheck check every kernel.
+    local racecheck_filter=${OZAKI_RACECHECK_KERNELS-ozaki}
+    compute-sanitizer --help 2>&1 | grep -E -A2 -- "--kernel-name" >"$out/sanitizer-help.txt" || true
     local binary tool
     for binary in $binaries; do
       for tool in ${OZAKI_SANITIZE_TOOLS:-memcheck racecheck synccheck}; do echo "$tool $binary"; done
-    done | OZAKI_POISON_SCRATCH=1 OZAKI_FUZZ_CASES=${OZAKI_FUZZ_CASES:-40} xargs -P "${OZAKI_SANITIZE_JOBS:-10}" -L 1 \
-      sh -c 'cd "$0" && timeout "$1" compute-sanitizer --tool "$3" --error-exitcode 3 \
-        "unit_tests/$4" $OZAKI_SANITIZE_ARGS >"$2/$3.$4.log" 2>&1; echo "$3 $4 rc=$?" >>"$2/$3.$4.log"' \
+    done | OZAKI_POISON_SCRATCH=1 OZAKI_FUZZ_CASES=${OZAKI_FUZZ_CASES:-40} \
+      OZAKI_RACECHECK_FILTER=${racecheck_filter:+--kernel-name kns=$racecheck_filter} \
+      OZAKI_SYNCCHECK_ARGS=${OZAKI_SYNCCHECK_ARGS---gtest_filter=-*Emulation*} \
+      xargs -P "${OZAKI_SANITIZE_JOBS:-10}" -L 1 \
+      sh -c 'cd "$0" && filter= && args= &&
+        { [ "$3" != racecheck ] || filter=$OZAKI_RACECHECK_FILTER; } &&
+        { [ "$3" != synccheck ] || [ "$4" = exit_cuda ] || args=$OZAKI_SYNCCHECK_ARGS; } &&
+        timeout "$1" compute-sanitizer --tool "$3" $filter --error-exitcode 3 \
+        "unit_tests/$4" $args $OZAKI_SANITIZE_ARGS >"$2/$3.$4.log" 2>&1; echo "$3 $4 rc=$?" >>"$2/$3.$4.log"' \
       "$repo/build-cuda" "${OZAKI_SANITIZE_TIMEOUT:-300}" "$runs"
     local f
     for f in "$runs"/*.log; do
@@ -200,7 +215,8 @@ cmd_device() {
         sed -E 's/0x[0-9a-f]+/0x./g; s/\(instance [0-9]+\)//g' | cut -c1-400 | sort | uniq -c |
         sort -rn | head -n 12 || true
     done >"$out/sanitize.log" 2>&1
-    rm -rf "$runs"
+    cat "$out/sanitizer-help.txt" >>"$out/sanitize.log" 2>/dev/null || true
+    rm -rf "$runs" "$out/sanitizer-help.txt"
     echo "sanitizers: $((SECONDS - t0)) s" >>"$log"
   fi
   local bench=$repo/build-cuda/perf_tests/ozaki_bench suite
@@ -228,9 +244,17 @@ cmd_device() {
   done
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then
-    ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum -c 400 \
-      "$bench" --shapes 8192 --configs int8:7:tri,int8:3:tri,crt:15:fast,crt:18:accurate \
-      --reps 1 --samples 4 --no-phases >"$out/ncu.log" 2>&1 || true
+    # OZAKI_NCU_RUNS="ARGS; ARGS": the ozaki_bench runs to profile (default: the schedules above).
+    local ncu_runs
+    IFS=';' read -ra ncu_runs <<<"${OZAKI_NCU_RUNS:---shapes 8192 --configs int8:7:tri,int8:3:tri,crt:15:fast,crt:18:accurate}"
+    for args in "${ncu_runs[@]}"; do
+      [ -n "${args// /}" ] || continue
+      echo "== ncu: ozaki_bench $args" >>"$out/ncu.log"
+      # shellcheck disable=SC2086 # ARGS is a list of words
+      ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum \
+        -c "${OZAKI_NCU_KERNELS:-400}" "$bench" $args --reps 1 --samples 4 --no-phases \
+        >>"$out/ncu.log" 2>&1 || true
+    done
   fi
   echo "done: $(date -u)" >>"$log"
 }
