@@ -34,7 +34,9 @@ step() {
 have_nvcc() { command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; }
 have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
 
-# The Debian packages the build and the tests need (libgtest-dev: GoogleTest).
+# The Debian packages the build and the tests need (libgtest-dev: GoogleTest), and for a
+# host build libdnnl-dev (oneDNN: exact INT8 products on CPUs with VNNI or AMX,
+# backends/onednn; the GPU machine has no package registry and builds the CUDA variant).
 system_packages() {
   # shellcheck source=deps/kokkos.sh
   OZAKI_DEPS_ONLY_FUNCTIONS=1 source "$deps"
@@ -42,6 +44,7 @@ system_packages() {
   if [ ! -f /usr/include/gtest/gtest.h ] && [ ! -f /usr/local/include/gtest/gtest.h ]; then
     ensure_debian_packages libgtest-dev
   fi
+  if [ "${1:-host}" = host ]; then ensure_debian_packages libdnnl-dev; fi
 }
 
 # Prints the prefix of a Kokkos install of the given variant (host|cuda): the user's own
@@ -107,7 +110,7 @@ run_ctest() {
 }
 
 cmd_test() {
-  step "system packages" system_packages
+  step "system packages" system_packages host
   configure_and_build host "$repo/build-host" all -DOZAKI_ENABLE_TESTS=ON
   step "host tests" run_ctest "$repo/build-host" -j "$jobs"
   if have_nvcc; then
@@ -124,9 +127,9 @@ cmd_test() {
 }
 
 cmd_demo() {
-  step "system packages" system_packages
   local variant=host build=$repo/build-host
   if have_gpu && have_nvcc; then variant=cuda build=$repo/build-cuda; fi
+  step "system packages" system_packages "$variant"
   configure_and_build "$variant" "$build" ozaki_bench
   # No thread binding, passive waits: OpenBLAS (Debian's pthreads build) starts its own threads,
   # which inherit the calling thread's binding (spread put them all on one core: DGEMM at half

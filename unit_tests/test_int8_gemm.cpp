@@ -7,14 +7,18 @@
 namespace {
 
 using namespace ozaki_test;
+/// What the library runs on this space (a backend where one is available), and the portable
+/// kernels every space falls back to (the oneDNN backend takes them on CPUs without VNNI).
 using Backend = ozaki::Impl::Int8Gemm<TestSpace>;
+using Portable = ozaki::Impl::Int8Gemm<TestSpace, false>;
 
 struct Int8Case {
   std::int64_t rows_a, rows_b, length, pad, offset;
 };
 
-/// Runs one product on the test space and on the oracle; operands K-contiguous with leading
-/// dimension length + pad, starting `offset` bytes into each row.
+/// Runs one product on the test space (through Impl) and on the oracle; operands K-contiguous
+/// with leading dimension length + pad, starting `offset` bytes into each row.
+template <class Impl = Backend>
 void expect_product_matches_oracle(const Int8Case& c, const std::vector<std::int8_t>& a,
                                    const std::vector<std::int8_t>& b) {
   const std::int64_t ld = c.offset + c.length + c.pad;
@@ -33,7 +37,7 @@ void expect_product_matches_oracle(const Int8Case& c, const std::vector<std::int
   p.ldb = ld;
   p.c = dc.data();
   p.ldc = c.rows_a;
-  Backend::run(TestSpace(), p);
+  Impl::run(TestSpace(), p);
   auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dc);
   std::vector<std::int32_t> want(c.rows_a * c.rows_b);
   ozaki::serial::int8_gemm(c.rows_a, c.rows_b, c.length, a.data() + c.offset, ld,
@@ -54,6 +58,7 @@ TEST_P(Int8GemmBitwise, RandomMatchesOracle) {
   for (auto& x : a) x = rng.int8();
   for (auto& x : b) x = rng.int8();
   expect_product_matches_oracle(c, a, b);
+  expect_product_matches_oracle<Portable>(c, a, b);
 }
 
 // Shapes, pads and offsets are multiples of 16: the form every backend is given (int8_gemm.hpp).
@@ -67,15 +72,54 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Int8Gemm, LongestSafeSumIsExact) {
   // 131056 (the K block in force) products of (-128)(-128) = 2^14 sum to 2147221504, just
   // below 2^31; (-128)(127) products give the most negative sum.  No overflow, no saturation.
+  // A row of 127 against -128: a backend that shifts A to unsigned (oneDNN: a + 128 = 255)
+  // accumulates 255 (-128) 131056 < -2^31 before its correction; only wrapping INT32 sums
+  // (VNNI) give the exact result, saturating 16-bit pairs (vpmaddubsw) do not.
   const Int8Case c{16, 16, ozaki::Impl::resolved_k_block(ozaki::auto_k_block), 0, 0};
   std::vector<std::int8_t> a(16 * c.length, -128), b(16 * c.length, -128);
   for (std::int64_t l = 0; l < c.length; ++l) b[c.length + l] = 127;  // row 1 of B
+  for (std::int64_t l = 0; l < c.length; ++l) a[2 * c.length + l] = 127;  // row 2 of A
   expect_product_matches_oracle(c, a, b);
+  expect_product_matches_oracle<Portable>(c, a, b);
   std::vector<std::int32_t> want(16 * 16);
   ozaki::serial::int8_gemm(16, 16, c.length, a.data(), c.length, b.data(), c.length, want.data(),
                            16);
   EXPECT_EQ(want[0], 16384 * 131056);
   EXPECT_EQ(want[16], -128 * 127 * 131056);
+}
+
+TEST(Int8Gemm, MixedExtremesMatchOracle) {
+  // Every operand at -128, -127, 127 or 0 in random patterns, at the longest safe chunk and
+  // odd multiples of 16: where saturating or float intermediates would show.
+  const std::int64_t K = ozaki::Impl::resolved_k_block(ozaki::auto_k_block);
+  for (const Int8Case c : {Int8Case{48, 32, K, 0, 0}, Int8Case{16, 80, 4096, 16, 16}}) {
+    const std::int64_t ld = c.offset + c.length + c.pad;
+    Random rng(c.rows_a + c.rows_b);
+    const std::int8_t extremes[4] = {-128, -127, 127, 0};
+    std::vector<std::int8_t> a(c.rows_a * ld), b(c.rows_b * ld);
+    for (auto& x : a) x = extremes[rng.int8() & 3];
+    for (auto& x : b) x = extremes[rng.int8() & 3];
+    expect_product_matches_oracle(c, a, b);
+    expect_product_matches_oracle<Portable>(c, a, b);
+  }
+}
+
+TEST(Int8Gemm, BackendNamesWhatRuns) {
+  // The Report's backend name (Int8Gemm::name) says which path multiplies: on host spaces
+  // "oneDNN" exactly where oneDNN is exact on this CPU, the portable kernels otherwise.
+  const std::string name = Backend::name();
+  if constexpr (!ozaki::Impl::is_host_space<TestSpace>()) {
+    EXPECT_EQ(name, "cuBLAS");  // the one device backend
+    return;
+  }
+#if defined(OZAKI_ENABLE_ONEDNN_BACKEND)
+  EXPECT_EQ(name, ozaki::Impl::onednn::exact_int8_here() ? "oneDNN" : "portable")
+      << "oneDNN dispatches to " << ozaki::Impl::onednn::instruction_set();
+  std::printf("[ host INT8 products: %s (oneDNN instruction set %s) ]\n", name.c_str(),
+              ozaki::Impl::onednn::instruction_set().c_str());
+#else
+  EXPECT_EQ(name, "portable");
+#endif
 }
 
 TEST(Int8Gemm, OracleRejectsOverflow) {

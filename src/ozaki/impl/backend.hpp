@@ -316,3 +316,6 @@ DeviceRates device_rates(const ExecSpace& space) {
 #if defined(OZAKI_ENABLE_CUDA_BACKEND)
 #include <ozaki/cuda/int8_gemm_cublas.hpp>
 #endif
+#if defined(OZAKI_ENABLE_ONEDNN_BACKEND)
+#include <ozaki/onednn/int8_gemm_onednn.hpp>
+#endif
