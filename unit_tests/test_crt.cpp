@@ -101,7 +101,7 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, CrtResidues,
     ::testing::Combine(::testing::Values(ResidueCase{1, 1, 0.5, 2}, ResidueCase{7, 33, 0.5, 8},
                                          ResidueCase{20, 64, 4.0, 15},
-                                         ResidueCase{33, 130, 2.0, 20}),
+                                         ResidueCase{33, 130, 2.0, 20}, ResidueCase{40, 96, 1.0, 24}),
                        ::testing::Values(Layout::Left, Layout::Right, Layout::Stride)));
 
 // ---- scaling rules ---------------------------------------------------------------------------
@@ -110,24 +110,27 @@ struct SpaceScale {
   std::vector<int> a, b;
 };
 
-/// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N).
-SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtScaling scaling) {
+/// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N), both
+/// stored with `layout` (Left: rows read in place as strided rows, one thread per chunk).
+SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtScaling scaling,
+                          Layout layout = Layout::Right) {
   TestSpace space;
   const std::int64_t M = A.rows, K = A.cols, N = B.cols;
-  const DeviceMatrix dA = device_copy(A, Layout::Right);
+  const DeviceMatrix dA = device_copy(A, layout);
   HostMatrix Bt;  // op(B)^T, N x K
   Bt.rows = N;
   Bt.cols = K;
   for (std::int64_t k = 0; k < K; ++k)
     for (std::int64_t n = 0; n < N; ++n) Bt.values.push_back(B(k, n));
-  const DeviceMatrix dBt = device_copy(Bt, Layout::Right);
+  const DeviceMatrix dBt = device_copy(Bt, layout);
   V::Exponents ea("ea", M), eb("eb", N), bits_a("bits_a", M), bits_b("bits_b", N), rho("rho", M);
   V::Norms l2a("l2a", M), l1a("l1a", M), l2b("l2b", N), l1b("l1b", N);
-  ozaki::Impl::row_scale_exponents(space, as_const(dA), ea);
-  ozaki::Impl::row_scale_exponents(space, as_const(dBt), eb);
+  using Chunks = ozaki::Impl::CrtChunkNorms<TestSpace>;
+  EXPECT_FALSE(ozaki::Impl::row_scales_and_norms(space, as_const(dA), Chunks::allocate(M, K), ea,
+                                                 l2a, l1a));
+  EXPECT_FALSE(ozaki::Impl::row_scales_and_norms(space, as_const(dBt), Chunks::allocate(N, K), eb,
+                                                 l2b, l1b));
   if (scaling == CrtScaling::Fast) {
-    ozaki::Impl::row_norms(space, as_const(dA), ea, l2a, l1a);
-    ozaki::Impl::row_norms(space, as_const(dBt), eb, l2b, l1b);
     const double T = ozaki::Impl::crt_fast_target(L, K);
     ozaki::Impl::fast_bits(space, l2a, T, bits_a);
     ozaki::Impl::fast_bits(space, l2b, T, bits_b);
@@ -148,6 +151,65 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
   return SpaceScale{host_vector(bits_a), host_vector(bits_b)};
 }
 
+TEST(Crt, RowNormsMatchTheOracleBitForBit) {
+  // Rows whose chunks of 32 have very different exponents (1e300 beside 1e-300: shifts of
+  // 64 bits and more), all-zero chunks, subnormals, a zero row, rows shorter than a chunk and
+  // a last chunk cut short; both layouts (strided rows are read in place, one thread per
+  // chunk; K-contiguous ones a warp per chunk).
+  for (const std::int64_t K : {std::int64_t(1), std::int64_t(31), std::int64_t(97),
+                               std::int64_t(1000)}) {
+    Random rng(900 + K);
+    const std::int64_t R = 37;
+    HostMatrix X = random_host(R, K, 2.0, rng, [](std::int64_t r) {
+      return r % 6 == 5 ? -1060 : int((53 * r) % 301) - 150;
+    });
+    for (std::int64_t k = 0; k < K; ++k) {
+      X.values[3 + R * k] = 0;                                          // a zero row
+      if (k % 64 < 32) X.values[4 + R * k] = 0;                         // zero chunks
+      if (k % 3 == 0) X.values[6 + R * k] *= 1e-300;                    // tiny beside large
+      if (k == K / 2) X.values[8 + R * k] = 1e300;                      // one huge element
+      if (k % 5 == 1) X.values[9 + R * k] = 4.9e-324 * double(1 + k % 7);  // subnormals
+    }
+    const ozaki::serial::CrtRowNorms want = ozaki::serial::crt_row_norms(X.cref());
+    for (const Layout layout : {Layout::Right, Layout::Left}) {
+      const DeviceMatrix d = device_copy(X, layout);
+      V::Exponents e("e", R);
+      V::Norms l2("l2", R), l1("l1", R);
+      ASSERT_FALSE(ozaki::Impl::row_scales_and_norms(
+          TestSpace(), as_const(d), ozaki::Impl::CrtChunkNorms<TestSpace>::allocate(R, K), e, l2,
+          l1));
+      EXPECT_EQ(host_vector(e), want.exponent) << "K = " << K << ", " << name(layout);
+      EXPECT_EQ(host_vector(l2), want.l2) << "K = " << K << ", " << name(layout);
+      EXPECT_EQ(host_vector(l1), want.l1) << "K = " << K << ", " << name(layout);
+      // Each n_r bounds the scaled 2-norm from above, each l1_r the 1-norm from below.
+      const std::vector<double> l2v = host_vector(l2), l1v = host_vector(l1);
+      for (std::int64_t r = 0; r < R; ++r) {
+        long double sq = 0, sum = 0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          const long double x = std::ldexp(std::fabs((long double)X(r, k)), -want.exponent[r]);
+          sq += x * x;
+          sum += x;
+        }
+        EXPECT_GE((long double)l2v[r], std::sqrt(sq) * (1 - 1e-15L)) << "row " << r;
+        EXPECT_LE((long double)l1v[r], sum * (1 + 1e-15L)) << "row " << r;
+      }
+    }
+  }
+  // NaN or Inf anywhere: reported, whatever the layout.
+  Random nan_rng(7);
+  HostMatrix X = random_host(5, 40, 0.5, nan_rng);
+  X.values[2 + 5 * 33] = std::numeric_limits<double>::infinity();
+  for (const Layout layout : {Layout::Right, Layout::Left}) {
+    const DeviceMatrix d = device_copy(X, layout);
+    V::Exponents e("e", 5);
+    V::Norms l2("l2", 5), l1("l1", 5);
+    EXPECT_TRUE(ozaki::Impl::row_scales_and_norms(
+        TestSpace(), as_const(d), ozaki::Impl::CrtChunkNorms<TestSpace>::allocate(5, 40), e, l2,
+        l1))
+        << name(layout);
+  }
+}
+
 class CrtScalingRules : public ::testing::TestWithParam<std::tuple<double, int>> {};
 
 TEST_P(CrtScalingRules, BitsOfBothRulesMatchTheOracleExactly) {
@@ -162,9 +224,11 @@ TEST_P(CrtScalingRules, BitsOfBothRulesMatchTheOracleExactly) {
   EXPECT_EQ(got_acc.a, want_acc.a);
   EXPECT_EQ(got_acc.b, want_acc.b);
   const auto want_fast = ozaki::serial::crt_scale(A.cref(), B.cref(), L, CrtScaling::Fast);
-  const SpaceScale got_fast = scale_on_space(A, B, L, CrtScaling::Fast);
-  EXPECT_EQ(got_fast.a, want_fast.a);
-  EXPECT_EQ(got_fast.b, want_fast.b);
+  for (const Layout layout : {Layout::Right, Layout::Left}) {
+    const SpaceScale got_fast = scale_on_space(A, B, L, CrtScaling::Fast, layout);
+    EXPECT_EQ(got_fast.a, want_fast.a) << name(layout);
+    EXPECT_EQ(got_fast.b, want_fast.b) << name(layout);
+  }
   // The accurate rule keeps at least as many bits in total where the fast one is loose.
   if (phi >= 2) {
     long sum_acc = 0, sum_fast = 0;
@@ -461,8 +525,9 @@ TEST(Crt, SampledPeakRatioBoundsTheFullOneFromBelow) {
     const TestSpace space;
     V::Exponents e("e", R);
     V::Norms l2("l2", R), l1("l1", R);
-    ozaki::Impl::row_scale_exponents(space, as_const(d), e);
-    ozaki::Impl::row_norms(space, as_const(d), e, l2, l1);
+    ozaki::Impl::row_scales_and_norms(space, as_const(d),
+                                      ozaki::Impl::CrtChunkNorms<TestSpace>::allocate(R, K), e, l2,
+                                      l1);
     const double full = ozaki::Impl::peak_ratio(space, l2, l1);
     const double every = ozaki::Impl::sampled_peak_ratio(space, as_const(d), R);
     EXPECT_LE(every, full * (1 + 1e-12)) << name(layout);

@@ -29,8 +29,9 @@
   PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                       \
       const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,             \
       const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
-  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
-                                        const V::Norms&, const V::Norms&);                         \
+  PREFIX template bool row_scales_and_norms<SPACE>(                                               \
+      const SPACE&, const V::ConstMatrix&, const ::ozaki::Impl::CrtChunkNorms<SPACE>&,             \
+      const V::Exponents&, const V::Norms&, const V::Norms&);                                      \
   PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
                                        const V::Exponents&);                                       \
   PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \

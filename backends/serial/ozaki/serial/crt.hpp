@@ -1,6 +1,7 @@
 #pragma once
 /// \file crt.hpp
 /// The serial oracle of Ozaki scheme II (Algorithm::Int8Crt), every step the plainest way:
+///   - crt_row_norms(): scale exponents and the exact row norms the fast rule uses;
 ///   - crt_scale(): the bits each row of op(A) and column of op(B) keeps (fast or accurate
 ///     rule of ozaki/impl/crt/rules.hpp), to be matched exactly under both rules (the fast
 ///     rule's row norms are exact integer sums: no order of summation enters);
@@ -29,6 +30,14 @@ struct CrtScale {
 /// peak test of ozaki/impl/crt/rules.hpp).  opA is M x K, opB is K x N; both finite.  Throws
 /// std::invalid_argument when a row would keep fewer than crt_min_bits bits.
 CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L, CrtScaling scaling);
+
+/// The exact row norms of ozaki/impl/crt/rules.hpp ("Row norms") of every row of X (finite):
+/// the row's scale exponent, n_r and l1_r, to be matched bit for bit by the Kokkos kernels.
+struct CrtRowNorms {
+  std::vector<int> exponent;
+  std::vector<double> l2, l1;
+};
+CrtRowNorms crt_row_norms(const ConstMatrixRef& X);
 
 /// round(x 2^(bits - e)), rounding half away from zero, exactly (|result| < 2^95).
 __int128 crt_scaled_integer(double x, int e, int bits);

@@ -120,18 +120,15 @@ template <class ExecSpace>
 bool exponents_from_tile_max(const ExecSpace& space,
                              const typename Views<ExecSpace>::Rows& tile_max,
                              const typename Views<ExecSpace>::Exponents& exponents) {
-  const std::int64_t tiles = tile_max.extent(0);
-  int nonfinite_rows = 0;
-  flat_reduce<Kokkos::Sum>(
-      "ozaki::pass1::exponents_from_tile_max", space, exponents.extent(0),
-      KOKKOS_LAMBDA(const std::int64_t r, int& bad) {
-        double mu = 0;
-        for (std::int64_t t = 0; t < tiles; ++t) mu = tile_max(t, r) > mu ? tile_max(t, r) : mu;
+  const int nonfinite_rows = reduce_row_tiles<double>(
+      "ozaki::pass1::exponents_from_tile_max", space, exponents.extent(0), tile_max.extent(0),
+      0.0, KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) { return tile_max(t, r); },
+      KOKKOS_LAMBDA(double& mu, const double v) { mu = v > mu ? v : mu; },
+      KOKKOS_LAMBDA(const std::int64_t r, const double mu) {
         const bool finite = is_finite(mu);
         exponents(r) = finite ? scale_exponent(mu) : nonfinite_row;
-        if (!finite) ++bad;
-      },
-      nonfinite_rows);
+        return finite ? 0 : 1;
+      });
   return nonfinite_rows > 0;
 }
 

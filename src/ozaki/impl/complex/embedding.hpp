@@ -30,14 +30,20 @@ namespace Impl {
 
 /// The rows of X (R x K complex, conjugated if `conjugate`) as K-contiguous real rows of 2K:
 /// doubled (2R rows, the X_e above) or not (R rows, the Y_e above).
+///
+/// Where X's rows are K-contiguous, consecutive threads take consecutive k of a row: reads and
+/// writes coalesce.  Where X is stored along its rows (op(A) of a column-major A), 32 x 32
+/// tiles go through team scratch, read along X's contiguous index and written along K: the
+/// direct form, coalesced reads but 16-byte writes to 32 different rows per warp, moved
+/// 1 GB in 3.2 ms on the H200 (0.6 TB/s; docs/benchmarks.md).
 template <class ExecSpace>
 void embed_complex_rows(const ExecSpace& space,
                         const typename Views<ExecSpace>::ConstComplexMatrix& X, bool conjugate,
                         bool doubled, const typename Views<ExecSpace>::Rows& out) {
   const std::int64_t R = X.extent(0), K = X.extent(1);
   const double s = conjugate ? -1.0 : 1.0;
-  auto embed = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k) {
-    const Kokkos::complex<double> x = X(r, k);
+  auto write = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k,
+                             const Kokkos::complex<double>& x) {
     const double re = x.real(), im = s * x.imag();
     if (doubled) {
       out(2 * r, 2 * k) = re;
@@ -49,15 +55,47 @@ void embed_complex_rows(const ExecSpace& space,
       out(r, 2 * k + 1) = im;
     }
   };
-  // Consecutive threads along X's contiguous index: the reads coalesce (the writes, 16 bytes
-  // per row and thread, are what they are).
-  if (X.stride(0) == 1 && R > 1) {
-    grid_for("ozaki::complex::embed", space, R, K, embed);
-  } else {
+  if (!(X.stride(0) == 1 && R > 1)) {
     grid_for(
         "ozaki::complex::embed", space, K, R,
-        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t r) { embed(r, k); });
+        KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t r) { write(r, k, X(r, k)); });
+    return;
   }
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  constexpr int edge = 32;
+  // tile(part, kk, rr), real and imaginary parts apart (team scratch is 8-byte aligned, a
+  // Kokkos::complex<double> wants 16); the pitch of edge + 1 keeps the transposed reads
+  // conflict-free.
+  using Tile = Kokkos::View<double[2][edge][edge + 1], typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::int64_t tiles_r = (R + edge - 1) / edge, tiles_k = (K + edge - 1) / edge;
+  policy_type policy(space, static_cast<int>(tiles_r * tiles_k),
+                     is_host_space<ExecSpace>() ? 1 : 8, edge);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
+  Kokkos::parallel_for(
+      "ozaki::complex::embed_tiled", policy, KOKKOS_LAMBDA(const member_type& team) {
+        const std::int64_t r0 = (team.league_rank() % tiles_r) * edge;
+        const std::int64_t k0 = (team.league_rank() / tiles_r) * edge;
+        Tile tile(team.team_scratch(0));
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, edge), [&](const int kk) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, edge), [&](const int rr) {
+            if (r0 + rr < R && k0 + kk < K) {
+              const Kokkos::complex<double> x = X(r0 + rr, k0 + kk);
+              tile(0, kk, rr) = x.real();
+              tile(1, kk, rr) = x.imag();
+            }
+          });
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, edge), [&](const int rr) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, edge), [&](const int kk) {
+            if (r0 + rr < R && k0 + kk < K) {
+              write(r0 + rr, k0 + kk, Kokkos::complex<double>(tile(0, kk, rr), tile(1, kk, rr)));
+            }
+          });
+        });
+      });
 }
 
 /// C = alpha (C_e(2m, n) + i C_e(2m + 1, n)) + beta C; beta == 0 does not read C.

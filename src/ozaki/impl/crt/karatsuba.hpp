@@ -41,6 +41,32 @@ struct CrtComplexTarget {
 
 namespace detail {
 
+/// One quad's 3L words of Karatsuba residues: block 3l + part of row r for part = real,
+/// imaginary, and their sum.
+template <int L, bool wide, class Digits>
+KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const ResidueDigits (&re)[4],
+                                                        const ResidueDigits (&im)[4],
+                                                        const CrtConstants& c,
+                                                        const Digits& residues, std::int64_t r,
+                                                        std::int64_t kpad, std::int64_t k0) {
+#pragma unroll
+  for (int l = 0; l < L; ++l) {
+    std::uint32_t word_re = 0, word_im = 0, word_sum = 0;
+    for (int j = 0; j < 4; ++j) {
+      const float v_re = residue_f<wide>(re[j], c, l), v_im = residue_f<wide>(im[j], c, l);
+      // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
+      const float v_sum = reduce_f(v_re + v_im, c, static_cast<int>(l));
+      word_re |= low_byte_f(v_re) << (8 * j);
+      word_im |= low_byte_f(v_im) << (8 * j);
+      word_sum |= low_byte_f(v_sum) << (8 * j);
+    }
+    // Aligned: rows are 256-byte aligned, kpad and k0 are multiples of 4.
+    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l) * kpad + k0)) = word_re;
+    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 1) * kpad + k0)) = word_im;
+    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 2) * kpad + k0)) = word_sum;
+  }
+}
+
 template <int L, class ExecSpace>
 void crt_complex_residues_fixed(const ExecSpace& space,
                                 const typename Views<ExecSpace>::ConstMatrix& X,
@@ -59,30 +85,19 @@ void crt_complex_residues_fixed(const ExecSpace& space,
         const int b = r < rows ? bits(r) : 0;
         const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        // Both parts scaled and cut into exact pieces as in crt_residues.
-        ScaledPieces re[4], im[4];
+        // Both parts scaled and cut into exact FP32 digits as in crt_residues.
+        ResidueDigits re[4], im[4];
         for (int j = 0; j < 4; ++j) {
           const std::int64_t k = k0 + j;
           const bool inside = r < rows && k < K;
-          re[j] = scaled_pieces(inside ? X(r, 2 * k) : 0.0, p1, p2, b);
-          im[j] = scaled_pieces(inside ? X(r, 2 * k + 1) : 0.0, p1, p2, b);
+          re[j] = residue_digits(scaled_pieces(inside ? X(r, 2 * k) : 0.0, p1, p2, b));
+          im[j] = residue_digits(scaled_pieces(inside ? X(r, 2 * k + 1) : 0.0, p1, p2, b));
         }
-#pragma unroll
-        for (int l = 0; l < L; ++l) {
-          std::uint32_t word_re = 0, word_im = 0, word_sum = 0;
-          for (int j = 0; j < 4; ++j) {
-            const double v_re = residue_of(re[j], c, l), v_im = residue_of(im[j], c, l);
-            // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
-            const double v_sum = symmetric_residue(v_re + v_im, c, l);
-            word_re |= low_byte(v_re) << (8 * j);
-            word_im |= low_byte(v_im) << (8 * j);
-            word_sum |= low_byte(v_sum) << (8 * j);
-          }
-          // Block 3l + part of the row; aligned: rows are 256-byte aligned, kpad and k0 are
-          // multiples of 4.
-          *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l) * kpad + k0)) = word_re;
-          *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 1) * kpad + k0)) = word_im;
-          *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 2) * kpad + k0)) = word_sum;
+        // One branch per row (a block works on one row): most rows keep at most 62 bits.
+        if (b > 62) {
+          write_complex_residue_words<L, true>(re, im, c, residues, r, kpad, k0);
+        } else {
+          write_complex_residue_words<L, false>(re, im, c, residues, r, kpad, k0);
         }
       });
 }

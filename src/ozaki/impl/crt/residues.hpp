@@ -35,15 +35,6 @@ KOKKOS_INLINE_FUNCTION double round_half_away(double y) {
   return y < 0 ? -t : t;
 }
 
-/// The low 8 bits of an integer-valued double v, |v| < 2^51, as two's complement: the bit
-/// pattern of v + 1.5 2^52 is that of 1.5 2^52 plus v as an integer.
-KOKKOS_INLINE_FUNCTION std::uint32_t low_byte(double v) {
-  const double w = v + 0x1.8p52;
-  std::uint64_t bits;
-  std::memcpy(&bits, &w, sizeof bits);
-  return static_cast<std::uint32_t>(bits) & 0xffu;
-}
-
 /// Nearest integer of y for |y| < 2^51 (ties either way): the classic 1.5 * 2^52 shift.
 KOKKOS_INLINE_FUNCTION double round_small(double y) {
   const double shift = 0x1.8p52;
@@ -106,10 +97,114 @@ KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2
   return {hi, mid, rest - mid * 0x1p32};
 }
 
-/// The symmetric residue of x' modulo m_l: y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an
-/// exact integer below 2^40 congruent to x'.
-KOKKOS_INLINE_FUNCTION double residue_of(const ScaledPieces& x, const CrtConstants& c, int l) {
-  return symmetric_residue(x.hi * c.pow64[l] + (x.mid * c.pow32[l] + x.lo), c, l);
+/// Residues in FP32 (docs/design.md §5.2).  The residue kernels were bound by FP64
+/// arithmetic on GPUs (about 10 FP64 operations per element and modulus: 0.9 ms per 8192 x
+/// 8192 operand at 14 moduli on the H200, where its bytes take 0.35 ms), so the per-modulus
+/// work runs in FP32, which GPUs execute at twice the FP64 rate, and every step stays exact:
+///
+/// - each 32-bit piece p of x' (|p| <= 2^31, scaled_pieces) is read as a two's complement
+///   integer and cut into digits p = d0 + d1 2^13 + d2 2^26 with 0 <= d0, d1 < 2^13 and
+///   |d2| <= 32, so x' = sum_i d_i 2^(position i) (crt_digit_position), nine digits, the
+///   last three zero for rows of at most 62 bits;
+/// - per modulus y = sum_i d_i w_i with w_i the symmetric residue of 2^(position i): every
+///   product is below 2^20 and every partial sum below 2^22 in magnitude (3.14e6 for the six
+///   low digits, 2.09e6 for the three high ones, which wide rows reduce first), so all are
+///   exact floats, fused or not;
+/// - q = nearest integer to y / m from the float product y (1/m)(1 + d), |d| <= 2^-23 with
+///   or without a fused multiply-add: the error |y| 2^-23 / m is below 1 / (2m), the least
+///   distance of y / m from a tie for odd m (for 256, 1/m is exact and a tie gives +-128, one
+///   class); r = y - q m is then the symmetric residue, exact.
+/// The residues are the same integers as those of the FP64 formulation, so the same bytes.
+struct ResidueDigits {
+  float d[9];
+};
+
+/// u as a float, exactly, for 0 <= u < 2^23, without a conversion instruction: the bit
+/// pattern 0x4B000000 | u is 2^23 + u.
+KOKKOS_INLINE_FUNCTION float exact_float(std::uint32_t u) {
+  const std::uint32_t bits = 0x4B000000u | u;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f - 0x1p23f;
+}
+
+/// The three digits of one piece p (an integer-valued double, |p| <= 2^31): the low 32 bits
+/// of p + 1.5 2^52 are those of p's two's complement, bit 32 its sign (for |p| < 2^51).
+KOKKOS_INLINE_FUNCTION void piece_digits(double p, float* d) {
+  const double w = p + 0x1.8p52;
+  std::uint64_t bits;
+  std::memcpy(&bits, &w, sizeof bits);
+  const std::uint32_t low = static_cast<std::uint32_t>(bits);
+  const std::uint32_t negative = static_cast<std::uint32_t>(bits >> 32) & 1u;
+  d[0] = exact_float(low & 0x1fffu);
+  d[1] = exact_float((low >> 13) & 0x1fffu);
+  // p >> 26 = (low >> 26) - 64 negative, in [-32, 32]; shifted by 64 to be non-negative.
+  d[2] = exact_float((low >> 26) + 64u - 64u * negative) - 64.0f;
+}
+
+KOKKOS_INLINE_FUNCTION ResidueDigits residue_digits(const ScaledPieces& x) {
+  ResidueDigits r;
+  piece_digits(x.lo, r.d);
+  piece_digits(x.mid, r.d + 3);
+  piece_digits(x.hi, r.d + 6);
+  return r;
+}
+
+/// a b + c for floats whose product and sum are exact (every use below): fused on CUDA
+/// devices (one instruction), separate elsewhere, the same value either way.
+KOKKOS_INLINE_FUNCTION float exact_multiply_add(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+/// The symmetric residue of an integer-valued float |y| < 2^22 modulo m_l (proof above).
+KOKKOS_INLINE_FUNCTION float reduce_f(float y, const CrtConstants& c, int l) {
+  constexpr float shift = 0x1.8p23f;  // adding it rounds |v| < 2^22 to an integer
+  const float q = (y * c.inverse_f[l] + shift) - shift;
+  return exact_multiply_add(-q, c.modulus_f[l], y);
+}
+
+/// The symmetric residue of x' modulo m_l as a float in [-128, 127]; `wide`: the row keeps
+/// more than 62 bits (its high piece is nonzero).
+template <bool wide>
+KOKKOS_INLINE_FUNCTION float residue_f(const ResidueDigits& x, const CrtConstants& c, int l) {
+  const float* w = c.digit_weight[l];
+  float y = x.d[0];
+  if constexpr (wide) {
+    float h = x.d[6] * w[6];
+    h = exact_multiply_add(x.d[7], w[7], h);
+    h = exact_multiply_add(x.d[8], w[8], h);
+    y += reduce_f(h, c, l);
+  }
+#pragma unroll
+  for (int i = 1; i < 6; ++i) y = exact_multiply_add(x.d[i], w[i], y);
+  return reduce_f(y, c, l);
+}
+
+/// The low 8 bits of an integer-valued float |v| < 2^22 as two's complement: the bit pattern
+/// of v + 1.5 2^23 is that of 1.5 2^23 plus v as an integer.
+KOKKOS_INLINE_FUNCTION std::uint32_t low_byte_f(float v) {
+  const float w = v + 0x1.8p23f;
+  std::uint32_t bits;
+  std::memcpy(&bits, &w, sizeof bits);
+  return bits & 0xffu;
+}
+
+/// One quad's L words of residues (4 bytes each), residues(r, l kpad + k).
+template <int L, bool wide, class Digits>
+KOKKOS_INLINE_FUNCTION void write_residue_words(const ResidueDigits (&x)[4], const CrtConstants& c,
+                                                const Digits& residues, int r, std::int64_t kpad,
+                                                std::int64_t k) {
+#pragma unroll
+  for (int l = 0; l < L; ++l) {
+    std::uint32_t word = 0;
+    for (int j = 0; j < 4; ++j) word |= low_byte_f(residue_f<wide>(x[j], c, l)) << (8 * j);
+    // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
+    *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
+  }
 }
 
 template <int L, class ExecSpace>
@@ -126,14 +221,13 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
         const int b = r < rows ? bits(r) : 0;
         const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        ScaledPieces pieces[4];
-        for (int j = 0; j < 4; ++j) pieces[j] = scaled_pieces(x[j], p1, p2, b);
-#pragma unroll
-        for (int l = 0; l < L; ++l) {
-          std::uint32_t word = 0;
-          for (int j = 0; j < 4; ++j) word |= low_byte(residue_of(pieces[j], c, l)) << (8 * j);
-          // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
-          *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
+        ResidueDigits digits[4];
+        for (int j = 0; j < 4; ++j) digits[j] = residue_digits(scaled_pieces(x[j], p1, p2, b));
+        // One branch per row (a warp works on one row): most rows keep at most 62 bits.
+        if (b > 62) {
+          write_residue_words<L, true>(digits, c, residues, r, kpad, k);
+        } else {
+          write_residue_words<L, false>(digits, c, residues, r, kpad, k);
         }
       });
 }

@@ -61,13 +61,20 @@ inline double crt_log2_range(int L) {
 }
 
 /// Row norms, exact and independent of the order of summation, so that every backend and the
-/// oracle choose the same bits (docs/design.md §5.1).  With x scaled to |x 2^-e| <= 1:
-///     n_r  = sqrt(sum_k s2(x)^2) 2^-16,  s2(x) = max(1, ceil(|x| 2^(16-e))) for x != 0, else 0
-///     l1_r = (sum_k s1(x)) 2^-31,        s1(x) = floor(|x| 2^(31-e))
-/// Both sums are integers summed in 64 bits (exact for K < 2^32 and K < 2^33); n_r bounds
-/// ||x_r 2^-e||_2 from above, as the fast rule needs (up to the rounding of the integer to
-/// double, relative 2^-53, which the range margin covers); l1_r bounds ||x_r 2^-e||_1 from
-/// below within 2^-31 per element, as the models need.
+/// oracle choose the same bits (docs/design.md §5.1), and computable in the same read of the
+/// row as its scale exponent.  A row is cut into chunks of crt_norm_chunk consecutive k (the
+/// last one shorter); chunk j has its own exponent e_j = scale_exponent(max |x| over the
+/// chunk) and integer sums of quanta relative to it,
+///     S2_j = sum s2(x)^2,  s2(x) = max(1, ceil(|x| 2^(16-e_j))) for x != 0, else 0
+///     S1_j = sum s1(x),    s1(x) = floor(|x| 2^(31-e_j)),
+/// and with the row's exponent e = max_j e_j (= scale_exponent(max |x|)) and d_j = e - e_j,
+///     n_r  = sqrt(sum_j ceil(S2_j / 4^d_j)) 2^-16,   l1_r = (sum_j floor(S1_j / 2^d_j)) 2^-31,
+/// every division an integer shift.  Since |x| 2^(16-e) <= s2(x) 2^-d_j, n_r bounds
+/// ||x_r 2^-e||_2 from above, as the fast rule needs (up to the rounding of the integer sum to
+/// double, relative 2^-53, which the range margin covers), and l1_r bounds ||x_r 2^-e||_1
+/// from below within 2^-31 per element, as the models need.  All sums are 64-bit integers
+/// (S2_j < 2^37, exact for K < 2^31).
+constexpr int crt_norm_chunk = 32;
 constexpr int crt_l2_quantum_bits = 16;
 constexpr int crt_l1_quantum_bits = 31;
 
@@ -164,7 +171,17 @@ struct CrtConstants {
   double weight[max_moduli][crt_max_parts] = {};
   double range[crt_max_parts] = {};     // M in the same parts
   double quotient[crt_max_parts] = {};  // 2^(E - 40(p+1)) / M, rounded
+  // The residue kernels' FP32 arithmetic (residues.hpp, "Residues in FP32"): m_l, 1 / m_l
+  // rounded to nearest, and the symmetric residues of 2^p modulo m_l for the positions p of
+  // the digits of x' (crt_digit_position).
+  float modulus_f[max_moduli] = {};
+  float inverse_f[max_moduli] = {};
+  float digit_weight[max_moduli][9] = {};
 };
+
+/// Positions of the nine FP32 digits of a scaled integer x' = hi 2^64 + mid 2^32 + lo:
+/// each 32-bit piece as a 13-bit, a 13-bit and a signed top digit.
+constexpr int crt_digit_position(int i) { return 32 * (i / 3) + 13 * (i % 3); }
 
 namespace detail {
 
@@ -243,6 +260,15 @@ inline CrtConstants make_crt_constants(int L) {
     const int m = crt_moduli[l];
     c.modulus[l] = m;
     c.inverse[l] = 1.0 / m;
+    c.modulus_f[l] = static_cast<float>(m);
+    c.inverse_f[l] = static_cast<float>(1.0 / m);  // 1/m rounded once more: within 2^-24
+    for (int i = 0; i < 9; ++i) {
+      std::uint64_t w = 1 % m;
+      for (int b = 0; b < crt_digit_position(i); ++b) w = w * 2 % m;
+      const int symmetric = static_cast<int>(w) > crt_high(m) ? static_cast<int>(w) - m
+                                                               : static_cast<int>(w);
+      c.digit_weight[l][i] = static_cast<float>(symmetric);
+    }
     c.pow32[l] = static_cast<double>((std::uint64_t(1) << 32) % m);
     c.pow64[l] =
         static_cast<double>(((std::uint64_t(1) << 32) % m) * ((std::uint64_t(1) << 32) % m) % m);
