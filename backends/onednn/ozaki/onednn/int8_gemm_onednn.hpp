@@ -60,11 +60,12 @@ struct OnednnInt8Gemm {
   }
   static bool supported(const HostSpace&, std::string&) { return true; }
   static bool torn_down(std::string&) { return false; }
-  /// INT8 over FP64 GEMM throughput at 2048^3 on the 2-core host (docs/benchmarks.md): oneDNN
-  /// with AMX 2.08 TOP/s against OpenBLAS's DGEMM at 0.080 TFLOP/s.  What Auto then chooses
-  /// on host spaces depends on the memory-bound phases too: fp64_flops_per_byte.
+  /// INT8 over FP64 GEMM throughput at 2048^3 on the 2-core host with AMX (docs/benchmarks.md):
+  /// oneDNN 2.3 TOP/s against OpenBLAS's DGEMM at 0.182 TFLOP/s.  Scheme II's 14 products alone
+  /// then cost more than one DGEMM, so Auto runs native FP64 on host spaces, the faster
+  /// method there (its split kernels add more: 0.21x native measured).
   static double int8_over_fp64_throughput(const HostSpace& space) {
-    return onednn::exact_int8_here() ? 2.08 / 0.080 : Portable::int8_over_fp64_throughput(space);
+    return onednn::usable_now() ? 2.3 / 0.182 : Portable::int8_over_fp64_throughput(space);
   }
   static double fp64_flops_per_byte(const HostSpace& space) {
     return Portable::fp64_flops_per_byte(space);

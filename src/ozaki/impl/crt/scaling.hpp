@@ -257,6 +257,84 @@ KOKKOS_INLINE_FUNCTION double scaled_magnitudes(const Kokkos::complex<double>& x
   return scaled_magnitudes(x.real(), mu) + scaled_magnitudes(x.imag(), mu);
 }
 
+namespace detail {
+
+/// sampled_peak_ratio for rows stored along X's contiguous index (op(A) of a column-major A),
+/// on a GPU: the sample is blocks of 32 consecutive rows, evenly spread, each read by a team
+/// with one lane per row (coalesced: one read of a sampled row's element is one of 32
+/// contiguous ones, where a team per row read 8 bytes per 32-byte sector: 89 us for 64 rows of
+/// an 8192 x 8192 op(A) on the H200, docs/benchmarks.md).  Warp g takes k = g, g + 8, ...;
+/// the partial maxima and sums meet in team scratch.
+template <class ExecSpace, class Matrix>
+double sampled_peak_ratio_in_blocks(const ExecSpace& space, const Matrix& X,
+                                    std::int64_t sampled) {
+  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  constexpr int lanes = 32, groups = 8;
+  using Partials = Kokkos::View<double[3][groups][lanes], typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  // Enough blocks for `sampled` rows; spread with steps of at most 32 rows when all are
+  // sampled, so that every row is then read.
+  const std::int64_t blocks = (sampled + lanes - 1) / lanes;
+  policy_type policy(space, static_cast<int>(blocks), groups, lanes);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Partials::shmem_size()));
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::sampled_peak_ratio_blocks", policy,
+      KOKKOS_LAMBDA(const member_type& team, double& w) {
+        const std::int64_t r0 = std::int64_t(team.league_rank()) * (rows - lanes) /
+                                (blocks > 1 ? blocks - 1 : 1);
+        const int g = team.team_rank();
+        Partials part(team.team_scratch(0));
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int v) {
+          double mu = 0;
+          for (std::int64_t k = g; k < K; k += groups) {
+            const double a = largest_part(X(r0 + v, k));
+            mu = a > mu ? a : mu;
+          }
+          part(0, g, v) = mu;
+        });
+        team.team_barrier();
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int v) {
+          double mu = 0;
+          for (int h = 0; h < groups; ++h) mu = part(0, h, v) > mu ? part(0, h, v) : mu;
+          double sq = 0, sum = 0;
+          if (mu > 0 && is_finite(mu)) {
+            for (std::int64_t k = g; k < K; k += groups) {
+              sq += scaled_squares(X(r0 + v, k), mu);
+              sum += scaled_magnitudes(X(r0 + v, k), mu);
+            }
+          }
+          part(1, g, v) = sq;
+          part(2, g, v) = sum;
+        });
+        team.team_barrier();
+        if (g == 0) {
+          double block_worst = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, lanes),
+              [&](const int v, double& bw) {
+                double sq = 0, sum = 0;
+                for (int h = 0; h < groups; ++h) {
+                  sq += part(1, h, v);
+                  sum += part(2, h, v);
+                }
+                const double ratio = sum > 0 ? compat::sqrt(sq) / sum : 0.0;
+                if (ratio > bw) bw = ratio;
+              },
+              Kokkos::Max<double>(block_worst));
+          Kokkos::single(Kokkos::PerThread(team), [&]() {
+            if (block_worst > w) w = block_worst;
+          });
+        }
+      },
+      Kokkos::Max<double>(worst));
+  return worst > 0 ? worst : 0.0;
+}
+
+}  // namespace detail
+
 /// peak_ratio over `count` evenly spread rows only (all rows if there are fewer), each scaled
 /// by its largest magnitude so that its squares cannot overflow; rows holding NaN or Inf are
 /// left out (pass 1 finds them).  The max over a sample is at most the max over all rows (up
@@ -271,6 +349,9 @@ double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t 
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   const std::int64_t sampled = rows < count ? rows : count;
   if (sampled == 0 || K == 0) return 0;
+  if (!is_host_space<ExecSpace>() && K > 1 && X.stride(0) == 1 && sampled >= 32) {
+    return detail::sampled_peak_ratio_in_blocks(space, X, sampled);
+  }
   double worst = 0;
   Kokkos::parallel_reduce(
       "ozaki::crt::sampled_peak_ratio", row_policy(space, sampled),
