@@ -110,6 +110,24 @@ struct SpaceScale {
   std::vector<int> a, b;
 };
 
+/// Pass 1 and the exact row norms as scheme II's pipeline computes them: strided rows read in
+/// place per tile of 32 columns, K-contiguous rows per row.  True on NaN/Inf.
+bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::Norms& l2,
+                      const V::Norms& l1) {
+  const TestSpace space;
+  const std::int64_t R = X.extent(0), K = X.extent(1);
+  const bool strided = K > 1 && X.stride(1) != 1;
+  const std::int64_t tiles = ozaki::Impl::row_tiles(K);
+  V::Rows tile_max("tile_max", tiles, R), sums("sums", tiles, R);
+  if (ozaki::Impl::operand_pass1_in_place(space, strided, X, tile_max, e)) return true;
+  if (strided) {
+    ozaki::Impl::strided_row_norms(space, X, e, tile_max, sums, l2, l1);
+  } else {
+    ozaki::Impl::row_norms(space, X, e, l2, l1);
+  }
+  return false;
+}
+
 /// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N), both
 /// stored with `layout` (Left: rows read in place as strided rows, one thread per chunk).
 SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtScaling scaling,
@@ -125,11 +143,8 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
   const DeviceMatrix dBt = device_copy(Bt, layout);
   V::Exponents ea("ea", M), eb("eb", N), bits_a("bits_a", M), bits_b("bits_b", N), rho("rho", M);
   V::Norms l2a("l2a", M), l1a("l1a", M), l2b("l2b", N), l1b("l1b", N);
-  using Chunks = ozaki::Impl::CrtChunkNorms<TestSpace>;
-  EXPECT_FALSE(ozaki::Impl::row_scales_and_norms(space, as_const(dA), Chunks::allocate(M, K), ea,
-                                                 l2a, l1a));
-  EXPECT_FALSE(ozaki::Impl::row_scales_and_norms(space, as_const(dBt), Chunks::allocate(N, K), eb,
-                                                 l2b, l1b));
+  EXPECT_FALSE(scales_and_norms(as_const(dA), ea, l2a, l1a));
+  EXPECT_FALSE(scales_and_norms(as_const(dBt), eb, l2b, l1b));
   if (scaling == CrtScaling::Fast) {
     const double T = ozaki::Impl::crt_fast_target(L, K);
     ozaki::Impl::fast_bits(space, l2a, T, bits_a);
@@ -152,10 +167,10 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
 }
 
 TEST(Crt, RowNormsMatchTheOracleBitForBit) {
-  // Rows whose chunks of 32 have very different exponents (1e300 beside 1e-300: shifts of
-  // 64 bits and more), all-zero chunks, subnormals, a zero row, rows shorter than a chunk and
-  // a last chunk cut short; both layouts (strided rows are read in place, one thread per
-  // chunk; K-contiguous ones a warp per chunk).
+  // Rows whose elements span the whole exponent range (1e300 beside 1e-300), all-zero
+  // stretches, subnormals, a zero row, rows shorter than a tile and a last tile cut short;
+  // both layouts (strided rows are read in place per tile of 32 columns, K-contiguous ones
+  // per row).
   for (const std::int64_t K : {std::int64_t(1), std::int64_t(31), std::int64_t(97),
                                std::int64_t(1000)}) {
     Random rng(900 + K);
@@ -175,9 +190,7 @@ TEST(Crt, RowNormsMatchTheOracleBitForBit) {
       const DeviceMatrix d = device_copy(X, layout);
       V::Exponents e("e", R);
       V::Norms l2("l2", R), l1("l1", R);
-      ASSERT_FALSE(ozaki::Impl::row_scales_and_norms(
-          TestSpace(), as_const(d), ozaki::Impl::CrtChunkNorms<TestSpace>::allocate(R, K), e, l2,
-          l1));
+      ASSERT_FALSE(scales_and_norms(as_const(d), e, l2, l1));
       EXPECT_EQ(host_vector(e), want.exponent) << "K = " << K << ", " << name(layout);
       EXPECT_EQ(host_vector(l2), want.l2) << "K = " << K << ", " << name(layout);
       EXPECT_EQ(host_vector(l1), want.l1) << "K = " << K << ", " << name(layout);
@@ -203,10 +216,7 @@ TEST(Crt, RowNormsMatchTheOracleBitForBit) {
     const DeviceMatrix d = device_copy(X, layout);
     V::Exponents e("e", 5);
     V::Norms l2("l2", 5), l1("l1", 5);
-    EXPECT_TRUE(ozaki::Impl::row_scales_and_norms(
-        TestSpace(), as_const(d), ozaki::Impl::CrtChunkNorms<TestSpace>::allocate(5, 40), e, l2,
-        l1))
-        << name(layout);
+    EXPECT_TRUE(scales_and_norms(as_const(d), e, l2, l1)) << name(layout);
   }
 }
 
@@ -525,9 +535,7 @@ TEST(Crt, SampledPeakRatioBoundsTheFullOneFromBelow) {
     const TestSpace space;
     V::Exponents e("e", R);
     V::Norms l2("l2", R), l1("l1", R);
-    ozaki::Impl::row_scales_and_norms(space, as_const(d),
-                                      ozaki::Impl::CrtChunkNorms<TestSpace>::allocate(R, K), e, l2,
-                                      l1);
+    scales_and_norms(as_const(d), e, l2, l1);
     const double full = ozaki::Impl::peak_ratio(space, l2, l1);
     const double every = ozaki::Impl::sampled_peak_ratio(space, as_const(d), R);
     EXPECT_LE(every, full * (1 + 1e-12)) << name(layout);

@@ -16,46 +16,22 @@ namespace {
 using Impl::crt_max_bits;
 
 /// Per row of X (rows along K): scale exponent, and the exact row norms n_r and l1_r of
-/// rules.hpp ("Row norms"): per chunk of crt_norm_chunk elements, integer sums of quanta
-/// relative to the chunk's own exponent, shifted to the row's (rounded up for n_r, down for
-/// l1_r) and added; then the same double operations as the Kokkos kernels, so that both
-/// choose the same bits.
+/// rules.hpp ("Row norms"): integer sums of quanta, then the same double operations as the
+/// Kokkos kernels, so that both choose the same bits.
 using RowNorms = CrtRowNorms;
-
-/// ceil(s / 2^by), floor(s / 2^by).
-unsigned __int128 ceil_shift(unsigned __int128 s, long by) {
-  if (s == 0 || by == 0) return s;
-  if (by >= 128) return 1;
-  const unsigned __int128 q = s >> by;
-  return (q << by) == s ? q : q + 1;
-}
-unsigned __int128 floor_shift(unsigned __int128 s, long by) { return by >= 128 ? 0 : s >> by; }
 
 RowNorms row_norms(const ConstMatrixRef& X) {
   RowNorms n;
-  const std::int64_t chunk = Impl::crt_norm_chunk;
   for (std::int64_t r = 0; r < X.rows; ++r) {
     const int e = row_scale_exponent(X, r);
     unsigned __int128 squares = 0, l1 = 0;
-    for (std::int64_t k0 = 0; k0 < X.cols; k0 += chunk) {
-      const std::int64_t k1 = std::min(X.cols, k0 + chunk);
-      double mu = 0;
-      for (std::int64_t k = k0; k < k1; ++k) mu = std::max(mu, std::fabs(X(r, k)));
-      if (mu == 0) continue;
-      const int e_chunk = scale_exponent(mu);
-      unsigned __int128 chunk_squares = 0, chunk_l1 = 0;
-      for (std::int64_t k = k0; k < k1; ++k) {
-        const long double x = std::fabs(static_cast<long double>(X(r, k)));
-        if (x == 0) continue;
-        const long double s2 =
-            std::max(1.0L, std::ceil(std::ldexp(x, Impl::crt_l2_quantum_bits - e_chunk)));
-        chunk_squares += static_cast<unsigned __int128>(s2 * s2);
-        chunk_l1 += static_cast<unsigned __int128>(
-            std::floor(std::ldexp(x, Impl::crt_l1_quantum_bits - e_chunk)));
-      }
-      const long d = static_cast<long>(e) - e_chunk;
-      squares += ceil_shift(chunk_squares, 2 * d);
-      l1 += floor_shift(chunk_l1, d);
+    for (std::int64_t k = 0; k < X.cols; ++k) {
+      const long double x = std::fabs(static_cast<long double>(X(r, k)));
+      if (x == 0) continue;
+      const long double s2 =
+          std::max(1.0L, std::ceil(std::ldexp(x, Impl::crt_l2_quantum_bits - e)));
+      squares += static_cast<unsigned __int128>(s2 * s2);
+      l1 += static_cast<unsigned __int128>(std::floor(std::ldexp(x, Impl::crt_l1_quantum_bits - e)));
     }
     n.exponent.push_back(e);
     n.l2.push_back(std::ldexp(std::sqrt(static_cast<double>(squares)), -Impl::crt_l2_quantum_bits));

@@ -29,9 +29,12 @@
   PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                       \
       const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,             \
       const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
-  PREFIX template bool row_scales_and_norms<SPACE>(                                               \
-      const SPACE&, const V::ConstMatrix&, const ::ozaki::Impl::CrtChunkNorms<SPACE>&,             \
-      const V::Exponents&, const V::Norms&, const V::Norms&);                                      \
+  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
+                                        const V::Norms&, const V::Norms&);                         \
+  PREFIX template void strided_tile_max<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Rows&); \
+  PREFIX template void strided_row_norms<SPACE>(const SPACE&, const V::ConstMatrix&,               \
+                                                const V::Exponents&, const V::Rows&,               \
+                                                const V::Rows&, const V::Norms&, const V::Norms&); \
   PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
                                        const V::Exponents&);                                       \
   PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \

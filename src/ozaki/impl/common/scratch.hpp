@@ -145,14 +145,17 @@ template <class ExecSpace>
 struct RowCopyRegion {
   using Rows = typename Views<ExecSpace>::Rows;
   Rows a, b;
-  Rows max_a, max_b;  // per 32-column tile, each row's max |x|
+  Rows max_a, max_b;    // per 32-column tile, each row's max |x| (later: its sum of squares)
+  Rows sums_a, sums_b;  // strided rows: per tile, each row's scaled 1-norm (scheme II)
   static RowCopyRegion carve(Carver& c, const Shape& s, const OperandPlan& plan) {
     RowCopyRegion r;
     const std::int64_t tiles = row_tiles(s.k);
     if (plan.copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
     if (plan.copy_a || plan.strided_a) r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
+    if (plan.strided_a) r.sums_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
     if (plan.copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
     if (plan.copy_b || plan.strided_b) r.max_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
+    if (plan.strided_b) r.sums_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
     return r;
   }
 };

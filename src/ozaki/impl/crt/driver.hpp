@@ -131,21 +131,23 @@ class CrtPipeline {
  private:
   bool accurate() const { return scaling_ == CrtScaling::Accurate; }
 
-  /// Everything before the residues that lives through the call: carves exponents, bits and
-  /// norms; pass 1 with the row norms, and the Auto scaling rule's choice.  Run
+  /// Everything before the residues that lives through the call: carves exponents, tile
+  /// partials, bits and norms; pass 1, row norms, and the Auto scaling rule's choice.  Run
   /// again when the scratch grows (growing loses its contents).  False on NaN/Inf.
   bool scale_rows() {
     Carver carver = call_.carve_row_regions();
     scale_ = CrtScaleRegion<ExecSpace>::carve(carver, call_.plan.shape);
     call_.phase_offset = carver.used();
-    // Exponents and norms in one read of each operand; the chunks' sums in phase-1 bytes.
-    Carver phase1(call_.base, call_.phase_offset);
-    const CrtChunkRegion<ExecSpace> chunks = CrtChunkRegion<ExecSpace>::carve(phase1, call_.plan.shape);
-    const bool a_bad = row_scales_and_norms(call_.space, call_.opA, chunks.a, call_.exponents.a,
-                                            scale_.l2a, scale_.l1a);
-    const bool b_bad = row_scales_and_norms(call_.space, call_.opBt, chunks.b, call_.exponents.b,
-                                            scale_.l2b, scale_.l1b);
+    const bool a_bad = operand_pass1_in_place(call_.space, call_.ops.strided_a, call_.opA,
+                                              call_.copies.max_a, call_.exponents.a);
+    const bool b_bad = operand_pass1_in_place(call_.space, call_.ops.strided_b, call_.opBt,
+                                              call_.copies.max_b, call_.exponents.b);
     if (a_bad || b_bad) return false;
+    // (The tile maxima are consumed: their storage takes the partial sums of squares.)
+    row_norms_of(call_.opA, call_.ops.strided_a, call_.exponents.a, call_.copies.max_a,
+                 call_.copies.sums_a, scale_.l2a, scale_.l1a);
+    row_norms_of(call_.opBt, call_.ops.strided_b, call_.exponents.b, call_.copies.max_b,
+                 call_.copies.sums_b, scale_.l2b, scale_.l1b);
     q_a_ = peak_ratio(call_.space, scale_.l2a, scale_.l1a);
     q_b_ = peak_ratio(call_.space, scale_.l2b, scale_.l1b);
     const bool peaked = static_cast<double>(call_.plan.shape.k) * q_a_ * q_b_ > crt_accurate_peak;
@@ -161,6 +163,17 @@ class CrtPipeline {
           "peaked (wide exponent ranges), so the accurate rule was taken";
     }
     return true;
+  }
+
+  void row_norms_of(const typename V::ConstMatrix& X, bool strided,
+                    const typename V::Exponents& exponents, const typename V::Rows& squares,
+                    const typename V::Rows& sums, const typename V::Norms& l2,
+                    const typename V::Norms& l1) {
+    if (strided) {
+      strided_row_norms(call_.space, X, exponents, squares, sums, l2, l1);
+    } else {
+      row_norms(call_.space, X, exponents, l2, l1);
+    }
   }
 
   double cost_of(int moduli, int products) const {

@@ -2,8 +2,8 @@
 /// \file layout.hpp
 /// Scheme II's scratch (memory formulas in docs/design.md §6): after the exponents and tile
 /// partials of common/scratch.hpp, the bits and norms of every row (CrtScaleRegion) live
-/// through the call; phase 1 holds the scaling step's per-chunk sums, then the accurate rule's
-/// bound product and, for an automatic count, scheme I's estimate; phase 2, in the same bytes, op(A)'s residues and, per pass of
+/// through the call; phase 1 holds the accurate rule's bound product and, for an automatic
+/// count, scheme I's estimate; phase 2, in the same bytes, op(A)'s residues and, per pass of
 /// columns of C, the residues of those rows of op(B)^T and their INT32 products.
 
 #include <ozaki/impl/backend.hpp>
@@ -63,28 +63,6 @@ struct CrtScaleRegion {
     r.l1a = typename V::Norms(c.take<double>(s.m), s.m);
     r.l2b = typename V::Norms(c.take<double>(s.n), s.n);
     r.l1b = typename V::Norms(c.take<double>(s.n), s.n);
-    return r;
-  }
-};
-
-/// The chunks' exponents and sums of the scaling step (row_scales_and_norms), in phase-1
-/// bytes: they are dead once the norms are in, before the bound product.
-template <class ExecSpace>
-struct CrtChunkRegion {
-  CrtChunkNorms<ExecSpace> a, b;
-  static CrtChunkRegion carve(Carver& c, const Shape& s) {
-    using Chunks = CrtChunkNorms<ExecSpace>;
-    const std::int64_t chunks = Chunks::chunks(s.k);
-    auto one = [&](std::int64_t rows) {
-      Chunks n;
-      n.exponent = typename Views<ExecSpace>::IntTiles(c.take<int>(chunks * rows), chunks, rows);
-      n.squares = typename Chunks::Sums(c.take<std::uint64_t>(chunks * rows), chunks, rows);
-      n.l1 = typename Chunks::Sums(c.take<std::uint64_t>(chunks * rows), chunks, rows);
-      return n;
-    };
-    CrtChunkRegion r;
-    r.a = one(s.m);
-    r.b = one(s.n);
     return r;
   }
 };
@@ -228,9 +206,6 @@ std::size_t crt_bytes(const CallPlan& p, int L, bool accurate, bool with_estimat
   Carver phase2(nullptr, front);
   CrtProductRegion<ExecSpace>::carve(phase2, p, L, crt_passes<ExecSpace>(p, L, ops));
   std::size_t bytes = phase2.used();
-  Carver scaling(nullptr, front);
-  CrtChunkRegion<ExecSpace>::carve(scaling, p.shape);
-  bytes = std::max(bytes, scaling.used());
   if (accurate) {
     Carver phase1(nullptr, front);
     CrtBoundRegion<ExecSpace>::carve(phase1, p);

@@ -61,20 +61,13 @@ inline double crt_log2_range(int L) {
 }
 
 /// Row norms, exact and independent of the order of summation, so that every backend and the
-/// oracle choose the same bits (docs/design.md §5.1), and computable in the same read of the
-/// row as its scale exponent.  A row is cut into chunks of crt_norm_chunk consecutive k (the
-/// last one shorter); chunk j has its own exponent e_j = scale_exponent(max |x| over the
-/// chunk) and integer sums of quanta relative to it,
-///     S2_j = sum s2(x)^2,  s2(x) = max(1, ceil(|x| 2^(16-e_j))) for x != 0, else 0
-///     S1_j = sum s1(x),    s1(x) = floor(|x| 2^(31-e_j)),
-/// and with the row's exponent e = max_j e_j (= scale_exponent(max |x|)) and d_j = e - e_j,
-///     n_r  = sqrt(sum_j ceil(S2_j / 4^d_j)) 2^-16,   l1_r = (sum_j floor(S1_j / 2^d_j)) 2^-31,
-/// every division an integer shift.  Since |x| 2^(16-e) <= s2(x) 2^-d_j, n_r bounds
-/// ||x_r 2^-e||_2 from above, as the fast rule needs (up to the rounding of the integer sum to
-/// double, relative 2^-53, which the range margin covers), and l1_r bounds ||x_r 2^-e||_1
-/// from below within 2^-31 per element, as the models need.  All sums are 64-bit integers
-/// (S2_j < 2^37, exact for K < 2^31).
-constexpr int crt_norm_chunk = 32;
+/// oracle choose the same bits (docs/design.md §5.1).  With x scaled to |x 2^-e| <= 1:
+///     n_r  = sqrt(sum_k s2(x)^2) 2^-16,  s2(x) = max(1, ceil(|x| 2^(16-e))) for x != 0, else 0
+///     l1_r = (sum_k s1(x)) 2^-31,        s1(x) = floor(|x| 2^(31-e))
+/// Both sums are integers summed in 64 bits (exact for K < 2^32 and K < 2^33); n_r bounds
+/// ||x_r 2^-e||_2 from above, as the fast rule needs (up to the rounding of the integer to
+/// double, relative 2^-53, which the range margin covers); l1_r bounds ||x_r 2^-e||_1 from
+/// below within 2^-31 per element, as the models need.
 constexpr int crt_l2_quantum_bits = 16;
 constexpr int crt_l1_quantum_bits = 31;
 

@@ -16,7 +16,6 @@
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/crt/rules.hpp>
 
-#include <climits>
 #include <cstdint>
 
 namespace ozaki {
@@ -50,172 +49,84 @@ KOKKOS_INLINE_FUNCTION double norm_from_l1(std::uint64_t sum) {
   return compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
 }
 
-/// A chunk's exponent when all its elements are zero (below every real exponent).
-constexpr int crt_empty_chunk = INT_MIN;
-
-/// Per chunk of crt_norm_chunk k of every row (rules.hpp, "Row norms"): its exponent e_j
-/// (crt_empty_chunk for zeros only, nonfinite_row with NaN or Inf) and its sums S2_j, S1_j,
-/// stored (chunk, row), consecutive rows contiguous.  Scratch of the scaling step only.
+/// n_r and l1_r for every row (K-contiguous rows), in one pass: each thread of a row's team
+/// sums its strided share of both quanta in 64-bit integers, and the team's partial sums meet
+/// in scratch.  Integer sums: the result depends on neither the team size nor the order.
 template <class ExecSpace>
-struct CrtChunkNorms {
-  using Sums = Kokkos::View<std::uint64_t**, Kokkos::LayoutRight,
-                            typename Views<ExecSpace>::device_type>;
-  typename Views<ExecSpace>::IntTiles exponent;
-  Sums squares, l1;
-  static std::int64_t chunks(std::int64_t K) { return (K + crt_norm_chunk - 1) / crt_norm_chunk; }
-  /// Separately allocated (tests); the pipelines carve theirs (crt/layout.hpp).
-  static CrtChunkNorms allocate(std::int64_t rows, std::int64_t K) {
-    const std::int64_t c = chunks(K);
-    return {typename Views<ExecSpace>::IntTiles("ozaki::chunk_exponent", c, rows),
-            Sums("ozaki::chunk_squares", c, rows), Sums("ozaki::chunk_l1", c, rows)};
-  }
-};
-
-namespace detail {
-
-/// A chunk's exponent from its largest magnitude `mu` (+Inf for NaN/Inf).
-KOKKOS_INLINE_FUNCTION int chunk_exponent(double mu) {
-  return !is_finite(mu) ? nonfinite_row : mu > 0 ? scale_exponent(mu) : crt_empty_chunk;
-}
-
-/// ceil(s / 2^by) and floor(s / 2^by) for by >= 0.
-KOKKOS_INLINE_FUNCTION std::uint64_t ceil_shift(std::uint64_t s, std::int64_t by) {
-  if (s == 0 || by == 0) return s;
-  if (by >= 64) return 1;
-  return (s >> by) + ((s & ((std::uint64_t(1) << by) - 1)) != 0 ? 1 : 0);
-}
-KOKKOS_INLINE_FUNCTION std::uint64_t floor_shift(std::uint64_t s, std::int64_t by) {
-  return by >= 64 ? 0 : s >> by;
-}
-
-/// Chunks of rows that are not K-contiguous (op(A) of a column-major A): one thread per
-/// (row, chunk), consecutive threads on consecutive rows (X's contiguous index, coalesced),
-/// the chunk's elements held in registers between its max and its sums: one read of X.
-template <class ExecSpace>
-void strided_chunk_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                         const CrtChunkNorms<ExecSpace>& out) {
-  const std::int64_t K = X.extent(1);
-  grid_for(
-      "ozaki::crt::strided_chunk_norms", space, X.extent(0), CrtChunkNorms<ExecSpace>::chunks(K),
-      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t j) {
-        const std::int64_t k0 = j * crt_norm_chunk;
-        double x[crt_norm_chunk];
-        double mu = 0;
-#pragma unroll
-        for (int i = 0; i < crt_norm_chunk; ++i) {
-          x[i] = k0 + i < K ? X(r, k0 + i) : 0.0;
-          const double v = largest_part(x[i]);
-          mu = v > mu ? v : mu;
-        }
-        const int e = chunk_exponent(mu);
-        std::uint64_t squares = 0, l1 = 0;
-        if (e != nonfinite_row && e != crt_empty_chunk) {
-#pragma unroll
-          for (int i = 0; i < crt_norm_chunk; ++i) {
-            const NormQuanta q = norm_quanta(x[i], e);
-            squares += q.square;
-            l1 += q.l1;
-          }
-        }
-        out.exponent(j, r) = e;
-        out.squares(j, r) = squares;
-        out.l1(j, r) = l1;
-      });
-}
-
-/// Chunks of K-contiguous rows: one team per row, one warp (vector of 32 lanes, one element
-/// each, coalesced) per chunk; a host space runs each as a loop.
-template <class ExecSpace>
-void contiguous_chunk_norms(const ExecSpace& space,
-                            const typename Views<ExecSpace>::ConstMatrix& X,
-                            const CrtChunkNorms<ExecSpace>& out) {
+void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+               const typename Views<ExecSpace>::Exponents& exponents,
+               const typename Views<ExecSpace>::Norms& l2,
+               const typename Views<ExecSpace>::Norms& l1) {
   using policy_type = Kokkos::TeamPolicy<ExecSpace>;
   using member_type = typename policy_type::member_type;
+  using Partials = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t K = X.extent(1);
-  const std::int64_t chunks = CrtChunkNorms<ExecSpace>::chunks(K);
-  const bool host = is_host_space<ExecSpace>();
-  const policy_type policy(space, static_cast<int>(X.extent(0)), host ? 1 : 8,
-                           host ? 1 : crt_norm_chunk);
+  // Room for the largest team any space runs (CUDA's 1024 threads).
+  constexpr int max_team = 1024;
+  policy_type policy = row_policy(space, X.extent(0));
+  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team)));
   Kokkos::parallel_for(
-      "ozaki::crt::chunk_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
-        const std::int64_t r = team.league_rank();
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, chunks), [&](const std::int64_t j) {
-          const std::int64_t k0 = j * crt_norm_chunk;
-          const int length = static_cast<int>(K - k0 < crt_norm_chunk ? K - k0 : crt_norm_chunk);
-          double mu = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, length),
-              [&](const int i, double& m) {
-                const double v = largest_part(X(r, k0 + i));
-                m = v > m ? v : m;
-              },
-              Kokkos::Max<double>(mu));
-          const int e = chunk_exponent(mu);
-          std::uint64_t squares = 0, l1 = 0;
-          if (e != nonfinite_row && e != crt_empty_chunk) {
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(team, length),
-                [&](const int i, std::uint64_t& s) { s += norm_quanta(X(r, k0 + i), e).square; },
-                Kokkos::Sum<std::uint64_t>(squares));
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(team, length),
-                [&](const int i, std::uint64_t& s) { s += norm_quanta(X(r, k0 + i), e).l1; },
-                Kokkos::Sum<std::uint64_t>(l1));
+      "ozaki::crt::row_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
+        const int r = team.league_rank();
+        const int e = exponents(r);
+        const int t = team.team_rank(), size = team.team_size();
+        Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
+        std::uint64_t sq = 0, sum = 0;
+        for (std::int64_t k = t; k < K; k += size) {
+          const NormQuanta q = norm_quanta(X(r, k), e);
+          sq += q.square;
+          sum += q.l1;
+        }
+        squares(t) = sq;
+        sums(t) = sum;
+        team.team_barrier();
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          std::uint64_t total_sq = 0, total = 0;
+          for (int i = 0; i < size; ++i) {
+            total_sq += squares(i);
+            total += sums(i);
           }
-          Kokkos::single(Kokkos::PerThread(team), [&]() {
-            out.exponent(j, r) = e;
-            out.squares(j, r) = squares;
-            out.l1(j, r) = l1;
-          });
+          l2(r) = norm_from_squares(total_sq);
+          l1(r) = norm_from_l1(total);
         });
       });
 }
 
-}  // namespace detail
-
-/// Pass 1 and the exact row norms of scheme II (rules.hpp, "Row norms") in one read of X:
-/// exponents(r) = scale_exponent(max_k |X(r, k)|) (or nonfinite_row), l2(r) = n_r,
-/// l1(r) = l1_r.  Each chunk's exponent and sums go to `chunks` (strided rows read in place,
-/// one thread per row and chunk; K-contiguous rows a warp per chunk), then every row combines
-/// its chunks: the largest exponent first, then the sums shifted to it.  Integer sums: the
-/// result depends on neither the launch shape nor the order.  Returns true when some element
-/// is NaN or Inf.  (Two passes over X before, pass 1 and then the norms, took 0.86 ms for a
-/// column-major 8192 x 8192 op(A) and 0.48 ms for a K-contiguous one on the H200, where one
-/// read takes 0.13 ms: docs/benchmarks.md.)
+/// row_norms for rows that are not K-contiguous, without copying them: per row tile,
+/// one thread per row (consecutive threads on X's contiguous index), partial sums into
+/// squares(tile, r) and sums(tile, r), then one thread per row adds its tiles.  A tile's sums
+/// (at most 32 quanta below 2^33) are integers that a double holds exactly.
 template <class ExecSpace>
-bool row_scales_and_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                          const CrtChunkNorms<ExecSpace>& chunks,
-                          const typename Views<ExecSpace>::Exponents& exponents,
-                          const typename Views<ExecSpace>::Norms& l2,
-                          const typename Views<ExecSpace>::Norms& l1) {
+void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                       const typename Views<ExecSpace>::Exponents& exponents,
+                       const typename Views<ExecSpace>::Rows& squares,
+                       const typename Views<ExecSpace>::Rows& sums,
+                       const typename Views<ExecSpace>::Norms& l2,
+                       const typename Views<ExecSpace>::Norms& l1) {
   const std::int64_t rows = X.extent(0), K = X.extent(1);
-  if (rows == 0) return false;
-  if (K > 1 && X.stride(1) != 1) {
-    detail::strided_chunk_norms(space, X, chunks);
-  } else {
-    detail::contiguous_chunk_norms(space, X, chunks);
-  }
-  const std::int64_t count = CrtChunkNorms<ExecSpace>::chunks(K);
-  const auto chunk_e = chunks.exponent;
-  const auto chunk_squares = chunks.squares, chunk_l1 = chunks.l1;
-  const int nonfinite_rows = reduce_row_tiles<int>(
-      "ozaki::crt::row_exponents", space, rows, count, crt_empty_chunk,
-      KOKKOS_LAMBDA(const std::int64_t j, const std::int64_t r) { return chunk_e(j, r); },
-      KOKKOS_LAMBDA(int& e, const int v) { e = v > e ? v : e; },
-      KOKKOS_LAMBDA(const std::int64_t r, const int e) {
-        exponents(r) = e == crt_empty_chunk ? 0 : e;
-        return e == nonfinite_row ? 1 : 0;
+  const std::int64_t tiles = row_tiles(K);
+  grid_for(
+      "ozaki::crt::strided_row_norms", space, rows, tiles,
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
+        const std::int64_t begin = t * row_tile_columns;
+        const std::int64_t end = begin + row_tile_columns < K ? begin + row_tile_columns : K;
+        const int e = exponents(r);
+        std::uint64_t sq = 0, sum = 0;
+        for (std::int64_t k = begin; k < end; ++k) {
+          const NormQuanta q = norm_quanta(X(r, k), e);
+          sq += q.square;
+          sum += q.l1;
+        }
+        squares(t, r) = static_cast<double>(sq);
+        sums(t, r) = static_cast<double>(sum);
       });
-  if (nonfinite_rows > 0) return true;
   reduce_row_tiles<NormQuanta>(
-      "ozaki::crt::row_norms", space, rows, count, NormQuanta{},
-      KOKKOS_LAMBDA(const std::int64_t j, const std::int64_t r) {
+      "ozaki::crt::strided_row_norms_sum", space, rows, tiles, NormQuanta{},
+      KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) {
         NormQuanta q;
-        const int e = chunk_e(j, r);
-        if (e == crt_empty_chunk) return q;
-        const std::int64_t d = std::int64_t(exponents(r)) - e;
-        q.square = detail::ceil_shift(chunk_squares(j, r), 2 * d);
-        q.l1 = detail::floor_shift(chunk_l1(j, r), d);
+        q.square = static_cast<std::uint64_t>(squares(t, r));
+        q.l1 = static_cast<std::uint64_t>(sums(t, r));
         return q;
       },
       KOKKOS_LAMBDA(NormQuanta& acc, const NormQuanta& q) {
@@ -227,7 +138,6 @@ bool row_scales_and_norms(const ExecSpace& space, const typename Views<ExecSpace
         l1(r) = norm_from_l1(total.l1);
         return 0;
       });
-  return false;
 }
 
 /// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of rules.hpp.
@@ -257,84 +167,6 @@ KOKKOS_INLINE_FUNCTION double scaled_magnitudes(const Kokkos::complex<double>& x
   return scaled_magnitudes(x.real(), mu) + scaled_magnitudes(x.imag(), mu);
 }
 
-namespace detail {
-
-/// sampled_peak_ratio for rows stored along X's contiguous index (op(A) of a column-major A),
-/// on a GPU: the sample is blocks of 32 consecutive rows, evenly spread, each read by a team
-/// with one lane per row (coalesced: one read of a sampled row's element is one of 32
-/// contiguous ones, where a team per row read 8 bytes per 32-byte sector: 89 us for 64 rows of
-/// an 8192 x 8192 op(A) on the H200, docs/benchmarks.md).  Warp g takes k = g, g + 8, ...;
-/// the partial maxima and sums meet in team scratch.
-template <class ExecSpace, class Matrix>
-double sampled_peak_ratio_in_blocks(const ExecSpace& space, const Matrix& X,
-                                    std::int64_t sampled) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
-  using member_type = typename policy_type::member_type;
-  constexpr int lanes = 32, groups = 8;
-  using Partials = Kokkos::View<double[3][groups][lanes], typename ExecSpace::scratch_memory_space,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const std::int64_t rows = X.extent(0), K = X.extent(1);
-  // Enough blocks for `sampled` rows; spread with steps of at most 32 rows when all are
-  // sampled, so that every row is then read.
-  const std::int64_t blocks = (sampled + lanes - 1) / lanes;
-  policy_type policy(space, static_cast<int>(blocks), groups, lanes);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Partials::shmem_size()));
-  double worst = 0;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::sampled_peak_ratio_blocks", policy,
-      KOKKOS_LAMBDA(const member_type& team, double& w) {
-        const std::int64_t r0 = std::int64_t(team.league_rank()) * (rows - lanes) /
-                                (blocks > 1 ? blocks - 1 : 1);
-        const int g = team.team_rank();
-        Partials part(team.team_scratch(0));
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int v) {
-          double mu = 0;
-          for (std::int64_t k = g; k < K; k += groups) {
-            const double a = largest_part(X(r0 + v, k));
-            mu = a > mu ? a : mu;
-          }
-          part(0, g, v) = mu;
-        });
-        team.team_barrier();
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int v) {
-          double mu = 0;
-          for (int h = 0; h < groups; ++h) mu = part(0, h, v) > mu ? part(0, h, v) : mu;
-          double sq = 0, sum = 0;
-          if (mu > 0 && is_finite(mu)) {
-            for (std::int64_t k = g; k < K; k += groups) {
-              sq += scaled_squares(X(r0 + v, k), mu);
-              sum += scaled_magnitudes(X(r0 + v, k), mu);
-            }
-          }
-          part(1, g, v) = sq;
-          part(2, g, v) = sum;
-        });
-        team.team_barrier();
-        if (g == 0) {
-          double block_worst = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, lanes),
-              [&](const int v, double& bw) {
-                double sq = 0, sum = 0;
-                for (int h = 0; h < groups; ++h) {
-                  sq += part(1, h, v);
-                  sum += part(2, h, v);
-                }
-                const double ratio = sum > 0 ? compat::sqrt(sq) / sum : 0.0;
-                if (ratio > bw) bw = ratio;
-              },
-              Kokkos::Max<double>(block_worst));
-          Kokkos::single(Kokkos::PerThread(team), [&]() {
-            if (block_worst > w) w = block_worst;
-          });
-        }
-      },
-      Kokkos::Max<double>(worst));
-  return worst > 0 ? worst : 0.0;
-}
-
-}  // namespace detail
-
 /// peak_ratio over `count` evenly spread rows only (all rows if there are fewer), each scaled
 /// by its largest magnitude so that its squares cannot overflow; rows holding NaN or Inf are
 /// left out (pass 1 finds them).  The max over a sample is at most the max over all rows (up
@@ -349,9 +181,6 @@ double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t 
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   const std::int64_t sampled = rows < count ? rows : count;
   if (sampled == 0 || K == 0) return 0;
-  if (!is_host_space<ExecSpace>() && K > 1 && X.stride(0) == 1 && sampled >= 32) {
-    return detail::sampled_peak_ratio_in_blocks(space, X, sampled);
-  }
   double worst = 0;
   Kokkos::parallel_reduce(
       "ozaki::crt::sampled_peak_ratio", row_policy(space, sampled),
