@@ -77,7 +77,7 @@ TEST(Int8Gemm, LongestSafeSumIsExact) {
   // (VNNI) give the exact result, saturating 16-bit pairs (vpmaddubsw) do not.
   const Int8Case c{16, 16, ozaki::Impl::resolved_k_block(ozaki::auto_k_block), 0, 0};
   std::vector<std::int8_t> a(16 * c.length, -128), b(16 * c.length, -128);
-  for (std::int64_t l = 0; l < c.length; ++l) b[c.length + l] = 127;  // row 1 of B
+  for (std::int64_t l = 0; l < c.length; ++l) b[c.length + l] = 127;      // row 1 of B
   for (std::int64_t l = 0; l < c.length; ++l) a[2 * c.length + l] = 127;  // row 2 of A
   expect_product_matches_oracle(c, a, b);
   expect_product_matches_oracle<Portable>(c, a, b);

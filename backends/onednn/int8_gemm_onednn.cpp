@@ -50,8 +50,9 @@ void note_used() {
 bool usable_now() { return exact_int8_here() && !exiting.load(); }
 
 bool exact_int8_here() {
-  static const bool exact = !disabled_by_environment() &&
-                            has_int32_dot_product(static_cast<unsigned>(dnnl_get_effective_cpu_isa()));
+  static const bool exact =
+      !disabled_by_environment() &&
+      has_int32_dot_product(static_cast<unsigned>(dnnl_get_effective_cpu_isa()));
   return exact;
 }
 
@@ -79,9 +80,9 @@ void int8_gemm(const Int8GemmProblem& p) {
                         p.lda, 0, 0.0f, p.c, p.ldc, &no_offset);
   note_used();
   if (status != dnnl_success) {
-    throw BackendError("dnnl_gemm_s8s8s32 failed with status " + std::to_string(status) +
-                       " (" + std::to_string(p.rows_a) + " x " + std::to_string(p.rows_b) +
-                       " x " + std::to_string(p.length) + ")");
+    throw BackendError("dnnl_gemm_s8s8s32 failed with status " + std::to_string(status) + " (" +
+                       std::to_string(p.rows_a) + " x " + std::to_string(p.rows_b) + " x " +
+                       std::to_string(p.length) + ")");
   }
 }
 

@@ -121,8 +121,8 @@ bool exponents_from_tile_max(const ExecSpace& space,
                              const typename Views<ExecSpace>::Rows& tile_max,
                              const typename Views<ExecSpace>::Exponents& exponents) {
   const int nonfinite_rows = reduce_row_tiles<double>(
-      "ozaki::pass1::exponents_from_tile_max", space, exponents.extent(0), tile_max.extent(0),
-      0.0, KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) { return tile_max(t, r); },
+      "ozaki::pass1::exponents_from_tile_max", space, exponents.extent(0), tile_max.extent(0), 0.0,
+      KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) { return tile_max(t, r); },
       KOKKOS_LAMBDA(double& mu, const double v) { mu = v > mu ? v : mu; },
       KOKKOS_LAMBDA(const std::int64_t r, const double mu) {
         const bool finite = is_finite(mu);

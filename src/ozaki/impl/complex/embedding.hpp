@@ -42,8 +42,8 @@ void embed_complex_rows(const ExecSpace& space,
                         bool doubled, const typename Views<ExecSpace>::Rows& out) {
   const std::int64_t R = X.extent(0), K = X.extent(1);
   const double s = conjugate ? -1.0 : 1.0;
-  auto write = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k,
-                             const Kokkos::complex<double>& x) {
+  auto write =
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t k, const Kokkos::complex<double>& x) {
     const double re = x.real(), im = s * x.imag();
     if (doubled) {
       out(2 * r, 2 * k) = re;
@@ -70,8 +70,8 @@ void embed_complex_rows(const ExecSpace& space,
   using Tile = Kokkos::View<double[2][edge][edge + 1], typename ExecSpace::scratch_memory_space,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t tiles_r = (R + edge - 1) / edge, tiles_k = (K + edge - 1) / edge;
-  policy_type policy(space, static_cast<int>(tiles_r * tiles_k),
-                     is_host_space<ExecSpace>() ? 1 : 8, edge);
+  policy_type policy(space, static_cast<int>(tiles_r * tiles_k), is_host_space<ExecSpace>() ? 1 : 8,
+                     edge);
   policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
   Kokkos::parallel_for(
       "ozaki::complex::embed_tiled", policy, KOKKOS_LAMBDA(const member_type& team) {

@@ -258,8 +258,8 @@ inline CrtConstants make_crt_constants(int L) {
     for (int i = 0; i < 9; ++i) {
       std::uint64_t w = 1 % m;
       for (int b = 0; b < crt_digit_position(i); ++b) w = w * 2 % m;
-      const int symmetric = static_cast<int>(w) > crt_high(m) ? static_cast<int>(w) - m
-                                                               : static_cast<int>(w);
+      const int symmetric =
+          static_cast<int>(w) > crt_high(m) ? static_cast<int>(w) - m : static_cast<int>(w);
       c.digit_weight[l][i] = static_cast<float>(symmetric);
     }
     c.pow32[l] = static_cast<double>((std::uint64_t(1) << 32) % m);

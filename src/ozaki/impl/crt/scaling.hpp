@@ -129,7 +129,7 @@ void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::
         q.l1 = static_cast<std::uint64_t>(sums(t, r));
         return q;
       },
-      KOKKOS_LAMBDA(NormQuanta& acc, const NormQuanta& q) {
+      KOKKOS_LAMBDA(NormQuanta & acc, const NormQuanta& q) {
         acc.square += q.square;
         acc.l1 += q.l1;
       },
