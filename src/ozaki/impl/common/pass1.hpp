@@ -144,7 +144,7 @@ KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
 
 /// max_k |X(r, k)| over one row by a team (the largest real part for complex X), with NaN and
 /// Inf mapped to +Inf so that one max reduction also flags them.  Every thread of the team
-/// gets the result.
+/// gets the result, and may start another team reduction at once.
 template <class Member, class Matrix>
 KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, std::int64_t r,
                                            std::int64_t K) {
@@ -156,6 +156,10 @@ KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, 
         if (v > m) m = v;
       },
       Kokkos::Max<double>(mu));
+  // Kokkos 3.4 broadcasts a team reduction's result through team scratch that the next one
+  // overwrites: the barrier lets the caller start another reduction (racecheck found the
+  // race in sampled_peak_ratio, which runs three in a row).
+  team.team_barrier();
   return mu;
 }
 

@@ -55,7 +55,7 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const ResidueDigits (&re
     for (int j = 0; j < 4; ++j) {
       const float v_re = residue_f<wide>(re[j], c, l), v_im = residue_f<wide>(im[j], c, l);
       // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
-      const float v_sum = reduce_f(v_re + v_im, c, static_cast<int>(l));
+      const float v_sum = reduce_f(v_re + v_im, c, l);
       word_re |= low_byte_f(v_re) << (8 * j);
       word_im |= low_byte_f(v_im) << (8 * j);
       word_sum |= low_byte_f(v_sum) << (8 * j);

@@ -159,8 +159,6 @@ struct CrtConstants {
   int top_exponent = 0;             // E - 40: the exponent of part 0
   double modulus[max_moduli] = {};  // m_l
   double inverse[max_moduli] = {};  // 1 / m_l, rounded
-  double pow32[max_moduli] = {};    // 2^32 mod m_l
-  double pow64[max_moduli] = {};    // 2^64 mod m_l
   double weight[max_moduli][crt_max_parts] = {};
   double range[crt_max_parts] = {};     // M in the same parts
   double quotient[crt_max_parts] = {};  // 2^(E - 40(p+1)) / M, rounded
@@ -262,9 +260,6 @@ inline CrtConstants make_crt_constants(int L) {
           static_cast<int>(w) > crt_high(m) ? static_cast<int>(w) - m : static_cast<int>(w);
       c.digit_weight[l][i] = static_cast<float>(symmetric);
     }
-    c.pow32[l] = static_cast<double>((std::uint64_t(1) << 32) % m);
-    c.pow64[l] =
-        static_cast<double>(((std::uint64_t(1) << 32) % m) * ((std::uint64_t(1) << 32) % m) % m);
     // w_l = (M / m_l) * inverse((M / m_l) mod m_l).
     detail::BigNatural w{1};
     int others_mod_m = 1;

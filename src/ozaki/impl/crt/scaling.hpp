@@ -187,11 +187,10 @@ double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t 
       KOKKOS_LAMBDA(const member_type& team, double& w) {
         const std::int64_t r = std::int64_t(team.league_rank()) * rows / sampled;
         // Each team reduction broadcasts its result through the team's shared scratch, which
-        // the next one overwrites: a barrier between them, or a fast warp's partial result
-        // replaces the value a slow warp is still reading (racecheck found it, and the ratio
-        // then came out wrong under its scheduling).
+        // the next one overwrites: a barrier between them (team_row_max ends with one), or a
+        // fast warp's partial result replaces the value a slow warp is still reading
+        // (racecheck found it, and the ratio then came out wrong under its scheduling).
         const double mu = team_row_max(team, X, r, K);
-        team.team_barrier();
         if (!(mu > 0) || !is_finite(mu)) return;  // the same for every thread of the team
         double sq = 0, sum = 0;
         Kokkos::parallel_reduce(
