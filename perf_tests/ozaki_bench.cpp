@@ -105,11 +105,12 @@ tables.
                       auto               Options{} with a Workspace kept across the calls
                       int8[:S[:POLICY]]  Int8Slices with S = 1..16 slices or auto (default);
                                          POLICY tri (default), full, or a pair count 1..S^2
-                      crt[:L[:SCALING[:wCOLUMNS][:serial][:p4]]]
+                      crt[:L[:SCALING[:wCOLUMNS][:serial|:overlap][:p4]]]
                                          Int8Crt with L = 2..24 moduli or auto (default);
                                          SCALING auto (default), fast or accurate; wCOLUMNS
                                          columns of C per pass (Options::crt_pass_columns);
-                                         serial: passes in order (Options::overlap off);
+                                         serial / overlap: Options::overlap off (the
+                                         default) / on;
                                          p4: complex data by the real embedding, 4 INT8
                                          products per modulus (Options::complex_products;
                                          default 3, Karatsuba)
@@ -277,7 +278,7 @@ Config parse_config(const std::string& s) {
       }
     }
   } else if (name == "crt") {
-    at_most(6, "crt[:L[:SCALING[:wCOLUMNS][:serial][:p4]]]");
+    at_most(6, "crt[:L[:SCALING[:wCOLUMNS][:serial|:overlap][:p4]]]");
     c.options.algorithm = ozaki::Algorithm::Int8Crt;
     if (f.size() > 1 && f[1] != "auto") {
       std::uint64_t L = 0;
@@ -297,11 +298,14 @@ Config parse_config(const std::string& s) {
         bad_config(s, "scaling '" + f[2] + "' is not auto, fast or accurate");
       }
     }
-    // Modifiers: wCOLUMNS (Options::crt_pass_columns), serial (Options::overlap off).
+    // Modifiers: wCOLUMNS (Options::crt_pass_columns), serial / overlap (Options::overlap off /
+    // on).
     for (std::size_t i = 3; i < f.size(); ++i) {
       std::uint64_t columns = 0;
       if (f[i] == "serial") {
         c.options.overlap = false;
+      } else if (f[i] == "overlap") {
+        c.options.overlap = true;
       } else if (f[i] == "p4") {
         c.options.complex_products = 4;
       } else if (f[i].size() >= 2 && f[i][0] == 'w' &&
@@ -309,7 +313,7 @@ Config parse_config(const std::string& s) {
         c.options.crt_pass_columns = static_cast<std::int64_t>(columns);
       } else {
         bad_config(s, "modifier '" + f[i] +
-                          "' is not w<columns of C per pass> (e.g. w2048), serial or p4");
+                          "' is not w<columns of C per pass> (e.g. w2048), serial, overlap or p4");
       }
     }
   } else if (name == "emu") {
@@ -319,7 +323,7 @@ Config parse_config(const std::string& s) {
   } else {
     bad_config(s, "unknown name '" + name +
                       "' (expected native, default, auto, int8[:S[:POLICY]], "
-                      "crt[:L[:SCALING[:wCOLUMNS][:serial][:p4]]] or emu[:S])");
+                      "crt[:L[:SCALING[:wCOLUMNS][:serial|:overlap][:p4]]] or emu[:S])");
   }
   return c;
 }

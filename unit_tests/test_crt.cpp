@@ -101,7 +101,8 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, CrtResidues,
     ::testing::Combine(::testing::Values(ResidueCase{1, 1, 0.5, 2}, ResidueCase{7, 33, 0.5, 8},
                                          ResidueCase{20, 64, 4.0, 15},
-                                         ResidueCase{33, 130, 2.0, 20}, ResidueCase{40, 96, 1.0, 24}),
+                                         ResidueCase{33, 130, 2.0, 20},
+                                         ResidueCase{40, 96, 1.0, 24}),
                        ::testing::Values(Layout::Left, Layout::Right, Layout::Stride)));
 
 // ---- scaling rules ---------------------------------------------------------------------------
@@ -110,8 +111,9 @@ struct SpaceScale {
   std::vector<int> a, b;
 };
 
-/// Pass 1 and the exact row norms as scheme II's pipeline computes them: strided rows read in
-/// place per tile of 32 columns, K-contiguous rows per row.  True on NaN/Inf.
+/// Pass 1 and the exact row norms as scheme II's pipeline computes them
+/// (operand_exponents_and_norms): strided rows read in place per tile of 32 columns,
+/// K-contiguous rows in one read per row.  True on NaN/Inf.
 bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::Norms& l2,
                       const V::Norms& l1) {
   const TestSpace space;
@@ -119,13 +121,7 @@ bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::N
   const bool strided = K > 1 && X.stride(1) != 1;
   const std::int64_t tiles = ozaki::Impl::row_tiles(K);
   V::Rows tile_max("tile_max", tiles, R), sums("sums", tiles, R);
-  if (ozaki::Impl::operand_pass1_in_place(space, strided, X, tile_max, e)) return true;
-  if (strided) {
-    ozaki::Impl::strided_row_norms(space, X, e, tile_max, sums, l2, l1);
-  } else {
-    ozaki::Impl::row_norms(space, X, e, l2, l1);
-  }
-  return false;
+  return ozaki::Impl::operand_exponents_and_norms(space, strided, X, tile_max, sums, e, l2, l1);
 }
 
 /// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N), both
@@ -171,18 +167,19 @@ TEST(Crt, RowNormsMatchTheOracleBitForBit) {
   // stretches, subnormals, a zero row, rows shorter than a tile and a last tile cut short;
   // both layouts (strided rows are read in place per tile of 32 columns, K-contiguous ones
   // per row).
+  // K = 9000: longer than what a GPU team keeps in registers (32 x 256 elements per row).
   for (const std::int64_t K : {std::int64_t(1), std::int64_t(31), std::int64_t(97),
-                               std::int64_t(1000)}) {
+                               std::int64_t(1000), std::int64_t(9000)}) {
     Random rng(900 + K);
     const std::int64_t R = 37;
     HostMatrix X = random_host(R, K, 2.0, rng, [](std::int64_t r) {
       return r % 6 == 5 ? -1060 : int((53 * r) % 301) - 150;
     });
     for (std::int64_t k = 0; k < K; ++k) {
-      X.values[3 + R * k] = 0;                                          // a zero row
-      if (k % 64 < 32) X.values[4 + R * k] = 0;                         // zero chunks
-      if (k % 3 == 0) X.values[6 + R * k] *= 1e-300;                    // tiny beside large
-      if (k == K / 2) X.values[8 + R * k] = 1e300;                      // one huge element
+      X.values[3 + R * k] = 0;                                             // a zero row
+      if (k % 64 < 32) X.values[4 + R * k] = 0;                            // zero chunks
+      if (k % 3 == 0) X.values[6 + R * k] *= 1e-300;                       // tiny beside large
+      if (k == K / 2) X.values[8 + R * k] = 1e300;                         // one huge element
       if (k % 5 == 1) X.values[9 + R * k] = 4.9e-324 * double(1 + k % 7);  // subnormals
     }
     const ozaki::serial::CrtRowNorms want = ozaki::serial::crt_row_norms(X.cref());
@@ -269,8 +266,8 @@ void expect_crt_accuracy(char ta, char tb, double alpha, const HostMatrix& A, co
   const ozaki::serial::CrtScale scale =
       ozaki::serial::crt_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), L, scaling);
   // Both rules' bits are the oracle's exactly (exact row norms): no slack.
-  const std::vector<double> bound = ozaki::serial::crt_error_bound(
-      ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), scale, 0);
+  const std::vector<double> bound =
+      ozaki::serial::crt_error_bound(ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), scale, 0);
   int fewest = ozaki::Impl::crt_max_bits;
   for (int b : scale.a) fewest = std::min(fewest, b);
   for (int b : scale.b) fewest = std::min(fewest, b);

@@ -12,6 +12,7 @@
 /// every translation unit sees the same dispatch.
 
 #include <ozaki/config.hpp>
+#include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/cost_model.hpp>
@@ -106,31 +107,31 @@ void int8_gemm_host(const ExecSpace& space, const Int8GemmProblem& p) {
   constexpr std::int64_t depth = 256;
   const std::int64_t tiles_m = (p.rows_a + tile - 1) / tile;
   const std::int64_t tiles_n = (p.rows_b + tile - 1) / tile;
-  Kokkos::parallel_for(
-      "ozaki::int8_gemm[portable,host]",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, tiles_m * tiles_n),
-      [=](const std::int64_t t) {
-        const std::int64_t m0 = (t % tiles_m) * tile;
-        const std::int64_t n0 = (t / tiles_m) * tile;
-        const std::int64_t mt = std::min(tile, p.rows_a - m0);
-        const std::int64_t nt = std::min(tile, p.rows_b - n0);
-        std::int32_t acc[tile][tile] = {};  // acc[n][m]
-        for (std::int64_t l0 = 0; l0 < p.length; l0 += depth) {
-          const std::int64_t lt = std::min(depth, p.length - l0);
-          for (std::int64_t j = 0; j < nt; ++j) {
-            const std::int8_t* bj = p.b + (n0 + j) * p.ldb + l0;
-            for (std::int64_t i = 0; i < mt; ++i) {
-              const std::int8_t* ai = p.a + (m0 + i) * p.lda + l0;
-              std::int32_t sum = 0;
-              for (std::int64_t l = 0; l < lt; ++l)
-                sum += std::int32_t(ai[l]) * std::int32_t(bj[l]);
-              acc[j][i] += sum;
-            }
-          }
-        }
-        for (std::int64_t j = 0; j < nt; ++j)
-          for (std::int64_t i = 0; i < mt; ++i) p.c[(m0 + i) + (n0 + j) * p.ldc] = acc[j][i];
-      });
+  Kokkos::parallel_for("ozaki::int8_gemm[portable,host]",
+                       RangeLaunch<ExecSpace>(space, 0, tiles_m * tiles_n),
+                       [=](const std::int64_t t) {
+                         const std::int64_t m0 = (t % tiles_m) * tile;
+                         const std::int64_t n0 = (t / tiles_m) * tile;
+                         const std::int64_t mt = std::min(tile, p.rows_a - m0);
+                         const std::int64_t nt = std::min(tile, p.rows_b - n0);
+                         std::int32_t acc[tile][tile] = {};  // acc[n][m]
+                         for (std::int64_t l0 = 0; l0 < p.length; l0 += depth) {
+                           const std::int64_t lt = std::min(depth, p.length - l0);
+                           for (std::int64_t j = 0; j < nt; ++j) {
+                             const std::int8_t* bj = p.b + (n0 + j) * p.ldb + l0;
+                             for (std::int64_t i = 0; i < mt; ++i) {
+                               const std::int8_t* ai = p.a + (m0 + i) * p.lda + l0;
+                               std::int32_t sum = 0;
+                               for (std::int64_t l = 0; l < lt; ++l)
+                                 sum += std::int32_t(ai[l]) * std::int32_t(bj[l]);
+                               acc[j][i] += sum;
+                             }
+                           }
+                         }
+                         for (std::int64_t j = 0; j < nt; ++j)
+                           for (std::int64_t i = 0; i < mt; ++i)
+                             p.c[(m0 + i) + (n0 + j) * p.ldc] = acc[j][i];
+                       });
 }
 
 /// Host spaces with a vendor BLAS: the INT8 product as FP32 GEMMs of at most 1024 terms,
@@ -153,7 +154,7 @@ void int8_gemm_host_fp32(const ExecSpace& space, const Int8GemmProblem& p) {
   const Matrix b_f(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ozaki::int8_fp32::b"), block,
                    N);
   const Matrix c_f(Kokkos::view_alloc(Kokkos::WithoutInitializing, "ozaki::int8_fp32::c"), M, N);
-  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  using Policy = RangeLaunch<ExecSpace>;
   for (std::int64_t l0 = 0; l0 < p.length; l0 += block) {
     const std::int64_t lt = std::min(block, p.length - l0);
     // A last, shorter block is padded with zeros (whole LayoutLeft Views reach the BLAS).
@@ -186,9 +187,7 @@ void int8_gemm_generic(const ExecSpace& space, const Int8GemmProblem& p) {
   const std::int64_t rows_a = p.rows_a;
   const Int8GemmProblem q = p;
   Kokkos::parallel_for(
-      "ozaki::int8_gemm[portable,generic]",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0,
-                                                                      p.rows_a * p.rows_b),
+      "ozaki::int8_gemm[portable,generic]", RangeLaunch<ExecSpace>(space, 0, p.rows_a * p.rows_b),
       KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % rows_a;
         const std::int64_t n = idx / rows_a;

@@ -13,6 +13,7 @@
 #include <ozaki/impl/auto.hpp>
 #include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/native.hpp>
 #include <ozaki/impl/common/pipeline.hpp>
 #include <ozaki/impl/common/plan.hpp>
@@ -110,8 +111,7 @@ void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace
   const std::int64_t M = C.extent(0);
   const std::int64_t N = C.extent(1);
   Kokkos::parallel_for(
-      "ozaki::scale_c",
-      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, M * N),
+      "ozaki::scale_c", RangeLaunch<ExecSpace>(space, 0, M * N),
       KOKKOS_LAMBDA(const std::int64_t idx) {
         const std::int64_t m = idx % M;
         const std::int64_t n = idx / M;

@@ -29,12 +29,9 @@
   PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                       \
       const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,             \
       const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
-  PREFIX template void row_norms<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Exponents&,  \
-                                        const V::Norms&, const V::Norms&);                         \
-  PREFIX template void strided_tile_max<SPACE>(const SPACE&, const V::ConstMatrix&, const V::Rows&); \
-  PREFIX template void strided_row_norms<SPACE>(const SPACE&, const V::ConstMatrix&,               \
-                                                const V::Exponents&, const V::Rows&,               \
-                                                const V::Rows&, const V::Norms&, const V::Norms&); \
+  PREFIX template bool operand_exponents_and_norms<SPACE>(                                         \
+      const SPACE&, bool, const V::ConstMatrix&, const V::Rows&, const V::Rows&,                   \
+      const V::Exponents&, const V::Norms&, const V::Norms&);                                      \
   PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
                                        const V::Exponents&);                                       \
   PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \
@@ -42,9 +39,9 @@
   PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double, \
                                            const V::Exponents&, const V::IntTiles&,                \
                                            const V::Exponents&, const V::Exponents&);              \
-  PREFIX template void embed_complex_rows<SPACE>(const SPACE&, const V::ConstComplexMatrix&, bool,  \
+  PREFIX template void embed_complex_rows<SPACE>(const SPACE&, const V::ConstComplexMatrix&, bool, \
                                                  bool, const V::Rows&);                            \
-  PREFIX template void crt_complex_residues<SPACE>(                                               \
+  PREFIX template void crt_complex_residues<SPACE>(                                                \
       const SPACE&, const V::ConstMatrix&, const ::ozaki::Impl::CrtRowScaling<SPACE>&,             \
       const ::ozaki::Impl::CrtConstants&, const V::Digits&);                                       \
   PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&,                    \

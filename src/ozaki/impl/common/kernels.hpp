@@ -9,18 +9,40 @@
 
 #include <cstdint>
 
+/// Full unrolling of a loop over a per-thread array, so that the array lives in registers
+/// (device compilers; host compilers unroll as they see fit).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define OZAKI_UNROLL _Pragma("unroll")
+#else
+#define OZAKI_UNROLL
+#endif
+
 namespace ozaki {
 namespace Impl {
+
+/// Every ozaki kernel launches with Kokkos' light-weight hint: its functor goes to the device as
+/// a kernel argument (up to 4 KB; Kokkos copies larger ones through global memory, still
+/// stream-ordered).  Without the hint Kokkos 3.4 passes functors above 512 bytes (most of
+/// ozaki's: several Views and the CRT constants) through one constant-memory buffer, and each
+/// such launch first blocks the host until the previous one has finished on the device: the
+/// host could never queue ahead of the GPU, and every such kernel started only after a launch
+/// round trip (docs/benchmarks.md: about 1.2 ms between the kernels of an 8192^3 call).  Host
+/// spaces ignore the hint.
+using LaunchHint = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
+template <class ExecSpace>
+using TeamLaunch = Kokkos::TeamPolicy<ExecSpace, LaunchHint>;
+template <class ExecSpace>
+using RangeLaunch = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>, LaunchHint>;
 
 /// Team policy for "one team per row" kernels: 256 threads per row on a GPU (enough to stream
 /// a row of thousands of elements; Kokkos' AUTO picked 32 there, leaving most of the memory
 /// bandwidth unused), one thread per team on host spaces.
 template <class ExecSpace>
-Kokkos::TeamPolicy<ExecSpace> row_policy(const ExecSpace& space, std::int64_t rows) {
+TeamLaunch<ExecSpace> row_policy(const ExecSpace& space, std::int64_t rows) {
   if constexpr (is_host_space<ExecSpace>()) {
-    return Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(rows), Kokkos::AUTO);
+    return TeamLaunch<ExecSpace>(space, static_cast<int>(rows), Kokkos::AUTO);
   } else {
-    return Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(rows), 256);
+    return TeamLaunch<ExecSpace>(space, static_cast<int>(rows), 256);
   }
 }
 
@@ -35,14 +57,12 @@ inline std::int64_t row_tiles(std::int64_t K) {
 template <class ExecSpace, class Functor>
 void flat_for(const char* label, const ExecSpace& space, std::int64_t count, const Functor& f) {
   if constexpr (is_host_space<ExecSpace>()) {
-    Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, count), f);
+    Kokkos::parallel_for(label, RangeLaunch<ExecSpace>(space, 0, count), f);
   } else {
-    using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+    using member_type = typename TeamLaunch<ExecSpace>::member_type;
     constexpr int block = 256;
     Kokkos::parallel_for(
-        label,
-        Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>((count + block - 1) / block), block),
+        label, TeamLaunch<ExecSpace>(space, static_cast<int>((count + block - 1) / block), block),
         KOKKOS_LAMBDA(const member_type& team) {
           const std::int64_t i = std::int64_t(team.league_rank()) * block + team.team_rank();
           if (i < count) f(i);
@@ -60,15 +80,12 @@ template <template <class...> class Reducer, class T, class ExecSpace, class Fun
 void flat_reduce(const char* label, const ExecSpace& space, std::int64_t count, const Functor& f,
                  T& result) {
   if constexpr (is_host_space<ExecSpace>()) {
-    Kokkos::parallel_reduce(
-        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, count), f,
-        Reducer<T>(result));
+    Kokkos::parallel_reduce(label, RangeLaunch<ExecSpace>(space, 0, count), f, Reducer<T>(result));
   } else {
-    using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+    using member_type = typename TeamLaunch<ExecSpace>::member_type;
     constexpr std::int64_t chunk = 2048;
     Kokkos::parallel_reduce(
-        label,
-        Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>((count + chunk - 1) / chunk), 256),
+        label, TeamLaunch<ExecSpace>(space, static_cast<int>((count + chunk - 1) / chunk), 256),
         KOKKOS_LAMBDA(const member_type& team, T& value) {
           const std::int64_t begin = std::int64_t(team.league_rank()) * chunk;
           const std::int64_t end = begin + chunk < count ? begin + chunk : count;
@@ -97,7 +114,7 @@ int reduce_row_tiles(const char* label, const ExecSpace& space, std::int64_t row
   int result = 0;
   if constexpr (is_host_space<ExecSpace>()) {
     Kokkos::parallel_reduce(
-        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows),
+        label, RangeLaunch<ExecSpace>(space, 0, rows),
         [=](const std::int64_t r, int& sum) {
           T acc = identity;
           for (std::int64_t t = 0; t < tiles; ++t) join(acc, load(t, r));
@@ -105,7 +122,7 @@ int reduce_row_tiles(const char* label, const ExecSpace& space, std::int64_t row
         },
         Kokkos::Sum<int>(result));
   } else {
-    using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+    using policy_type = TeamLaunch<ExecSpace>;
     using member_type = typename policy_type::member_type;
     constexpr int lanes = 32, groups = 8;
     using Partials = Kokkos::View<T[groups][lanes], typename ExecSpace::scratch_memory_space,
@@ -152,16 +169,14 @@ template <class ExecSpace, class Functor>
 void grid_for(const char* label, const ExecSpace& space, std::int64_t rows, std::int64_t cols,
               const Functor& f) {
   if constexpr (is_host_space<ExecSpace>()) {
-    Kokkos::parallel_for(
-        label,
-        Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(space, 0, rows * cols),
-        [=](const std::int64_t idx) { f(idx % rows, idx / rows); });
+    Kokkos::parallel_for(label, RangeLaunch<ExecSpace>(space, 0, rows * cols),
+                         [=](const std::int64_t idx) { f(idx % rows, idx / rows); });
   } else {
-    using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+    using member_type = typename TeamLaunch<ExecSpace>::member_type;
     constexpr int block = 256;
     const int blocks = static_cast<int>((rows + block - 1) / block);
     Kokkos::parallel_for(
-        label, Kokkos::TeamPolicy<ExecSpace>(space, static_cast<int>(blocks * cols), block),
+        label, TeamLaunch<ExecSpace>(space, static_cast<int>(blocks * cols), block),
         KOKKOS_LAMBDA(const member_type& team) {
           const int j = team.league_rank() / blocks;
           const std::int64_t i =
@@ -189,7 +204,7 @@ template <class ExecSpace, class QuadFunction>
 void for_each_quad(const char* label, const ExecSpace& space,
                    const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
                    std::int64_t kpad, const QuadFunction& f) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   if (K <= 1 || X.stride(1) == 1) {

@@ -71,7 +71,7 @@ template <class ExecSpace>
 void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                           const typename Views<ExecSpace>::Rows& Y,
                           const typename Views<ExecSpace>::Rows& tile_max) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Tile = Kokkos::View<double[32][33], typename ExecSpace::scratch_memory_space,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -168,7 +168,7 @@ KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, 
 template <class ExecSpace>
 bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                          const typename Views<ExecSpace>::Exponents& exponents) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   const std::int64_t K = X.extent(1);
   int any_nonfinite = 0;

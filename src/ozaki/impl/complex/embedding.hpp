@@ -61,7 +61,7 @@ void embed_complex_rows(const ExecSpace& space,
         KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t r) { write(r, k, X(r, k)); });
     return;
   }
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   constexpr int edge = 32;
   // tile(part, kk, rr), real and imaginary parts apart (team scratch is 8-byte aligned, a

@@ -138,16 +138,13 @@ class CrtPipeline {
     Carver carver = call_.carve_row_regions();
     scale_ = CrtScaleRegion<ExecSpace>::carve(carver, call_.plan.shape);
     call_.phase_offset = carver.used();
-    const bool a_bad = operand_pass1_in_place(call_.space, call_.ops.strided_a, call_.opA,
-                                              call_.copies.max_a, call_.exponents.a);
-    const bool b_bad = operand_pass1_in_place(call_.space, call_.ops.strided_b, call_.opBt,
-                                              call_.copies.max_b, call_.exponents.b);
+    const bool a_bad =
+        operand_exponents_and_norms(call_.space, call_.ops.strided_a, call_.opA, call_.copies.max_a,
+                                    call_.copies.sums_a, call_.exponents.a, scale_.l2a, scale_.l1a);
+    const bool b_bad = operand_exponents_and_norms(call_.space, call_.ops.strided_b, call_.opBt,
+                                                   call_.copies.max_b, call_.copies.sums_b,
+                                                   call_.exponents.b, scale_.l2b, scale_.l1b);
     if (a_bad || b_bad) return false;
-    // (The tile maxima are consumed: their storage takes the partial sums of squares.)
-    row_norms_of(call_.opA, call_.ops.strided_a, call_.exponents.a, call_.copies.max_a,
-                 call_.copies.sums_a, scale_.l2a, scale_.l1a);
-    row_norms_of(call_.opBt, call_.ops.strided_b, call_.exponents.b, call_.copies.max_b,
-                 call_.copies.sums_b, scale_.l2b, scale_.l1b);
     q_a_ = peak_ratio(call_.space, scale_.l2a, scale_.l1a);
     q_b_ = peak_ratio(call_.space, scale_.l2b, scale_.l1b);
     const bool peaked = static_cast<double>(call_.plan.shape.k) * q_a_ * q_b_ > crt_accurate_peak;
@@ -163,17 +160,6 @@ class CrtPipeline {
           "peaked (wide exponent ranges), so the accurate rule was taken";
     }
     return true;
-  }
-
-  void row_norms_of(const typename V::ConstMatrix& X, bool strided,
-                    const typename V::Exponents& exponents, const typename V::Rows& squares,
-                    const typename V::Rows& sums, const typename V::Norms& l2,
-                    const typename V::Norms& l1) {
-    if (strided) {
-      strided_row_norms(call_.space, X, exponents, squares, sums, l2, l1);
-    } else {
-      row_norms(call_.space, X, exponents, l2, l1);
-    }
   }
 
   double cost_of(int moduli, int products) const {

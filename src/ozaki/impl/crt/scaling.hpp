@@ -3,8 +3,8 @@
 /// Portable Kokkos kernels that choose scheme II's integer scaling (the rules are in
 /// rules.hpp, the derivations in docs/design.md §5):
 ///
-///   row_norms, strided_row_norms   n_r and l1_r per row: exact, order-independent norms
-///                                  (rules.hpp), the same bits on every backend
+///   operand_exponents_and_norms    pass 1 and n_r, l1_r per row: exact, order-independent
+///                                  norms (rules.hpp), the same bits on every backend
 ///   peak_ratio                     max_r ||x_r||_2 / ||x_r||_1, the Auto scaling rule's test
 ///   fast_bits                      bits per row from the Cauchy-Schwarz rule
 ///   magnitudes7 + INT8 GEMM + accurate_bits    bits from the per-entry bound (accurate rule)
@@ -49,34 +49,77 @@ KOKKOS_INLINE_FUNCTION double norm_from_l1(std::uint64_t sum) {
   return compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
 }
 
-/// n_r and l1_r for every row (K-contiguous rows), in one pass: each thread of a row's team
-/// sums its strided share of both quanta in 64-bit integers, and the team's partial sums meet
-/// in scratch.  Integer sums: the result depends on neither the team size nor the order.
+/// Pass 1 (row_scale_exponents' exponents) and n_r, l1_r of K-contiguous rows in one read of
+/// X: each thread of a row's team keeps its first `cached` elements in registers between the
+/// row's max and its norms (a whole row of K <= cached * team size: 8192 on a GPU), and reads
+/// any further ones again.  The norms are sums of integer quanta in 64 bits, so the result
+/// depends on neither the team size nor the order: the same bits on every space.  (Pass 1
+/// and the norms as two kernels read an 8192^2 operand in 0.27 + 0.21 ms on the H200,
+/// docs/benchmarks.md; one read of its 537 MB takes about 0.13 ms.)  Rows that hold NaN or
+/// Inf get nonfinite_row and zero norms (the call never uses them).  True on NaN/Inf.
 template <class ExecSpace>
-void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-               const typename Views<ExecSpace>::Exponents& exponents,
-               const typename Views<ExecSpace>::Norms& l2,
-               const typename Views<ExecSpace>::Norms& l1) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+bool row_exponents_and_norms(const ExecSpace& space,
+                             const typename Views<ExecSpace>::ConstMatrix& X,
+                             const typename Views<ExecSpace>::Exponents& exponents,
+                             const typename Views<ExecSpace>::Norms& l2,
+                             const typename Views<ExecSpace>::Norms& l1) {
+  using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Partials = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Maxima = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  constexpr int cached = 32;
+  constexpr int max_team = 1024;  // the largest team any space runs (CUDA's 1024 threads)
   const std::int64_t K = X.extent(1);
-  // Room for the largest team any space runs (CUDA's 1024 threads).
-  constexpr int max_team = 1024;
   policy_type policy = row_policy(space, X.extent(0));
-  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team)));
-  Kokkos::parallel_for(
-      "ozaki::crt::row_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
+  policy.set_scratch_size(
+      0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team) + Maxima::shmem_size(max_team)));
+  int any_nonfinite = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::row_exponents_and_norms", policy,
+      KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
         const int r = team.league_rank();
-        const int e = exponents(r);
         const int t = team.team_rank(), size = team.team_size();
         Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
+        Maxima maxima(team.team_scratch(0), size);
+        double x[cached];
+        double m = 0;
+        OZAKI_UNROLL
+        for (int i = 0; i < cached; ++i) {
+          const std::int64_t k = t + std::int64_t(i) * size;
+          x[i] = k < K ? X(r, k) : 0.0;
+          const double v = largest_part(x[i]);
+          m = v > m ? v : m;
+        }
+        for (std::int64_t k = t + std::int64_t(cached) * size; k < K; k += size) {
+          const double v = largest_part(X(r, k));
+          m = v > m ? v : m;
+        }
+        maxima(t) = m;
+        team.team_barrier();
+        double mu = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, size),
+            [&](const int i, double& w) { w = maxima(i) > w ? maxima(i) : w; },
+            Kokkos::Max<double>(mu));
+        const bool finite = is_finite(mu);
+        // Every thread of the team holds mu and may count the row: only "> 0" matters.
+        if (!finite) nonfinite += 1;
+        const int e = finite ? scale_exponent(mu) : nonfinite_row;
         std::uint64_t sq = 0, sum = 0;
-        for (std::int64_t k = t; k < K; k += size) {
-          const NormQuanta q = norm_quanta(X(r, k), e);
-          sq += q.square;
-          sum += q.l1;
+        if (finite) {
+          OZAKI_UNROLL
+          for (int i = 0; i < cached; ++i) {
+            const NormQuanta q = norm_quanta(x[i], e);  // 0 for the zeros beyond K
+            sq += q.square;
+            sum += q.l1;
+          }
+          for (std::int64_t k = t + std::int64_t(cached) * size; k < K; k += size) {
+            const NormQuanta q = norm_quanta(X(r, k), e);
+            sq += q.square;
+            sum += q.l1;
+          }
         }
         squares(t) = sq;
         sums(t) = sum;
@@ -87,10 +130,13 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
             total_sq += squares(i);
             total += sums(i);
           }
+          exponents(r) = e;
           l2(r) = norm_from_squares(total_sq);
           l1(r) = norm_from_l1(total);
         });
-      });
+      },
+      Kokkos::Sum<int>(any_nonfinite));
+  return any_nonfinite > 0;
 }
 
 /// row_norms for rows that are not K-contiguous, without copying them: per row tile,
@@ -140,6 +186,25 @@ void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::
       });
 }
 
+/// Pass 1 and the row norms of one operand as scheme II's pipeline reads it: K-contiguous
+/// rows in one read (row_exponents_and_norms), strided rows in place per tile of 32 columns
+/// (the tile maxima's storage then takes the partial sums of squares).  True on NaN/Inf
+/// (the norms are then not computed).
+template <class ExecSpace>
+bool operand_exponents_and_norms(const ExecSpace& space, bool strided,
+                                 const typename Views<ExecSpace>::ConstMatrix& X,
+                                 const typename Views<ExecSpace>::Rows& tile_max,
+                                 const typename Views<ExecSpace>::Rows& sums,
+                                 const typename Views<ExecSpace>::Exponents& exponents,
+                                 const typename Views<ExecSpace>::Norms& l2,
+                                 const typename Views<ExecSpace>::Norms& l1) {
+  if (!strided) return row_exponents_and_norms(space, X, exponents, l2, l1);
+  strided_tile_max(space, X, tile_max);
+  if (exponents_from_tile_max(space, tile_max, exponents)) return true;
+  strided_row_norms(space, X, exponents, tile_max, sums, l2, l1);
+  return false;
+}
+
 /// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of rules.hpp.
 template <class ExecSpace>
 double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2,
@@ -176,7 +241,7 @@ KOKKOS_INLINE_FUNCTION double scaled_magnitudes(const Kokkos::complex<double>& x
 /// parts), read in place (complex/driver.hpp decides before embedding anything).
 template <class ExecSpace, class Matrix>
 double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t count) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   const std::int64_t sampled = rows < count ? rows : count;
@@ -311,7 +376,7 @@ int accurate_bits(const ExecSpace& space, const typename Views<ExecSpace>::Produ
                   std::int64_t chunks, double range, const CrtBits<ExecSpace>& rho,
                   const typename Views<ExecSpace>::IntTiles& partial,
                   const CrtBits<ExecSpace>& bits_a, const CrtBits<ExecSpace>& bits_b) {
-  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using member_type = typename TeamLaunch<ExecSpace>::member_type;
   const std::int64_t M = bits_a.extent(0), N = bits_b.extent(0);
   min_over_columns(
       "ozaki::crt::accurate_rho", space, M, N,

@@ -31,7 +31,7 @@ void row_magnitudes(const ExecSpace& space, const typename Views<ExecSpace>::Con
                     const typename Views<ExecSpace>::Exponents& exponents, int level,
                     const typename Views<ExecSpace>::Digits& magnitudes,
                     const typename Views<ExecSpace>::Norms& scaled_l1) {
-  using policy_type = Kokkos::TeamPolicy<ExecSpace>;
+  using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   const std::int64_t K = X.extent(1);
   const std::int64_t rows = X.extent(0);
