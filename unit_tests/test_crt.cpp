@@ -113,7 +113,7 @@ struct SpaceScale {
 
 /// Pass 1 and the exact row norms as scheme II's pipeline computes them
 /// (operand_exponents_and_norms): strided rows read in place per tile of 32 columns,
-/// K-contiguous rows in one read per row.  True on NaN/Inf.
+/// K-contiguous rows row by row.  True on NaN/Inf.
 bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::Norms& l2,
                       const V::Norms& l1) {
   const TestSpace space;
@@ -167,7 +167,6 @@ TEST(Crt, RowNormsMatchTheOracleBitForBit) {
   // stretches, subnormals, a zero row, rows shorter than a tile and a last tile cut short;
   // both layouts (strided rows are read in place per tile of 32 columns, K-contiguous ones
   // per row).
-  // K = 9000: longer than what a GPU team keeps in registers (32 x 256 elements per row).
   for (const std::int64_t K : {std::int64_t(1), std::int64_t(31), std::int64_t(97),
                                std::int64_t(1000), std::int64_t(9000)}) {
     Random rng(900 + K);
@@ -327,6 +326,26 @@ TEST(Crt, MoreModuliMeanSmallerError) {
   }
 }
 
+/// The peak ratios q = max_r l2_r / l1_r of op(A) = A and op(B)^T = B^T from the oracle's exact
+/// row norms (the same bits as every space's), and the rule an automatic count takes there.
+struct OraclePeaks {
+  double q_a = 0, q_b = 0;
+  ozaki::Impl::CrtPeakClass rule = ozaki::Impl::CrtPeakClass::Fast;
+};
+OraclePeaks oracle_peaks(const HostMatrix& A, const HostMatrix& B) {
+  auto q = [](const ozaki::serial::CrtRowNorms& n) {
+    double worst = 0;
+    for (std::size_t r = 0; r < n.l1.size(); ++r)
+      if (n.l1[r] > 0 && n.l2[r] / n.l1[r] > worst) worst = n.l2[r] / n.l1[r];
+    return worst;
+  };
+  OraclePeaks p;
+  p.q_a = q(ozaki::serial::crt_row_norms(A.cref()));
+  p.q_b = q(ozaki::serial::crt_row_norms(B.cref().transposed()));
+  p.rule = ozaki::Impl::crt_peak_class(A.cols, p.q_a, p.q_b);
+  return p;
+}
+
 class CrtAuto : public ::testing::TestWithParam<std::tuple<double, int>> {};
 
 TEST_P(CrtAuto, NoWorseThanNativeFp64) {
@@ -344,14 +363,66 @@ TEST_P(CrtAuto, NoWorseThanNativeFp64) {
   EXPECT_GT(err_native, 0.0);
   EXPECT_GT(run.report.modeled_error, 0.0);
   EXPECT_LE(run.report.modeled_error, u);
-  // Wide exponent ranges take the accurate rule, narrow ones the fast rule.
-  EXPECT_EQ(run.report.crt_scaling, phi >= 2 ? CrtScaling::Accurate : CrtScaling::Fast);
+  // Wide exponent ranges take the accurate rule, narrow and moderately peaked ones the fast
+  // rule, the latter with one modulus more than its model (rules.hpp, crt_peak_class).
+  const OraclePeaks peaks = oracle_peaks(A, B);
+  if (phi >= 4) EXPECT_EQ(peaks.rule, ozaki::Impl::CrtPeakClass::Accurate);
+  if (phi <= 0.5) EXPECT_EQ(peaks.rule, ozaki::Impl::CrtPeakClass::Fast);
+  EXPECT_EQ(run.report.crt_scaling, peaks.rule == ozaki::Impl::CrtPeakClass::Accurate
+                                        ? CrtScaling::Accurate
+                                        : CrtScaling::Fast);
+  if (peaks.rule != ozaki::Impl::CrtPeakClass::Accurate) {
+    EXPECT_EQ(run.report.moduli, ozaki::Impl::crt_fast_auto_moduli(K, peaks.q_a, peaks.q_b));
+  }
   expect_crt_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run);
 }
 
 INSTANTIATE_TEST_SUITE_P(PhiAndK, CrtAuto,
-                         ::testing::Combine(::testing::Values(0.5, 2.0, 4.0),
+                         ::testing::Combine(::testing::Values(0.5, 1.0, 1.5, 2.0, 4.0),
                                             ::testing::Values(64, 1024, 4096)));
+
+TEST(Crt, ModeratelyPeakedRowsKeepTheFastRuleWithOneModulusMore) {
+  // Peak products K q_A q_B in (8, 32]: the automatic count (Auto scaling and explicit fast
+  // scaling alike) keeps the fast rule with one modulus more than its model, no bound product,
+  // and native FP64's error or better against double-double.  Each shape's seed is checked to
+  // land in that class first, so the test cannot pass vacuously.
+  struct Case {
+    std::int64_t M, N, K;
+    double phi;
+    int seed;
+  };
+  for (const Case c :
+       {Case{64, 48, 4096, 1.2, 12}, Case{96, 80, 1024, 1.2, 11}, Case{32, 40, 8192, 1.3, 11},
+        Case{128, 128, 2048, 1.3, 11}, Case{64, 48, 4096, 1.4, 11}}) {
+    Random rng(c.seed);
+    const HostMatrix A = random_host(c.M, c.K, c.phi, rng), B = random_host(c.K, c.N, c.phi, rng);
+    const HostMatrix C0 = random_host(c.M, c.N, 0.5, rng);
+    const OraclePeaks peaks = oracle_peaks(A, B);
+    const double peak = double(c.K) * peaks.q_a * peaks.q_b;
+    ASSERT_EQ(peaks.rule, ozaki::Impl::CrtPeakClass::FastExtended)
+        << c.M << "x" << c.N << "x" << c.K << ": K q_A q_B = " << peak;
+    const int model = ozaki::Impl::crt_fast_moduli(c.K, peaks.q_a, peaks.q_b);
+    std::vector<double> first;
+    for (const CrtScaling scaling : {CrtScaling::Auto, CrtScaling::Fast}) {
+      const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, crt(ozaki::auto_moduli, scaling));
+      EXPECT_EQ(run.report.crt_scaling, CrtScaling::Fast);
+      EXPECT_EQ(run.report.moduli, model + 1) << "K q_A q_B = " << peak;
+      EXPECT_EQ(run.report.estimate_int8_gemms, 0);
+      EXPECT_NE(run.report.reason.find("moderately peaked"), std::string::npos)
+          << run.report.reason;
+      if (!first.empty()) {
+        EXPECT_EQ(run.C.values, first) << "Auto and fast scaling took the same rule and count";
+        continue;
+      }
+      first = run.C.values;
+      const auto [err, err_native] = errors_against_reference(A, B, run.C);
+      EXPECT_LE(err, err_native) << c.M << "x" << c.N << "x" << c.K << ", K q_A q_B = " << peak
+                                 << ", " << run.report.moduli << " moduli: ozaki " << err
+                                 << " vs native " << err_native;
+      expect_crt_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run);
+    }
+  }
+}
 
 TEST(Crt, LayoutsTransposesAndRowMajorC) {
   Random rng(42);

@@ -9,14 +9,6 @@
 
 #include <cstdint>
 
-/// Full unrolling of a loop over a per-thread array, so that the array lives in registers
-/// (device compilers; host compilers unroll as they see fit).
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define OZAKI_UNROLL _Pragma("unroll")
-#else
-#define OZAKI_UNROLL
-#endif
-
 namespace ozaki {
 namespace Impl {
 
@@ -26,8 +18,8 @@ namespace Impl {
 /// ozaki's: several Views and the CRT constants) through one constant-memory buffer, and each
 /// such launch first blocks the host until the previous one has finished on the device: the
 /// host could never queue ahead of the GPU, and every such kernel started only after a launch
-/// round trip (docs/benchmarks.md: about 1.2 ms between the kernels of an 8192^3 call).  Host
-/// spaces ignore the hint.
+/// round trip.  The time of an 8192^3 call outside its kernels fell from about 1.2 to 0.74 ms
+/// (docs/benchmarks.md).  Host spaces ignore the hint.
 using LaunchHint = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
 template <class ExecSpace>
 using TeamLaunch = Kokkos::TeamPolicy<ExecSpace, LaunchHint>;

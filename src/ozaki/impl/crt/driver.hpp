@@ -42,13 +42,14 @@ namespace Impl {
 /// count in our measurements (docs/benchmarks.md), plus its bound and estimate products.  Where
 /// even that makes native faster at the peak ratios q_a, q_b (scaled row norms, rules.hpp) of
 /// `shape` (the real GEMM the accurate rule runs), Auto stops before the bound product: true,
-/// with the Report's `reason`.
+/// with the Report's `reason`.  (Peaks that keep the fast rule, crt_peak_class, are left to
+/// choose_moduli's cost test.)
 inline bool crt_native_wins_at_peaks(const DeviceRates& rates, const Shape& shape,
                                      CrtScaling scaling, double q_a, double q_b,
                                      const std::string& which_rows, std::string& reason) {
   const std::int64_t K = shape.k;
   const bool wide =
-      scaling == CrtScaling::Accurate || static_cast<double>(K) * q_a * q_b > crt_accurate_peak;
+      scaling == CrtScaling::Accurate || crt_peak_class(K, q_a, q_b) == CrtPeakClass::Accurate;
   if (!wide) return false;
   const int hopeful = std::min(max_moduli, crt_fast_moduli(K, q_a, q_b) + 2);
   const double cost = crt_relative_cost(rates, hopeful + 2, hopeful, shape);
@@ -147,10 +148,15 @@ class CrtPipeline {
     if (a_bad || b_bad) return false;
     q_a_ = peak_ratio(call_.space, scale_.l2a, scale_.l1a);
     q_b_ = peak_ratio(call_.space, scale_.l2b, scale_.l1b);
-    const bool peaked = static_cast<double>(call_.plan.shape.k) * q_a_ * q_b_ > crt_accurate_peak;
+    const CrtPeakClass peaks = crt_peak_class(call_.plan.shape.k, q_a_, q_b_);
     if (scaling_ == CrtScaling::Auto) {
-      scaling_ = peaked ? CrtScaling::Accurate : CrtScaling::Fast;
-    } else if (scaling_ == CrtScaling::Fast && peaked && call_.plan.auto_moduli) {
+      // With a fixed count the accurate rule's bits serve any peaked rows best; an automatic
+      // count keeps the fast rule with one modulus more while that is measured to hold.
+      const bool accurate =
+          call_.plan.auto_moduli ? peaks == CrtPeakClass::Accurate : peaks != CrtPeakClass::Fast;
+      scaling_ = accurate ? CrtScaling::Accurate : CrtScaling::Fast;
+    } else if (scaling_ == CrtScaling::Fast && peaks == CrtPeakClass::Accurate &&
+               call_.plan.auto_moduli) {
       // An automatic count promises FP64-equivalent accuracy, and the fast rule's count comes
       // from a mean-field model that peaked rows break (at phi = 4 it gave errors 100 times
       // native's): the accurate rule's bound and model keep the promise.
@@ -158,6 +164,13 @@ class CrtPipeline {
       call_.report.reason =
           "automatic moduli count: the fast scaling rule's model does not hold for rows this "
           "peaked (wide exponent ranges), so the accurate rule was taken";
+    }
+    if (scaling_ == CrtScaling::Fast && peaks == CrtPeakClass::FastExtended &&
+        call_.plan.auto_moduli) {
+      call_.report.reason = "automatic moduli count: moderately peaked rows (K q_A q_B = " +
+                            std::to_string(call_.plan.shape.k * q_a_ * q_b_) +
+                            "), so the fast scaling rule took " +
+                            std::to_string(crt_fast_extra_moduli) + " modulus more than its model";
     }
     return true;
   }
@@ -224,7 +237,7 @@ class CrtPipeline {
   /// then prefers native FP64 GEMM (the Report says why).
   bool choose_moduli() {
     if (scaling_ == CrtScaling::Fast) {
-      L_ = crt_fast_moduli(call_.plan.shape.k, q_a_, q_b_);
+      L_ = crt_fast_auto_moduli(call_.plan.shape.k, q_a_, q_b_);
       call_.report.modeled_error = crt_fast_model(L_, call_.plan.shape.k, q_a_, q_b_);
     } else {
       choose_accurate_moduli();

@@ -95,6 +95,30 @@ inline double crt_accurate_range(int L) { return crt_half_range(L) / (1 + 0x1p-8
 /// accurate rule's extra product pays for itself.
 constexpr double crt_accurate_peak = 8;
 
+/// An automatic count under a scaling rule that may be fast (Auto, Fast) and a peak product
+/// in (crt_accurate_peak, crt_fast_extended_peak] keeps the fast rule with
+/// crt_fast_extra_moduli more than its model asks for, instead of the accurate rule's bound
+/// product and estimate.  Measured (docs/benchmarks.md, host analysis of 2026-12-01): the
+/// model's count plus one kept native FP64's error with a margin of 6x or more on six shapes up
+/// to phi = 2.5, where peak products reach the hundreds; it failed only at phi = 4 on few-row
+/// shapes (a single concentrated row meeting small elements of a column), whose peak products
+/// are in the thousands.  At 8192^3, phi = 1 has 11.2 (phi = 0.5: 1.8).
+constexpr double crt_fast_extended_peak = 32;
+constexpr int crt_fast_extra_moduli = 1;
+
+/// Which rule an automatic count takes for a peak product K q_A q_B.
+enum class CrtPeakClass {
+  Fast,          // <= crt_accurate_peak: the fast rule's model holds
+  FastExtended,  // <= crt_fast_extended_peak: the fast rule with crt_fast_extra_moduli more
+  Accurate,      // beyond: the accurate rule
+};
+
+inline CrtPeakClass crt_peak_class(std::int64_t K, double q_a, double q_b) {
+  const double peak = static_cast<double>(K) * q_a * q_b;
+  if (!(peak > crt_accurate_peak)) return CrtPeakClass::Fast;
+  return peak <= crt_fast_extended_peak ? CrtPeakClass::FastExtended : CrtPeakClass::Accurate;
+}
+
 /// Modelled typical error relative to |A||B| of the fast rule with L moduli (docs/design.md
 /// §5): the split of row m rounds each element by up to 2^(e_m - b_m - 1) with random signs,
 /// and with entries of |A||B| near their mean-field value ||a_m||_1 ||b_n||_1 / K,
@@ -115,6 +139,15 @@ inline int crt_fast_moduli(std::int64_t K, double q_a, double q_b) {
     if (crt_fast_model(L, K, q_a, q_b) <= crt_target_error) return L;
   }
   return max_moduli;
+}
+
+/// The automatic count under the fast rule: the model's, plus crt_fast_extra_moduli for
+/// FastExtended peaks.
+inline int crt_fast_auto_moduli(std::int64_t K, double q_a, double q_b) {
+  const int extra =
+      crt_peak_class(K, q_a, q_b) == CrtPeakClass::FastExtended ? crt_fast_extra_moduli : 0;
+  const int L = crt_fast_moduli(K, q_a, q_b) + extra;
+  return L < max_moduli ? L : max_moduli;
 }
 
 /// The moduli count Auto assumes before any work: the fast rule's choice for uniformly

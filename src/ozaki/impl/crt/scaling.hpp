@@ -49,77 +49,34 @@ KOKKOS_INLINE_FUNCTION double norm_from_l1(std::uint64_t sum) {
   return compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
 }
 
-/// Pass 1 (row_scale_exponents' exponents) and n_r, l1_r of K-contiguous rows in one read of
-/// X: each thread of a row's team keeps its first `cached` elements in registers between the
-/// row's max and its norms (a whole row of K <= cached * team size: 8192 on a GPU), and reads
-/// any further ones again.  The norms are sums of integer quanta in 64 bits, so the result
-/// depends on neither the team size nor the order: the same bits on every space.  (Pass 1
-/// and the norms as two kernels read an 8192^2 operand in 0.27 + 0.21 ms on the H200,
-/// docs/benchmarks.md; one read of its 537 MB takes about 0.13 ms.)  Rows that hold NaN or
-/// Inf get nonfinite_row and zero norms (the call never uses them).  True on NaN/Inf.
+/// n_r and l1_r for every row (K-contiguous rows), in one pass: each thread of a row's team
+/// sums its strided share of both quanta in 64-bit integers, and the team's partial sums meet
+/// in scratch.  Integer sums: the result depends on neither the team size nor the order.
 template <class ExecSpace>
-bool row_exponents_and_norms(const ExecSpace& space,
-                             const typename Views<ExecSpace>::ConstMatrix& X,
-                             const typename Views<ExecSpace>::Exponents& exponents,
-                             const typename Views<ExecSpace>::Norms& l2,
-                             const typename Views<ExecSpace>::Norms& l1) {
+void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+               const typename Views<ExecSpace>::Exponents& exponents,
+               const typename Views<ExecSpace>::Norms& l2,
+               const typename Views<ExecSpace>::Norms& l1) {
   using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Partials = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  using Maxima = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
-                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  constexpr int cached = 32;
-  constexpr int max_team = 1024;  // the largest team any space runs (CUDA's 1024 threads)
   const std::int64_t K = X.extent(1);
+  // Room for the largest team any space runs (CUDA's 1024 threads).
+  constexpr int max_team = 1024;
   policy_type policy = row_policy(space, X.extent(0));
-  policy.set_scratch_size(
-      0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team) + Maxima::shmem_size(max_team)));
-  int any_nonfinite = 0;
-  Kokkos::parallel_reduce(
-      "ozaki::crt::row_exponents_and_norms", policy,
-      KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
+  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team)));
+  Kokkos::parallel_for(
+      "ozaki::crt::row_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
+        const int e = exponents(r);
         const int t = team.team_rank(), size = team.team_size();
         Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
-        Maxima maxima(team.team_scratch(0), size);
-        double x[cached];
-        double m = 0;
-        OZAKI_UNROLL
-        for (int i = 0; i < cached; ++i) {
-          const std::int64_t k = t + std::int64_t(i) * size;
-          x[i] = k < K ? X(r, k) : 0.0;
-          const double v = largest_part(x[i]);
-          m = v > m ? v : m;
-        }
-        for (std::int64_t k = t + std::int64_t(cached) * size; k < K; k += size) {
-          const double v = largest_part(X(r, k));
-          m = v > m ? v : m;
-        }
-        maxima(t) = m;
-        team.team_barrier();
-        double mu = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, size),
-            [&](const int i, double& w) { w = maxima(i) > w ? maxima(i) : w; },
-            Kokkos::Max<double>(mu));
-        const bool finite = is_finite(mu);
-        // Every thread of the team holds mu and may count the row: only "> 0" matters.
-        if (!finite) nonfinite += 1;
-        const int e = finite ? scale_exponent(mu) : nonfinite_row;
         std::uint64_t sq = 0, sum = 0;
-        if (finite) {
-          OZAKI_UNROLL
-          for (int i = 0; i < cached; ++i) {
-            const NormQuanta q = norm_quanta(x[i], e);  // 0 for the zeros beyond K
-            sq += q.square;
-            sum += q.l1;
-          }
-          for (std::int64_t k = t + std::int64_t(cached) * size; k < K; k += size) {
-            const NormQuanta q = norm_quanta(X(r, k), e);
-            sq += q.square;
-            sum += q.l1;
-          }
+        for (std::int64_t k = t; k < K; k += size) {
+          const NormQuanta q = norm_quanta(X(r, k), e);
+          sq += q.square;
+          sum += q.l1;
         }
         squares(t) = sq;
         sums(t) = sum;
@@ -130,13 +87,10 @@ bool row_exponents_and_norms(const ExecSpace& space,
             total_sq += squares(i);
             total += sums(i);
           }
-          exponents(r) = e;
           l2(r) = norm_from_squares(total_sq);
           l1(r) = norm_from_l1(total);
         });
-      },
-      Kokkos::Sum<int>(any_nonfinite));
-  return any_nonfinite > 0;
+      });
 }
 
 /// row_norms for rows that are not K-contiguous, without copying them: per row tile,
@@ -187,8 +141,8 @@ void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::
 }
 
 /// Pass 1 and the row norms of one operand as scheme II's pipeline reads it: K-contiguous
-/// rows in one read (row_exponents_and_norms), strided rows in place per tile of 32 columns
-/// (the tile maxima's storage then takes the partial sums of squares).  True on NaN/Inf
+/// rows row by row, strided rows in place per tile of 32 columns (the tile maxima's storage
+/// then takes the partial sums of squares).  True on NaN/Inf
 /// (the norms are then not computed).
 template <class ExecSpace>
 bool operand_exponents_and_norms(const ExecSpace& space, bool strided,
@@ -198,10 +152,14 @@ bool operand_exponents_and_norms(const ExecSpace& space, bool strided,
                                  const typename Views<ExecSpace>::Exponents& exponents,
                                  const typename Views<ExecSpace>::Norms& l2,
                                  const typename Views<ExecSpace>::Norms& l1) {
-  if (!strided) return row_exponents_and_norms(space, X, exponents, l2, l1);
-  strided_tile_max(space, X, tile_max);
-  if (exponents_from_tile_max(space, tile_max, exponents)) return true;
-  strided_row_norms(space, X, exponents, tile_max, sums, l2, l1);
+  // (One kernel that keeps a K-contiguous row in registers between its max and its norms ran
+  // in 0.84 ms on an 8192^2 operand, against 0.27 + 0.21 ms for these two: docs/benchmarks.md.)
+  if (operand_pass1_in_place(space, strided, X, tile_max, exponents)) return true;
+  if (strided) {
+    strided_row_norms(space, X, exponents, tile_max, sums, l2, l1);
+  } else {
+    row_norms(space, X, exponents, l2, l1);
+  }
   return false;
 }
 
