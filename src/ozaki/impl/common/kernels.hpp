@@ -190,8 +190,11 @@ constexpr int quad_tile_k = 128;
 /// K-contiguous X: one team per row, consecutive threads on consecutive k (coalesced reads).
 /// Otherwise (op(A) of a column-major A, say) X is read in 32 x 128 tiles through team
 /// scratch, consecutive lanes on consecutive rows (X's contiguous index), so that no FP64 copy
-/// of X is needed.  The tile pitch of 129 keeps the transposed writes to scratch at most
-/// 2-way bank-conflicted.
+/// of X is needed.  The tile is stored by position in the quad: tile(j, rr, q) = X(r0 + rr,
+/// k0 + 4 q + j), so that the lanes of a warp, which take consecutive quads q of one row, read
+/// consecutive doubles (a row-major 32 x 129 tile put them 32 bytes apart: 8-way bank
+/// conflicts, and this kernel ran 1.65x slower than the K-contiguous one on the H200,
+/// docs/benchmarks.md); the pitch of 33 keeps the transposed writes conflict-free.
 template <class ExecSpace, class QuadFunction>
 void for_each_quad(const char* label, const ExecSpace& space,
                    const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
@@ -215,9 +218,10 @@ void for_each_quad(const char* label, const ExecSpace& space,
         });
     return;
   }
-  using Tile = Kokkos::View<double[quad_tile_rows][quad_tile_k + 1],
-                            typename ExecSpace::scratch_memory_space,
-                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  constexpr int quads = quad_tile_k / 4;
+  using Tile =
+      Kokkos::View<double[4][quad_tile_rows][quads + 1], typename ExecSpace::scratch_memory_space,
+                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t tiles_r = (rows_out + quad_tile_rows - 1) / quad_tile_rows;
   const std::int64_t tiles_k = (kpad + quad_tile_k - 1) / quad_tile_k;
   policy_type policy(space, static_cast<int>(tiles_r * tiles_k), is_host_space<ExecSpace>() ? 1 : 8,
@@ -231,16 +235,16 @@ void for_each_quad(const char* label, const ExecSpace& space,
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_k), [&](const int kk) {
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_rows), [&](const int rr) {
             const std::int64_t r = r0 + rr, k = k0 + kk;
-            tile(rr, kk) = r < rows && k < K ? X(r, k) : 0.0;
+            tile(kk % 4, rr, kk / 4) = r < rows && k < K ? X(r, k) : 0.0;
           });
         });
         team.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_rows), [&](const int rr) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_k / 4), [&](const int q) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quads), [&](const int q) {
             const std::int64_t r = r0 + rr, k = k0 + 4 * q;
             if (r < rows_out && k < kpad) {
               double x[4];
-              for (int j = 0; j < 4; ++j) x[j] = tile(rr, 4 * q + j);
+              for (int j = 0; j < 4; ++j) x[j] = tile(j, rr, q);
               f(static_cast<int>(r), k, x);
             }
           });
