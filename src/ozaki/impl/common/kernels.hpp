@@ -192,9 +192,10 @@ constexpr int quad_tile_k = 128;
 /// scratch, consecutive lanes on consecutive rows (X's contiguous index), so that no FP64 copy
 /// of X is needed.  The tile is stored by position in the quad: tile(j, rr, q) = X(r0 + rr,
 /// k0 + 4 q + j), so that the lanes of a warp, which take consecutive quads q of one row, read
-/// consecutive doubles (a row-major 32 x 129 tile put them 32 bytes apart: 8-way bank
-/// conflicts, and this kernel ran 1.65x slower than the K-contiguous one on the H200,
-/// docs/benchmarks.md); the pitch of 33 keeps the transposed writes conflict-free.
+/// consecutive doubles (a row-major 32 x 129 tile put them 32 bytes apart, 8-way bank
+/// conflicts); the pitch of 33 keeps the transposed writes conflict-free.  The conflicts were
+/// not what bounds it: on the H200 this path takes 1.10 ms for an 8192^2 operand at 14 moduli
+/// either way, 1.65x the K-contiguous path's time (docs/benchmarks.md).
 template <class ExecSpace, class QuadFunction>
 void for_each_quad(const char* label, const ExecSpace& space,
                    const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
