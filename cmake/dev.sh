@@ -170,6 +170,23 @@ cmd_device() {
     (cd "$repo/build-cuda" && ctest --output-on-failure --no-tests=error --timeout 300 2>&1) \
       >>"$log" || true
     echo "tests: $((SECONDS - t0)) s" >>"$log"
+    # The same bits on Cuda and OpenMP across binaries (this Kokkos build has no OpenMP
+    # space): fuzz_cuda records its INT8 calls, a Serial+OpenMP build's fuzz_openmp replays
+    # them with the recorded options (test_fuzz.cpp).  OZAKI_CROSS_REPLAY=0 skips it.
+    if [ "${OZAKI_CROSS_REPLAY:-1}" != 0 ]; then
+      t0=$SECONDS
+      local calls=$repo/build-cuda/fuzz_cuda_calls.txt
+      {
+        configure_and_build openmp "$repo/build-openmp" fuzz_openmp -DOZAKI_ENABLE_TESTS=ON \
+          -DOZAKI_TEST_SPACES=openmp -DOZAKI_ENABLE_ONEDNN=AUTO &&
+          OZAKI_FUZZ_RECORD=$calls "$repo/build-cuda/unit_tests/fuzz_cuda" \
+            --gtest_filter=Fuzz.EveryCaseWithinTheOraclesBoundAndReplayedBitwise &&
+          OZAKI_FUZZ_REPLAY=$calls "$repo/build-openmp/unit_tests/fuzz_openmp" \
+            --gtest_filter=Fuzz.CallsRecordedElsewhereReplayBitwise
+      } >>"$log" 2>&1 && echo "cross replay (Cuda -> OpenMP): passed" >>"$log" ||
+        echo "cross replay (Cuda -> OpenMP): FAILED" >>"$log"
+      echo "cross replay: $((SECONDS - t0)) s" >>"$log"
+    fi
   fi
   # compute-sanitizer's memcheck, racecheck and synccheck on the test binaries named in
   # OZAKI_SANITIZE ("all": every CUDA test binary), OZAKI_SANITIZE_JOBS runs at once, each

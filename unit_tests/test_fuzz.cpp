@@ -16,6 +16,13 @@
 //     whatever the storage, the elements of C's allocation outside C untouched.
 // Then each INT8 case is replayed with Report::options on a second space (Serial for a device
 // or OpenMP binary) and must give bitwise the same C: CPU checking by equality.
+//
+// Across binaries (a CUDA build of Kokkos 3.4 has no OpenMP space beside Cuda): with
+// OZAKI_FUZZ_RECORD=FILE the fuzz test writes one line per INT8 case, the case's index, the
+// concrete options of Report::options and a hash of C's bits; another binary (fuzz_openmp, on
+// the same machine) given OZAKI_FUZZ_REPLAY=FILE regenerates each case from its index, runs
+// it with those options and compares the hash.  The device script does that for Cuda against
+// OpenMP; CI does it for OpenMP against Serial (unit_tests/CMakeLists.txt).
 #include "common.hpp"
 
 #include <ozaki/serial/crt.hpp>
@@ -23,6 +30,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -165,10 +173,11 @@ Options random_options(Random& rng, bool allow_emulation) {
     o.algorithm = Algorithm::CublasEmulation;
     o.slices = rng.uniform() < 0.5 ? ozaki::auto_slices : 1 + static_cast<int>(rng.uniform() * 7);
   }
-  if (rng.uniform() < 0.3) o.k_block = pick(rng, {std::int64_t(16), std::int64_t(48),
-                                                  std::int64_t(100), std::int64_t(1000)});
-  if (rng.uniform() < 0.2) o.workspace_limit = pick(rng, {std::int64_t(1) << 16,
-                                                          std::int64_t(1) << 20});
+  if (rng.uniform() < 0.3)
+    o.k_block =
+        pick(rng, {std::int64_t(16), std::int64_t(48), std::int64_t(100), std::int64_t(1000)});
+  if (rng.uniform() < 0.2)
+    o.workspace_limit = pick(rng, {std::int64_t(1) << 16, std::int64_t(1) << 20});
   if (rng.uniform() < 0.2) o.crt_pass_columns = pick(rng, {std::int64_t(16), std::int64_t(50)});
   o.overlap = rng.uniform() < 0.3;
   return o;
@@ -321,9 +330,10 @@ std::string check_native(const Case& c, const HostMatrix& got) {
   HostMatrix ieee = c.C0, ref = c.C0;
   ozaki::serial::dgemm(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta, ieee.ref());
   const bool finite = !nonfinite(c.A) && !nonfinite(c.B);
-  if (finite) ozaki::serial::dd_gemm(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta, ref.ref());
-  const std::vector<double> abs_ab = finite ? abs_product(c.ta, c.tb, c.A, c.B)
-                                            : std::vector<double>(got.values.size(), 0.0);
+  if (finite)
+    ozaki::serial::dd_gemm(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta, ref.ref());
+  const std::vector<double> abs_ab =
+      finite ? abs_product(c.ta, c.tb, c.A, c.B) : std::vector<double>(got.values.size(), 0.0);
   const double n = static_cast<double>(c.K + 2);
   const double gamma = n * u / (1 - n * u);
   for (std::size_t i = 0; i < got.values.size(); ++i) {
@@ -334,7 +344,8 @@ std::string check_native(const Case& c, const HostMatrix& got) {
     if (std::isinf(want) && g != want) return s.str() + " (Inf differs)";
     if (!std::isfinite(want) || !finite) continue;
     const double c0 = c.beta == 0 ? 0.0 : std::fabs(c.beta * c.C0.values[i]);
-    const double bound = gamma * (std::fabs(c.alpha) * abs_ab[i] + c0) + u * std::fabs(ref.values[i]) +
+    const double bound = gamma * (std::fabs(c.alpha) * abs_ab[i] + c0) +
+                         u * std::fabs(ref.values[i]) +
                          n * std::numeric_limits<double>::denorm_min();
     if (!(std::fabs(g - ref.values[i]) <= bound)) return s.str() + ", beyond gamma_(K+2)";
   }
@@ -373,10 +384,10 @@ std::string check_slices(const Case& c, const Outcome& run) {
   const ozaki::Report& r = run.report;
   HostMatrix ref = c.C0;
   ozaki::serial::dd_gemm(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta, ref.ref());
-  return within(c, run.C, ref,
-                ozaki::serial::error_bound(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta,
-                                           c.C0.cref(), r.slices, r.options.pairs,
-                                           r.options.pair_count, r.int8_gemms));
+  return within(
+      c, run.C, ref,
+      ozaki::serial::error_bound(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta, c.C0.cref(),
+                                 r.slices, r.options.pairs, r.options.pair_count, r.int8_gemms));
 }
 
 /// An exception is right only where the oracle refuses too: too few moduli for this K.
@@ -436,10 +447,89 @@ std::uint64_t fuzz_case_count() {
   return on_host ? 2000 : 500;
 }
 
+// ---- records of calls, for a replay in another binary ---------------------------------------
+
+/// FNV-1a over the bytes of C's elements (column by column).
+std::uint64_t bits_hash(const HostMatrix& C) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(C.values.data());
+  for (std::size_t i = 0; i < C.values.size() * sizeof(double); ++i) {
+    h ^= bytes[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/// One line: case index, every field of Options that a call reads, the hash of C.
+std::string call_record(std::uint64_t index, const Options& o, std::uint64_t hash) {
+  std::ostringstream s;
+  s << index << ' ' << static_cast<int>(o.algorithm) << ' ' << o.slices << ' '
+    << static_cast<int>(o.pairs) << ' ' << o.pair_count << ' ' << o.moduli << ' '
+    << static_cast<int>(o.crt_scaling) << ' ' << o.k_block << ' ' << o.crt_pass_columns << ' '
+    << int(o.overlap) << ' ' << o.complex_products << ' ' << o.workspace_limit << ' ' << hash;
+  return s.str();
+}
+
+struct CallRecord {
+  std::uint64_t index = 0, hash = 0;
+  Options options;
+};
+
+bool parse_call_record(const std::string& line, CallRecord& r) {
+  std::istringstream s(line);
+  int algorithm = 0, pairs = 0, scaling = 0, overlap = 0;
+  Options& o = r.options;
+  s >> r.index >> algorithm >> o.slices >> pairs >> o.pair_count >> o.moduli >> scaling >>
+      o.k_block >> o.crt_pass_columns >> overlap >> o.complex_products >> o.workspace_limit >>
+      r.hash;
+  o.algorithm = static_cast<Algorithm>(algorithm);
+  o.pairs = static_cast<PairPolicy>(pairs);
+  o.crt_scaling = static_cast<CrtScaling>(scaling);
+  o.overlap = overlap != 0;
+  return !s.fail();
+}
+
+/// Replays records on TestSpace: the number replayed and the first mismatch, if any.
+struct ReplayResult {
+  int replayed = 0, equal = 0;
+  std::string first_problem;
+};
+
+ReplayResult replay_records(std::istream& in) {
+  ReplayResult result;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    CallRecord r;
+    if (!parse_call_record(line, r)) {
+      if (result.first_problem.empty()) result.first_problem = "unreadable record: " + line;
+      continue;
+    }
+    const Case c = make_case(r.index, true);
+    const Outcome again = run_case<TestSpace>(c, r.options);
+    ++result.replayed;
+    if (!again.threw && again.report.algorithm == r.options.algorithm &&
+        bits_hash(again.C) == r.hash) {
+      ++result.equal;
+    } else if (result.first_problem.empty()) {
+      result.first_problem = c.describe() + "\n  -> replayed with the recorded options on " +
+                             std::string(TestSpace::name()) + ": other bits (" +
+                             ozaki::to_string(again.report.algorithm) + ")";
+    }
+  }
+  return result;
+}
+
 TEST(Fuzz, EveryCaseWithinTheOraclesBoundAndReplayedBitwise) {
   std::map<std::string, int> counts;
-  int failures = 0, replayed = 0;
+  int failures = 0, replayed = 0, recorded = 0;
   const std::uint64_t case_count = fuzz_case_count();
+  const char* record_path = std::getenv("OZAKI_FUZZ_RECORD");
+  std::ofstream record;
+  if (record_path && *record_path) {
+    record.open(record_path);
+    ASSERT_TRUE(record.good()) << "cannot write " << record_path;
+  }
   for (std::uint64_t i = 0; i < case_count && failures < 5; ++i) {
     const Case c = make_case(i, true);  // CublasEmulation falls back to Int8Slices off CUDA
     const Outcome run = run_case<TestSpace>(c, c.options);
@@ -455,11 +545,16 @@ TEST(Fuzz, EveryCaseWithinTheOraclesBoundAndReplayedBitwise) {
                   ozaki::to_string(again.report.algorithm) + ")";
       }
     }
+    if (problem.empty() && record.is_open() && !run.threw &&
+        (a == Algorithm::Int8Crt || a == Algorithm::Int8Slices)) {
+      record << call_record(i, run.report.options, bits_hash(run.C)) << '\n';
+      ++recorded;
+    }
     if (!problem.empty()) {
       ++failures;
-      ADD_FAILURE() << c.describe() << "\n  -> " << problem << "\n  report: "
-                    << ozaki::to_string(run.report.algorithm) << " S=" << run.report.slices
-                    << " L=" << run.report.moduli << " "
+      ADD_FAILURE() << c.describe() << "\n  -> " << problem
+                    << "\n  report: " << ozaki::to_string(run.report.algorithm)
+                    << " S=" << run.report.slices << " L=" << run.report.moduli << " "
                     << ozaki::to_string(run.report.crt_scaling) << " reason: " << run.report.reason;
     }
   }
@@ -468,7 +563,40 @@ TEST(Fuzz, EveryCaseWithinTheOraclesBoundAndReplayedBitwise) {
   for (const auto& kv : counts) std::printf(" %s %d,", kv.first.c_str(), kv.second);
   std::printf(" %d replayed bitwise on %s, %d failures\n", replayed,
               replay ? ReplaySpace::name() : "(none)", failures);
+  if (record.is_open()) std::printf("fuzz: %d INT8 calls recorded to %s\n", recorded, record_path);
   EXPECT_EQ(failures, 0);
+}
+
+TEST(Fuzz, CallsRecordedElsewhereReplayBitwise) {
+  // With OZAKI_FUZZ_REPLAY=FILE: every call another binary recorded (OZAKI_FUZZ_RECORD), run
+  // here with its options, gives its bits.  Without: the first 60 cases recorded and replayed
+  // on this space through the same text records, so the records carry every option a call
+  // depends on.
+  const char* path = std::getenv("OZAKI_FUZZ_REPLAY");
+  ReplayResult result;
+  if (path && *path) {
+    std::ifstream in(path);
+    ASSERT_TRUE(in.good()) << "cannot read " << path;
+    result = replay_records(in);
+    EXPECT_GT(result.replayed, 0) << path << " holds no records";
+    std::printf("fuzz: %d recorded calls from %s replayed on %s, %d bitwise equal\n",
+                result.replayed, path, TestSpace::name(), result.equal);
+  } else {
+    std::stringstream records;
+    int int8_calls = 0;
+    for (std::uint64_t i = 0; i < 60; ++i) {
+      const Case c = make_case(i, true);
+      const Outcome run = run_case<TestSpace>(c, c.options);
+      const Algorithm a = run.report.algorithm;
+      if (run.threw || (a != Algorithm::Int8Crt && a != Algorithm::Int8Slices)) continue;
+      records << call_record(i, run.report.options, bits_hash(run.C)) << '\n';
+      ++int8_calls;
+    }
+    result = replay_records(records);
+    EXPECT_GT(int8_calls, 10);
+    EXPECT_EQ(result.replayed, int8_calls);
+  }
+  EXPECT_EQ(result.equal, result.replayed) << result.first_problem;
 }
 
 }  // namespace

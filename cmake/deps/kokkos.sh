@@ -4,6 +4,9 @@
 #   cmake/deps/kokkos.sh sources      fetch + extract + patch the 3.4.01 sources only
 #   cmake/deps/kokkos.sh host         ... and build Serial+OpenMP into $OZAKI_DEPS_DIR/install/host
 #   cmake/deps/kokkos.sh cuda         ... and build Cuda(sm_90)+Serial into $OZAKI_DEPS_DIR/install/cuda
+#   cmake/deps/kokkos.sh openmp       ... Serial+OpenMP without the BLAS TPL (no packages to
+#                                     install: the GPU machine, which has no network, builds it
+#                                     to replay CUDA calls on OpenMP, cmake/dev.sh device)
 #
 # The last line printed on stdout is the install prefix (for `sources`, the source folder).
 #
@@ -181,6 +184,9 @@ build_variant() {
     ensure_debian_packages libopenblas-dev
     kk_opts=(-DKokkosKernels_ENABLE_TPL_BLAS=ON)
     ;;
+  openmp)
+    kokkos_opts=(-DKokkos_ENABLE_SERIAL=ON -DKokkos_ENABLE_OPENMP=ON)
+    ;;
   cuda)
     command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ] || die "cuda variant needs nvcc"
     export PATH=$PATH:/usr/local/cuda/bin
@@ -232,6 +238,6 @@ if [ -n "${OZAKI_DEPS_ONLY_FUNCTIONS:-}" ]; then return 0; fi
 
 case ${1:-} in
 sources) fetch_sources && apply_source_patches && echo "$src_dir" ;;
-host | cuda) build_variant "$1" ;;
-*) die "usage: $0 sources|host|cuda" ;;
+host | cuda | openmp) build_variant "$1" ;;
+*) die "usage: $0 sources|host|cuda|openmp" ;;
 esac
