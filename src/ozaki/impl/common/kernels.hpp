@@ -181,6 +181,9 @@ void grid_for(const char* label, const ExecSpace& space, std::int64_t rows, std:
 /// Row tiles of for_each_quad's transposing path: 32 rows x 128 columns of K.
 constexpr int quad_tile_rows = 32;
 constexpr int quad_tile_k = 128;
+/// Loads each thread of a tile team issues before storing them (a GPU team of 8 threads: all
+/// 16 of its columns at once).
+constexpr int quad_tile_batch = 16;
 
 /// Calls f(r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
 /// x[j] = X(r, k + j) (0 beyond X's rows and K): the shape of every kernel that turns rows
@@ -233,11 +236,26 @@ void for_each_quad(const char* label, const ExecSpace& space,
         const std::int64_t r0 = (team.league_rank() % tiles_r) * quad_tile_rows;
         const std::int64_t k0 = (team.league_rank() / tiles_r) * quad_tile_k;
         Tile tile(team.team_scratch(0));
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_k), [&](const int kk) {
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_rows), [&](const int rr) {
-            const std::int64_t r = r0 + rr, k = k0 + kk;
-            tile(kk % 4, rr, kk / 4) = r < rows && k < K ? X(r, k) : 0.0;
-          });
+        // Thread t of the team takes the tile's columns kk = t, t + size, ...: all its loads
+        // first (quad_tile_batch in flight at once), then the stores to scratch.  One load and
+        // its store per step, as a TeamThreadRange gives them, leaves one load in flight per
+        // thread (each store waits for its load), and few teams fit an SM beside their tiles
+        // (predicted to bring this path near the K-contiguous one's time; not yet measured on
+        // the H200: docs/benchmarks.md).
+        const int t = team.team_rank(), size = team.team_size();
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_rows), [&](const int rr) {
+          const std::int64_t r = r0 + rr;
+          for (int base = t; base < quad_tile_k; base += size * quad_tile_batch) {
+            double v[quad_tile_batch];
+            for (int i = 0; i < quad_tile_batch; ++i) {
+              const int kk = base + i * size;
+              v[i] = kk < quad_tile_k && r < rows && k0 + kk < K ? X(r, k0 + kk) : 0.0;
+            }
+            for (int i = 0; i < quad_tile_batch; ++i) {
+              const int kk = base + i * size;
+              if (kk < quad_tile_k) tile(kk % 4, rr, kk / 4) = v[i];
+            }
+          }
         });
         team.team_barrier();
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, quad_tile_rows), [&](const int rr) {
