@@ -145,6 +145,8 @@ cmd_demo() {
 #   OZAKI_SUITES  suites to run, in order (default "device wide sweep"; "" runs none)
 #   OZAKI_TESTS=0 skips the CUDA tests;  OZAKI_NCU=0 skips the Nsight Compute step
 #   OZAKI_NCU_RUNS="ARGS; ARGS" the ozaki_bench runs Nsight Compute times per kernel
+#   OZAKI_NCU_ARGS="..."        what ncu collects instead of the per-kernel times
+#   OZAKI_CROSS_REPLAY=0        skips the replay of fuzz_cuda's calls on OpenMP
 #   OZAKI_BENCH_RUNS="ARGS; ARGS" further ozaki_bench runs (run<i>.csv), e.g. --complex ones
 #   OZAKI_SANITIZE="exit_cuda ..." runs compute-sanitizer's three tools on those test binaries
 #                                  ("all": every CUDA test binary; OZAKI_SANITIZE_TOOLS picks
@@ -278,9 +280,12 @@ cmd_device() {
       [ -n "${args// /}" ] || continue
       echo "== ncu: ozaki_bench $args" >>"$out/ncu.log"
       # shellcheck disable=SC2086 # ARGS is a list of words
-      ncu --clock-control none --print-summary per-kernel --metrics gpu__time_duration.sum \
-        -c "${OZAKI_NCU_KERNELS:-400}" "$bench" $args --reps 1 --samples 4 --no-phases \
-        >>"$out/ncu.log" 2>&1 || true
+      # OZAKI_NCU_ARGS replaces what ncu collects (e.g. "-k regex:crt_residues -c 4 --section
+      # SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis" to see why a kernel
+      # is slow); the default times every kernel.
+      # shellcheck disable=SC2086 # OZAKI_NCU_ARGS is a list of words
+      ncu --clock-control none ${OZAKI_NCU_ARGS:---print-summary per-kernel --metrics gpu__time_duration.sum -c ${OZAKI_NCU_KERNELS:-400}} \
+        "$bench" $args --reps 1 --samples 4 --no-phases >>"$out/ncu.log" 2>&1 || true
     done
   fi
   echo "done: $(date -u)" >>"$log"
