@@ -147,6 +147,7 @@ cmd_demo() {
 #   OZAKI_NCU_RUNS="ARGS; ARGS" the ozaki_bench runs Nsight Compute times per kernel
 #   OZAKI_NCU_ARGS="..."        what ncu collects instead of the per-kernel times
 #   OZAKI_CROSS_REPLAY=0        skips the replay of fuzz_cuda's calls on OpenMP
+#   OZAKI_TIMELINE_RUNS="ARGS; ARGS" ozaki_bench runs under the GPU timeline tool (timeline.log)
 #   OZAKI_BENCH_RUNS="ARGS; ARGS" further ozaki_bench runs (run<i>.csv), e.g. --complex ones
 #   OZAKI_SANITIZE="exit_cuda ..." runs compute-sanitizer's three tools on those test binaries
 #                                  ("all": every CUDA test binary; OZAKI_SANITIZE_TOOLS picks
@@ -270,6 +271,19 @@ cmd_device() {
     # shellcheck disable=SC2086 # ARGS is a list of words
     "$bench" $args --csv "$out/run$i.csv" >>"$out/bench.log" 2>&1 || true
     echo "run $i ($args): $((SECONDS - t0)) s" >>"$log"
+  done
+  # OZAKI_TIMELINE_RUNS="ARGS; ARGS": ozaki_bench runs (one timed call each) under the GPU
+  # timeline tool (perf_tests/gpu_timeline.cpp: CUDA events at every kernel and region, no
+  # fences), all into timeline.log: where the GPU waits between kernels.
+  local timeline_runs tool=$repo/build-cuda/perf_tests/libozaki_gpu_timeline.so
+  IFS=';' read -ra timeline_runs <<<"${OZAKI_TIMELINE_RUNS:-}"
+  for args in "${timeline_runs[@]}"; do
+    [ -n "${args// /}" ] && [ -f "$tool" ] || continue
+    echo "== timeline: ozaki_bench $args --reps 1 --no-phases" >>"$out/timeline.log"
+    # shellcheck disable=SC2086 # ARGS is a list of words
+    KOKKOS_PROFILE_LIBRARY=$tool OZAKI_TIMELINE_FILE=$repo/build-cuda/timeline.txt \
+      "$bench" $args --reps 1 --no-phases >/dev/null 2>&1 || echo "(run failed)" >>"$out/timeline.log"
+    cat "$repo/build-cuda/timeline.txt" >>"$out/timeline.log" 2>/dev/null || true
   done
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then

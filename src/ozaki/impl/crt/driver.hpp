@@ -431,6 +431,7 @@ class CrtPipeline {
   /// One INT8 GEMM per modulus (three for Karatsuba), and K chunk, of op(A)'s residues and
   /// pass p's, on the caller's instance.
   void products_of_pass(std::int64_t p) {
+    const ProfilingRegion region("ozaki::crt::int8_products");
     const CallPlan& plan = call_.plan;
     const CrtPassProducts<ExecSpace> columns = pass(p);
     const typename V::Digits rb = residues_b(p);
