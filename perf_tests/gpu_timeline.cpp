@@ -78,9 +78,21 @@ void end_kernel(std::uint64_t id) {
 
 }  // namespace
 
+/// Kokkos Tools' settings block (Kokkos_Profiling_C_Interface.h, the same layout in 3.4 and
+/// later): a tool that does not ask otherwise gets a global fence around every callback, which
+/// would hide exactly the gaps this tool is for.
+struct Kokkos_Tools_ToolSettings {
+  bool requires_global_fencing;
+  bool padding[255];
+};
+
 extern "C" {
 
 void kokkosp_init_library(int, std::uint64_t, std::uint32_t, void*) { timeline(); }
+
+void kokkosp_request_tool_settings(std::uint32_t, Kokkos_Tools_ToolSettings* settings) {
+  settings->requires_global_fencing = false;
+}
 
 void kokkosp_begin_parallel_for(const char* name, std::uint32_t, std::uint64_t* id) {
   begin_kernel(name, id);
