@@ -333,15 +333,9 @@ struct OraclePeaks {
   ozaki::Impl::CrtPeakClass rule = ozaki::Impl::CrtPeakClass::Fast;
 };
 OraclePeaks oracle_peaks(const HostMatrix& A, const HostMatrix& B) {
-  auto q = [](const ozaki::serial::CrtRowNorms& n) {
-    double worst = 0;
-    for (std::size_t r = 0; r < n.l1.size(); ++r)
-      if (n.l1[r] > 0 && n.l2[r] / n.l1[r] > worst) worst = n.l2[r] / n.l1[r];
-    return worst;
-  };
   OraclePeaks p;
-  p.q_a = q(ozaki::serial::crt_row_norms(A.cref()));
-  p.q_b = q(ozaki::serial::crt_row_norms(B.cref().transposed()));
+  p.q_a = ozaki::serial::crt_peak_ratio(ozaki::serial::crt_row_norms(A.cref()));
+  p.q_b = ozaki::serial::crt_peak_ratio(ozaki::serial::crt_row_norms(B.cref().transposed()));
   p.rule = ozaki::Impl::crt_peak_class(A.cols, p.q_a, p.q_b);
   return p;
 }
@@ -398,7 +392,7 @@ TEST(Crt, ModeratelyPeakedRowsKeepTheFastRuleWithOneModulusMore) {
     const HostMatrix A = random_host(c.M, c.K, c.phi, rng), B = random_host(c.K, c.N, c.phi, rng);
     const HostMatrix C0 = random_host(c.M, c.N, 0.5, rng);
     const OraclePeaks peaks = oracle_peaks(A, B);
-    const double peak = double(c.K) * peaks.q_a * peaks.q_b;
+    const double peak = ozaki::Impl::crt_peak_product(c.K, peaks.q_a, peaks.q_b);
     ASSERT_EQ(peaks.rule, ozaki::Impl::CrtPeakClass::FastExtended)
         << c.M << "x" << c.N << "x" << c.K << ": K q_A q_B = " << peak;
     const int model = ozaki::Impl::crt_fast_moduli(c.K, peaks.q_a, peaks.q_b);

@@ -31,22 +31,14 @@ RowNorms row_norms(const ConstMatrixRef& X) {
       const long double s2 =
           std::max(1.0L, std::ceil(std::ldexp(x, Impl::crt_l2_quantum_bits - e)));
       squares += static_cast<unsigned __int128>(s2 * s2);
-      l1 += static_cast<unsigned __int128>(std::floor(std::ldexp(x, Impl::crt_l1_quantum_bits - e)));
+      l1 +=
+          static_cast<unsigned __int128>(std::floor(std::ldexp(x, Impl::crt_l1_quantum_bits - e)));
     }
     n.exponent.push_back(e);
     n.l2.push_back(std::ldexp(std::sqrt(static_cast<double>(squares)), -Impl::crt_l2_quantum_bits));
     n.l1.push_back(std::ldexp(static_cast<double>(l1), -Impl::crt_l1_quantum_bits));
   }
   return n;
-}
-
-/// q = max_r n_r / l1_r over the nonzero rows (0 for none).
-double peak(const RowNorms& n) {
-  double worst = 0;
-  for (std::size_t r = 0; r < n.l2.size(); ++r) {
-    if (n.l1[r] > 0) worst = std::max(worst, n.l2[r] / n.l1[r]);
-  }
-  return worst;
 }
 
 std::vector<int> fast_bits(const RowNorms& n, double T) {
@@ -86,6 +78,14 @@ void check_bits(const std::vector<int>& bits, int L, std::int64_t K) {
 
 CrtRowNorms crt_row_norms(const ConstMatrixRef& X) { return row_norms(X); }
 
+double crt_peak_ratio(const CrtRowNorms& n) {
+  double worst = 0;
+  for (std::size_t r = 0; r < n.l2.size(); ++r) {
+    if (n.l1[r] > 0) worst = std::max(worst, n.l2[r] / n.l1[r]);
+  }
+  return worst;
+}
+
 CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,
                    CrtScaling scaling) {
   const std::int64_t M = opA.rows, K = opA.cols, N = opB.cols;
@@ -93,9 +93,11 @@ CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,
   CrtScale out;
   out.scaling = scaling;
   if (scaling == CrtScaling::Auto) {
-    out.scaling = static_cast<double>(K) * peak(na) * peak(nb) > Impl::crt_accurate_peak
-                      ? CrtScaling::Accurate
-                      : CrtScaling::Fast;
+    // A fixed count: every class beyond the fast one takes the accurate rule (driver.hpp).
+    out.scaling =
+        Impl::crt_peak_class(K, crt_peak_ratio(na), crt_peak_ratio(nb)) != Impl::CrtPeakClass::Fast
+            ? CrtScaling::Accurate
+            : CrtScaling::Fast;
   }
   if (out.scaling == CrtScaling::Fast) {
     const double T = Impl::crt_fast_target(L, K);

@@ -39,6 +39,10 @@ struct CrtRowNorms {
 };
 CrtRowNorms crt_row_norms(const ConstMatrixRef& X);
 
+/// q = max_r n_r / l1_r over the nonzero rows (0 for none): the peak ratio of the scaling
+/// rules' tests (rules.hpp, crt_peak_class).
+double crt_peak_ratio(const CrtRowNorms& norms);
+
 /// round(x 2^(bits - e)), rounding half away from zero, exactly (|result| < 2^95).
 __int128 crt_scaled_integer(double x, int e, int bits);
 

@@ -168,7 +168,7 @@ class CrtPipeline {
     if (scaling_ == CrtScaling::Fast && peaks == CrtPeakClass::FastExtended &&
         call_.plan.auto_moduli) {
       call_.report.reason = "automatic moduli count: moderately peaked rows (K q_A q_B = " +
-                            std::to_string(call_.plan.shape.k * q_a_ * q_b_) +
+                            std::to_string(crt_peak_product(call_.plan.shape.k, q_a_, q_b_)) +
                             "), so the fast scaling rule took " +
                             std::to_string(crt_fast_extra_moduli) + " modulus more than its model";
     }

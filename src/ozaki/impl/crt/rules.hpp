@@ -113,8 +113,13 @@ enum class CrtPeakClass {
   Accurate,      // beyond: the accurate rule
 };
 
+/// The peak product K q_A q_B (q = max_r n_r / l1_r of each operand).
+inline double crt_peak_product(std::int64_t K, double q_a, double q_b) {
+  return static_cast<double>(K) * q_a * q_b;
+}
+
 inline CrtPeakClass crt_peak_class(std::int64_t K, double q_a, double q_b) {
-  const double peak = static_cast<double>(K) * q_a * q_b;
+  const double peak = crt_peak_product(K, q_a, q_b);
   if (!(peak > crt_accurate_peak)) return CrtPeakClass::Fast;
   return peak <= crt_fast_extended_peak ? CrtPeakClass::FastExtended : CrtPeakClass::Accurate;
 }
