@@ -133,7 +133,14 @@ fetch_sources() {
 #                      instance, overwrote each other's kernel arguments (illegal addresses
 #                      in ozaki's four-thread test); one launch at a time through it, as later
 #                      Kokkos releases do.
-source_patches=(cuda13-sm90 cuda-reduce-races cuda-launch-mutex)
+#   gcc13-cstdint      #include <cstdint> in Kokkos_Macros.hpp (which every Kokkos header
+#                      includes) and Kokkos_MemoryPool.cpp: GCC 13's standard headers no longer
+#                      include it on the way, and the openmp variant built with the GPU
+#                      machine's GCC 13.3 stopped at Kokkos_MemoryPool.cpp ("uint32_t does not
+#                      name a type").  nvcc's own headers include it, so CUDA builds never saw
+#                      it; it is listed before the CUDA patches so that the CUDA install's stamp
+#                      (the last patch's name) stays as it was.
+source_patches=(cuda13-sm90 gcc13-cstdint cuda-reduce-races cuda-launch-mutex)
 apply_source_patches() {
   [ "$(cat "$src_dir/.complete")" = "3.4.01" ] || return 0
   local name

@@ -142,18 +142,27 @@ KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
   return a > b ? a : b;
 }
 
+/// Elements per step of a thread in the row kernels below (team_row_max, row_norms): the
+/// four loads of a step are independent, so a thread keeps four in flight where one element
+/// per step kept one (row_scale_exponents read an 8192^2 operand at 1.9 TB/s on the H200,
+/// docs/benchmarks.md).  A warp's step still reads consecutive addresses.
+constexpr int row_step = 4;
+
 /// max_k |X(r, k)| over one row by a team (the largest real part for complex X), with NaN and
 /// Inf mapped to +Inf so that one max reduction also flags them.  Every thread of the team
-/// gets the result, and may start another team reduction at once.
+/// gets the result, and may start another team reduction at once.  (A max does not depend on
+/// the order in which the elements meet: the same bits for any team size.)
 template <class Member, class Matrix>
 KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, std::int64_t r,
                                            std::int64_t K) {
   double mu = 0;
   Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, K),
-      [&](const std::int64_t k, double& m) {
-        const double v = largest_part(X(r, k));
-        if (v > m) m = v;
+      Kokkos::TeamThreadRange(team, (K + row_step - 1) / row_step),
+      [&](const std::int64_t step, double& m) {
+        const std::int64_t k = step * row_step;
+        double v[row_step];
+        for (int j = 0; j < row_step; ++j) v[j] = k + j < K ? largest_part(X(r, k + j)) : 0.0;
+        for (int j = 0; j < row_step; ++j) m = v[j] > m ? v[j] : m;
       },
       Kokkos::Max<double>(mu));
   // Kokkos 3.4 broadcasts a team reduction's result through team scratch that the next one

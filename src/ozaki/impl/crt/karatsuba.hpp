@@ -51,15 +51,15 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const ResidueDigits (&re
                                                         std::int64_t kpad, std::int64_t k0) {
 #pragma unroll
   for (int l = 0; l < L; ++l) {
-    std::uint32_t word_re = 0, word_im = 0, word_sum = 0;
+    float v_re[4], v_im[4], v_sum[4];
     for (int j = 0; j < 4; ++j) {
-      const float v_re = residue_f<wide>(re[j], c, l), v_im = residue_f<wide>(im[j], c, l);
+      v_re[j] = residue_f<wide>(re[j], c, l);
+      v_im[j] = residue_f<wide>(im[j], c, l);
       // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
-      const float v_sum = reduce_f(v_re + v_im, c, l);
-      word_re |= low_byte_f(v_re) << (8 * j);
-      word_im |= low_byte_f(v_im) << (8 * j);
-      word_sum |= low_byte_f(v_sum) << (8 * j);
+      v_sum[j] = reduce_f(v_re[j] + v_im[j], c, l);
     }
+    const std::uint32_t word_re = pack_low_bytes(v_re), word_im = pack_low_bytes(v_im),
+                        word_sum = pack_low_bytes(v_sum);
     // Aligned: rows are 256-byte aligned, kpad and k0 are multiples of 4.
     *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l) * kpad + k0)) = word_re;
     *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 1) * kpad + k0)) = word_im;

@@ -193,6 +193,29 @@ KOKKOS_INLINE_FUNCTION std::uint32_t low_byte_f(float v) {
   return bits & 0xffu;
 }
 
+/// The low bytes of four integer-valued floats |v| < 2^22 as one word, v[0]'s lowest: on
+/// CUDA devices three byte permutations of their biased bit patterns (low_byte_f's bias)
+/// instead of four masks, three shifts and three ors (the residue kernels run about ten
+/// arithmetic operations per element and modulus, so the packing was a sizeable share);
+/// elsewhere the same word from low_byte_f.
+KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const float (&v)[4]) {
+#if defined(__CUDA_ARCH__)
+  std::uint32_t b[4];
+  for (int j = 0; j < 4; ++j) {
+    const float w = v[j] + 0x1.8p23f;
+    std::memcpy(&b[j], &w, sizeof b[j]);
+  }
+  // __byte_perm(x, y, s): byte i of the result is byte s_i of y:x (x's bytes are 0-3).
+  const std::uint32_t low = __byte_perm(b[0], b[1], 0x0040);   // b1.0 b0.0 in bytes 1, 0
+  const std::uint32_t high = __byte_perm(b[2], b[3], 0x0040);  // b3.0 b2.0 in bytes 1, 0
+  return __byte_perm(low, high, 0x5410);
+#else
+  std::uint32_t word = 0;
+  for (int j = 0; j < 4; ++j) word |= low_byte_f(v[j]) << (8 * j);
+  return word;
+#endif
+}
+
 /// One quad's L words of residues (4 bytes each), residues(r, l kpad + k).
 template <int L, bool wide, class Digits>
 KOKKOS_INLINE_FUNCTION void write_residue_words(const ResidueDigits (&x)[4], const CrtConstants& c,
@@ -200,8 +223,9 @@ KOKKOS_INLINE_FUNCTION void write_residue_words(const ResidueDigits (&x)[4], con
                                                 std::int64_t k) {
 #pragma unroll
   for (int l = 0; l < L; ++l) {
-    std::uint32_t word = 0;
-    for (int j = 0; j < 4; ++j) word |= low_byte_f(residue_f<wide>(x[j], c, l)) << (8 * j);
+    float v[4];
+    for (int j = 0; j < 4; ++j) v[j] = residue_f<wide>(x[j], c, l);
+    const std::uint32_t word = pack_low_bytes(v);
     // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
     *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
   }

@@ -30,14 +30,47 @@ struct NormQuanta {
   std::uint64_t square = 0, l1 = 0;
 };
 
-KOKKOS_INLINE_FUNCTION NormQuanta norm_quanta(double x, int e) {
+/// x 2^n as two multiplications by powers of two, the value ldexp gives (a per-element ldexp
+/// is a library call on GPUs; these factors are made once per row).  For n >= 0 both factors
+/// are at least 1, so both products are exact (no result here exceeds 2^31); for n < 0 one
+/// factor 2^n (n >= -1009: scale exponents are at most 1025, so 2^n is normal) rounds once,
+/// as ldexp does.
+struct PowerOfTwoScale {
+  double first = 1, second = 1;
+};
+
+KOKKOS_INLINE_FUNCTION PowerOfTwoScale power_of_two_scale(int n) {
+  PowerOfTwoScale s;
+  if (n >= 0) {
+    s.first = compat::ldexp(1.0, n / 2);
+    s.second = compat::ldexp(1.0, n - n / 2);
+  } else {
+    s.first = compat::ldexp(1.0, n);
+  }
+  return s;
+}
+
+KOKKOS_INLINE_FUNCTION double scaled(double x, const PowerOfTwoScale& s) {
+  return x * s.first * s.second;
+}
+
+/// The scales of one row's norm quanta (row exponent e).
+struct NormScales {
+  PowerOfTwoScale l2, l1;
+};
+
+KOKKOS_INLINE_FUNCTION NormScales norm_scales(int e) {
+  return {power_of_two_scale(crt_l2_quantum_bits - e), power_of_two_scale(crt_l1_quantum_bits - e)};
+}
+
+KOKKOS_INLINE_FUNCTION NormQuanta norm_quanta(double x, const NormScales& scales) {
   NormQuanta q;
   if (x == 0) return q;
-  const double v2 = compat::ldexp(magnitude(x), crt_l2_quantum_bits - e);  // in [0, 2^16]
+  const double v2 = scaled(magnitude(x), scales.l2);  // in [0, 2^16]
   std::uint64_t s2 = static_cast<std::uint64_t>(v2);
   if (static_cast<double>(s2) < v2 || s2 == 0) ++s2;  // ceil, and at least 1
   q.square = s2 * s2;
-  q.l1 = static_cast<std::uint64_t>(compat::ldexp(magnitude(x), crt_l1_quantum_bits - e));
+  q.l1 = static_cast<std::uint64_t>(scaled(magnitude(x), scales.l1));
   return q;
 }
 
@@ -69,14 +102,19 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
   Kokkos::parallel_for(
       "ozaki::crt::row_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
-        const int e = exponents(r);
+        const NormScales scales = norm_scales(exponents(r));
         const int t = team.team_rank(), size = team.team_size();
         Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
         std::uint64_t sq = 0, sum = 0;
-        for (std::int64_t k = t; k < K; k += size) {
-          const NormQuanta q = norm_quanta(X(r, k), e);
-          sq += q.square;
-          sum += q.l1;
+        // row_step elements per step, their loads first (pass1.hpp).
+        for (std::int64_t k = std::int64_t(t) * row_step; k < K; k += std::int64_t(size) * row_step) {
+          double x[row_step];
+          for (int j = 0; j < row_step; ++j) x[j] = k + j < K ? X(r, k + j) : 0.0;
+          for (int j = 0; j < row_step; ++j) {
+            const NormQuanta q = norm_quanta(x[j], scales);
+            sq += q.square;
+            sum += q.l1;
+          }
         }
         squares(t) = sq;
         sums(t) = sum;
@@ -111,10 +149,10 @@ void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::
       KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
         const std::int64_t begin = t * row_tile_columns;
         const std::int64_t end = begin + row_tile_columns < K ? begin + row_tile_columns : K;
-        const int e = exponents(r);
+        const NormScales scales = norm_scales(exponents(r));
         std::uint64_t sq = 0, sum = 0;
         for (std::int64_t k = begin; k < end; ++k) {
-          const NormQuanta q = norm_quanta(X(r, k), e);
+          const NormQuanta q = norm_quanta(X(r, k), scales);
           sq += q.square;
           sum += q.l1;
         }
@@ -215,15 +253,31 @@ double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t 
         // (racecheck found it, and the ratio then came out wrong under its scheduling).
         const double mu = team_row_max(team, X, r, K);
         if (!(mu > 0) || !is_finite(mu)) return;  // the same for every thread of the team
+        // row_step elements per step with their loads first, as in team_row_max (a sampled
+        // row of a strided operand is a gather: one load in flight per thread made these
+        // reductions latency-bound).
+        const std::int64_t steps = (K + row_step - 1) / row_step;
         double sq = 0, sum = 0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) { part += scaled_squares(X(r, k), mu); },
+            Kokkos::TeamThreadRange(team, steps),
+            [&](const std::int64_t step, double& part) {
+              const std::int64_t k = step * row_step;
+              typename Matrix::non_const_value_type x[row_step] = {};
+              for (int j = 0; j < row_step; ++j)
+                if (k + j < K) x[j] = X(r, k + j);
+              for (int j = 0; j < row_step; ++j) part += scaled_squares(x[j], mu);
+            },
             Kokkos::Sum<double>(sq));
         team.team_barrier();
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) { part += scaled_magnitudes(X(r, k), mu); },
+            Kokkos::TeamThreadRange(team, steps),
+            [&](const std::int64_t step, double& part) {
+              const std::int64_t k = step * row_step;
+              typename Matrix::non_const_value_type x[row_step] = {};
+              for (int j = 0; j < row_step; ++j)
+                if (k + j < K) x[j] = X(r, k + j);
+              for (int j = 0; j < row_step; ++j) part += scaled_magnitudes(x[j], mu);
+            },
             Kokkos::Sum<double>(sum));
         team.team_barrier();
         // Every thread of the team holds the same ratio: the max is not affected.
