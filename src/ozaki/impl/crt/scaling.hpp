@@ -107,7 +107,8 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
         Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
         std::uint64_t sq = 0, sum = 0;
         // row_step elements per step, their loads first (pass1.hpp).
-        for (std::int64_t k = std::int64_t(t) * row_step; k < K; k += std::int64_t(size) * row_step) {
+        for (std::int64_t k = std::int64_t(t) * row_step; k < K;
+             k += std::int64_t(size) * row_step) {
           double x[row_step];
           for (int j = 0; j < row_step; ++j) x[j] = k + j < K ? X(r, k + j) : 0.0;
           for (int j = 0; j < row_step; ++j) {
