@@ -147,6 +147,10 @@ cmd_demo() {
 #   OZAKI_NCU_RUNS="ARGS; ARGS" the ozaki_bench runs Nsight Compute times per kernel
 #   OZAKI_NCU_ARGS="..."        what ncu collects instead of the per-kernel times
 #   OZAKI_CROSS_REPLAY=0        skips the replay of fuzz_cuda's calls on OpenMP
+#   OZAKI_DEVICE_FUZZ_CASES=N   fuzz_cuda's cases in the CUDA tests (1000)
+#   OZAKI_CTEST_ARGS="..."      extra ctest arguments for the CUDA tests (e.g. -E interposer)
+#   OZAKI_SASS="regex"          the SASS of the library's kernels whose mangled names match,
+#                               with opcode counts, to sass.txt (cuobjdump)
 #   OZAKI_TIMELINE_RUNS="ARGS; ARGS" ozaki_bench runs under the GPU timeline tool (timeline.log)
 #   OZAKI_BENCH_RUNS="ARGS; ARGS" further ozaki_bench runs (run<i>.csv), e.g. --complex ones
 #   OZAKI_SANITIZE="exit_cuda ..." runs compute-sanitizer's three tools on those test binaries
@@ -168,13 +172,41 @@ cmd_device() {
   configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda \
     >>"$log" 2>&1 || { echo "build failed" >>"$log"; return 1; }
   echo "build: $((SECONDS - t0)) s" >>"$log"
+  if [ -n "${OZAKI_SASS:-}" ]; then
+    # Each matching kernel's SASS, then its opcodes by count (static: both branches of a
+    # kernel count), to read instruction-bound kernels instruction by instruction.
+    local objdump
+    objdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+    "$objdump" -sass "$repo/build-cuda/CMakeFiles/ozaki.dir/backends/cuda/gemm_cuda.cpp.o" 2>>"$log" |
+      awk -v pat="$OZAKI_SASS" -v counts="$out/sass-counts.txt" '
+        function flush(o) {
+          if (name == "") return
+          print "== opcodes of " name > counts
+          for (o in cnt) printf "%7d %s\n", cnt[o], o > counts
+          delete cnt
+          name = ""
+        }
+        /Function :/ { flush(); keep = ($0 ~ pat); if (keep) name = $3 }
+        keep {
+          print
+          if (match($0, /^ +\/\*[0-9a-f]+\*\/ +(@!?U?P[0-9T] +)?[A-Z0-9_]+/)) {
+            n = split(substr($0, RSTART, RLENGTH), f, " ")
+            cnt[f[n]]++
+          }
+        }
+        END { flush() }' >"$out/sass.txt" || true
+    cat "$out/sass-counts.txt" >>"$out/sass.txt" 2>/dev/null || true
+    rm -f "$out/sass-counts.txt"
+  fi
   if [ "${OZAKI_TESTS:-1}" != 0 ]; then
     t0=$SECONDS
-    # fuzz_cuda records its INT8 calls on the way (for the cross replay below).
+    # fuzz_cuda records its INT8 calls on the way (for the cross replay below), over
+    # OZAKI_DEVICE_FUZZ_CASES cases (1000: about half of the cases are INT8 calls, the rest
+    # native FP64, errors or empty products, and the replay must compare at least 500).
     local calls=$repo/build-cuda/fuzz_cuda_calls.txt
     rm -f "$calls"
-    (cd "$repo/build-cuda" && OZAKI_FUZZ_RECORD=$calls ctest --output-on-failure --no-tests=error \
-      --timeout 300 2>&1) >>"$log" || true
+    (cd "$repo/build-cuda" && OZAKI_FUZZ_RECORD=$calls OZAKI_FUZZ_CASES=${OZAKI_DEVICE_FUZZ_CASES:-1000} \
+      ctest --output-on-failure --no-tests=error --timeout 300 ${OZAKI_CTEST_ARGS:-} 2>&1) >>"$log" || true
     echo "tests: $((SECONDS - t0)) s" >>"$log"
     # The same bits on Cuda and OpenMP across binaries (this Kokkos build has no OpenMP
     # space): a Serial+OpenMP build's fuzz_openmp replays the calls fuzz_cuda recorded above
@@ -186,8 +218,10 @@ cmd_device() {
           configure_and_build openmp "$repo/build-openmp" fuzz_openmp -DOZAKI_ENABLE_TESTS=ON \
             -DOZAKI_TEST_SPACES=openmp -DOZAKI_ENABLE_ONEDNN=AUTO &&
           OZAKI_FUZZ_REPLAY=$calls "$repo/build-openmp/unit_tests/fuzz_openmp" \
-            --gtest_filter=Fuzz.CallsRecordedElsewhereReplayBitwise
-      } >>"$log" 2>&1 && echo "cross replay (Cuda -> OpenMP): passed" >>"$log" ||
+            --gtest_filter=Fuzz.CallsRecordedElsewhereReplayBitwise &&
+          # issue 10: at least 500 device calls compared bit for bit
+          [ "$(wc -l <"$calls")" -ge 500 ]
+      } >>"$log" 2>&1 && echo "cross replay (Cuda -> OpenMP, $(wc -l <"$calls") calls): passed" >>"$log" ||
         echo "cross replay (Cuda -> OpenMP): FAILED" >>"$log"
       echo "cross replay: $((SECONDS - t0)) s" >>"$log"
     fi
@@ -260,6 +294,19 @@ cmd_device() {
     sweep) python3 "$repo/perf_tests/plot.py" --heatmap "$out/sweep.csv" "$out/sweep.png" >>"$log" 2>&1 || true ;;
     esac
   done
+  # OZAKI_TIMELINE_RUNS="ARGS; ARGS": ozaki_bench runs (one timed call each) under the GPU
+  # timeline tool (perf_tests/gpu_timeline.cpp: CUDA events at every kernel and region, no
+  # fences), all into timeline.log: where the GPU waits between kernels.
+  local timeline_runs args tool=$repo/build-cuda/perf_tests/libozaki_gpu_timeline.so
+  IFS=';' read -ra timeline_runs <<<"${OZAKI_TIMELINE_RUNS:-}"
+  for args in "${timeline_runs[@]}"; do
+    [ -n "${args// /}" ] && [ -f "$tool" ] || continue
+    echo "== timeline: ozaki_bench $args --reps 1 --no-phases" >>"$out/timeline.log"
+    # shellcheck disable=SC2086 # ARGS is a list of words
+    KOKKOS_PROFILE_LIBRARY=$tool OZAKI_TIMELINE_FILE=$repo/build-cuda/timeline.txt \
+      "$bench" $args --reps 1 --no-phases >/dev/null 2>&1 || echo "(run failed)" >>"$out/timeline.log"
+    cat "$repo/build-cuda/timeline.txt" >>"$out/timeline.log" 2>/dev/null || true
+  done
   # OZAKI_BENCH_RUNS="ARGS; ARGS; ...": further ozaki_bench runs after the suites, each with its
   # own arguments (e.g. "--complex --shapes 8192,16384 --configs native,default"), tables to
   # bench.log, CSV to run<i>.csv.
@@ -272,19 +319,6 @@ cmd_device() {
     # shellcheck disable=SC2086 # ARGS is a list of words
     "$bench" $args --csv "$out/run$i.csv" >>"$out/bench.log" 2>&1 || true
     echo "run $i ($args): $((SECONDS - t0)) s" >>"$log"
-  done
-  # OZAKI_TIMELINE_RUNS="ARGS; ARGS": ozaki_bench runs (one timed call each) under the GPU
-  # timeline tool (perf_tests/gpu_timeline.cpp: CUDA events at every kernel and region, no
-  # fences), all into timeline.log: where the GPU waits between kernels.
-  local timeline_runs tool=$repo/build-cuda/perf_tests/libozaki_gpu_timeline.so
-  IFS=';' read -ra timeline_runs <<<"${OZAKI_TIMELINE_RUNS:-}"
-  for args in "${timeline_runs[@]}"; do
-    [ -n "${args// /}" ] && [ -f "$tool" ] || continue
-    echo "== timeline: ozaki_bench $args --reps 1 --no-phases" >>"$out/timeline.log"
-    # shellcheck disable=SC2086 # ARGS is a list of words
-    KOKKOS_PROFILE_LIBRARY=$tool OZAKI_TIMELINE_FILE=$repo/build-cuda/timeline.txt \
-      "$bench" $args --reps 1 --no-phases >/dev/null 2>&1 || echo "(run failed)" >>"$out/timeline.log"
-    cat "$repo/build-cuda/timeline.txt" >>"$out/timeline.log" 2>/dev/null || true
   done
   # Per-kernel times of the 8192^3 schedules the issues track (Nsight Compute, clocks as found).
   if [ "${OZAKI_NCU:-1}" != 0 ] && command -v ncu >/dev/null 2>&1; then

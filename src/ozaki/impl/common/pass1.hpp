@@ -142,11 +142,34 @@ KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
   return a > b ? a : b;
 }
 
-/// Elements per step of a thread in the row kernels below (team_row_max, row_norms): the
-/// four loads of a step are independent, so a thread keeps four in flight where one element
-/// per step kept one (row_scale_exponents read an 8192^2 operand at 1.9 TB/s on the H200,
-/// docs/benchmarks.md).  A warp's step still reads consecutive addresses.
+/// Elements per step of a thread in the row kernels below (team_row_max, team_row_loop): the
+/// loads of a step are independent, so a thread keeps row_step in flight where one element per
+/// step kept one.
 constexpr int row_step = 4;
+
+/// use(load(k)) for every k < K of one K-contiguous row, by a team: thread t takes
+/// k = base + j size for base = t, t + row_step size, ... and j < row_step, all row_step loads
+/// of a step first, each of them coalesced across a warp (consecutive threads on consecutive
+/// k).  Elements beyond K are 0.0, which every `use` below ignores (max, integer sums).
+/// (row_scale_exponents as a team reduction over single elements read an 8192^2 operand at
+/// 1.8 TB/s on the H200, and over four consecutive elements per thread and step at 1.4 TB/s:
+/// docs/benchmarks.md.)
+template <class Member, class Load, class Use>
+KOKKOS_INLINE_FUNCTION void team_row_loop(const Member& team, std::int64_t K, const Load& load,
+                                          const Use& use) {
+  const std::int64_t size = team.team_size();
+  for (std::int64_t base = team.team_rank(); base < K; base += size * row_step) {
+    double x[row_step];
+    for (int j = 0; j < row_step; ++j) {
+      const std::int64_t k = base + j * size;
+      x[j] = k < K ? load(k) : 0.0;
+    }
+    for (int j = 0; j < row_step; ++j) use(x[j]);
+  }
+}
+
+/// Room for one partial result per thread of the largest team any space runs (CUDA's 1024).
+constexpr int max_team_size = 1024;
 
 /// max_k |X(r, k)| over one row by a team (the largest real part for complex X), with NaN and
 /// Inf mapped to +Inf so that one max reduction also flags them.  Every thread of the team
@@ -179,18 +202,34 @@ bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>
                          const typename Views<ExecSpace>::Exponents& exponents) {
   using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
+  using Partials = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t K = X.extent(1);
   int any_nonfinite = 0;
+  policy_type policy = row_policy(space, X.extent(0));
+  policy.set_scratch_size(0, Kokkos::PerTeam(Partials::shmem_size(max_team_size)));
   Kokkos::parallel_reduce(
-      "ozaki::pass1::row_scale_exponents", row_policy(space, X.extent(0)),
+      "ozaki::pass1::row_scale_exponents", policy,
       KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
         const int r = team.league_rank();
-        const double mu = team_row_max(team, X, r, K);
+        // Each thread's max in registers, then one team reduction of the partial maxima.
+        Partials partial(team.team_scratch(0), team.team_size());
+        double m = 0;
+        team_row_loop(
+            team, K, [&](const std::int64_t k) { return largest_part(X(r, k)); },
+            [&](const double v) { m = v > m ? v : m; });
+        partial(team.team_rank()) = m;
+        team.team_barrier();
+        double mu = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, team.team_size()),
+            [&](const int i, double& v) { v = partial(i) > v ? partial(i) : v; },
+            Kokkos::Max<double>(mu));
         const bool finite = is_finite(mu);
-        // Every thread of the team holds mu and may count the row: only "> 0" matters.
-        if (!finite) nonfinite += 1;
-        Kokkos::single(Kokkos::PerTeam(team),
-                       [&]() { exponents(r) = finite ? scale_exponent(mu) : nonfinite_row; });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          exponents(r) = finite ? scale_exponent(mu) : nonfinite_row;
+          if (!finite) nonfinite += 1;
+        });
       },
       Kokkos::Sum<int>(any_nonfinite));
   return any_nonfinite > 0;

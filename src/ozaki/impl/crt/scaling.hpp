@@ -83,8 +83,9 @@ KOKKOS_INLINE_FUNCTION double norm_from_l1(std::uint64_t sum) {
 }
 
 /// n_r and l1_r for every row (K-contiguous rows), in one pass: each thread of a row's team
-/// sums its strided share of both quanta in 64-bit integers, and the team's partial sums meet
-/// in scratch.  Integer sums: the result depends on neither the team size nor the order.
+/// sums its share of both quanta in 64-bit integers (team_row_loop), and two team reductions
+/// add the partial sums.  Integer sums: the result depends on neither the team size nor the
+/// order.
 template <class ExecSpace>
 void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                const typename Views<ExecSpace>::Exponents& exponents,
@@ -95,10 +96,8 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
   using Partials = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
                                 Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t K = X.extent(1);
-  // Room for the largest team any space runs (CUDA's 1024 threads).
-  constexpr int max_team = 1024;
   policy_type policy = row_policy(space, X.extent(0));
-  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team)));
+  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team_size)));
   Kokkos::parallel_for(
       "ozaki::crt::row_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
         const int r = team.league_rank();
@@ -106,26 +105,29 @@ void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMat
         const int t = team.team_rank(), size = team.team_size();
         Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
         std::uint64_t sq = 0, sum = 0;
-        // row_step elements per step, their loads first (pass1.hpp).
-        for (std::int64_t k = std::int64_t(t) * row_step; k < K;
-             k += std::int64_t(size) * row_step) {
-          double x[row_step];
-          for (int j = 0; j < row_step; ++j) x[j] = k + j < K ? X(r, k + j) : 0.0;
-          for (int j = 0; j < row_step; ++j) {
-            const NormQuanta q = norm_quanta(x[j], scales);
-            sq += q.square;
-            sum += q.l1;
-          }
-        }
+        team_row_loop(
+            team, K, [&](const std::int64_t k) { return X(r, k); },
+            [&](const double x) {
+              const NormQuanta q = norm_quanta(x, scales);
+              sq += q.square;
+              sum += q.l1;
+            });
         squares(t) = sq;
         sums(t) = sum;
         team.team_barrier();
+        std::uint64_t total_sq = 0, total = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, size),
+            [&](const int i, std::uint64_t& v) { v += squares(i); },
+            Kokkos::Sum<std::uint64_t>(total_sq));
+        // (Kokkos 3.4 broadcasts a team reduction's result through scratch that the next one
+        // overwrites: team_row_max.)
+        team.team_barrier();
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, size),
+            [&](const int i, std::uint64_t& v) { v += sums(i); },
+            Kokkos::Sum<std::uint64_t>(total));
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          std::uint64_t total_sq = 0, total = 0;
-          for (int i = 0; i < size; ++i) {
-            total_sq += squares(i);
-            total += sums(i);
-          }
           l2(r) = norm_from_squares(total_sq);
           l1(r) = norm_from_l1(total);
         });
