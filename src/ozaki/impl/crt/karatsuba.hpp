@@ -67,6 +67,22 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const ResidueDigits (&re
   }
 }
 
+/// One quad of consecutive complex elements of row r: both parts scaled and cut into exact
+/// FP32 digits as in crt_residues, then written as 3L words.
+template <int L, bool wide, class Digits>
+KOKKOS_INLINE_FUNCTION void write_complex_residue_quad(const double (&x_re)[4],
+                                                       const double (&x_im)[4], double p1,
+                                                       double p2, const CrtConstants& c,
+                                                       const Digits& residues, std::int64_t r,
+                                                       std::int64_t kpad, std::int64_t k0) {
+  ResidueDigits re[4], im[4];
+  for (int j = 0; j < 4; ++j) {
+    re[j] = residue_digits<wide>(scaled_pieces<wide>(x_re[j], p1, p2));
+    im[j] = residue_digits<wide>(scaled_pieces<wide>(x_im[j], p1, p2));
+  }
+  write_complex_residue_words<L, wide>(re, im, c, residues, r, kpad, k0);
+}
+
 template <int L, class ExecSpace>
 void crt_complex_residues_fixed(const ExecSpace& space,
                                 const typename Views<ExecSpace>::ConstMatrix& X,
@@ -85,19 +101,18 @@ void crt_complex_residues_fixed(const ExecSpace& space,
         const int b = r < rows ? bits(r) : 0;
         const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        // Both parts scaled and cut into exact FP32 digits as in crt_residues.
-        ResidueDigits re[4], im[4];
+        double x_re[4], x_im[4];
         for (int j = 0; j < 4; ++j) {
           const std::int64_t k = k0 + j;
           const bool inside = r < rows && k < K;
-          re[j] = residue_digits(scaled_pieces(inside ? X(r, 2 * k) : 0.0, p1, p2, b));
-          im[j] = residue_digits(scaled_pieces(inside ? X(r, 2 * k + 1) : 0.0, p1, p2, b));
+          x_re[j] = inside ? X(r, 2 * k) : 0.0;
+          x_im[j] = inside ? X(r, 2 * k + 1) : 0.0;
         }
         // One branch per row (a block works on one row): most rows keep at most 62 bits.
         if (b > 62) {
-          write_complex_residue_words<L, true>(re, im, c, residues, r, kpad, k0);
+          write_complex_residue_quad<L, true>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
         } else {
-          write_complex_residue_words<L, false>(re, im, c, residues, r, kpad, k0);
+          write_complex_residue_quad<L, false>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
         }
       });
 }

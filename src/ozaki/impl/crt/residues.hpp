@@ -83,15 +83,16 @@ KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c,
 
 /// x' = round(x 2^(bits - e)) (half away from zero; the scale is p1 p2, two powers of two that
 /// keep every nonzero x' normal) cut into exact signed pieces x' = hi 2^64 + mid 2^32 + lo
-/// (nearest-integer splits, |hi| <= 2^30, |mid|, |lo| <= 2^31); a row of at most 62 bits has
-/// hi = 0.
+/// (nearest-integer splits, |hi| <= 2^30, |mid|, |lo| <= 2^31); a row of at most 62 bits
+/// (`wide` false: bits <= 62, a per-row branch of the kernels) has hi = 0.
 struct ScaledPieces {
   double hi, mid, lo;
 };
 
-KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2, int bits) {
+template <bool wide>
+KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2) {
   const double t = round_half_away(x * p1 * p2);
-  const double hi = bits > 62 ? round_small(t * 0x1p-64) : 0.0;
+  const double hi = wide ? round_small(t * 0x1p-64) : 0.0;
   const double rest = t - hi * 0x1p64;
   const double mid = round_small(rest * 0x1p-32);
   return {hi, mid, rest - mid * 0x1p32};
@@ -142,11 +143,17 @@ KOKKOS_INLINE_FUNCTION void piece_digits(double p, float* d) {
   d[2] = exact_float((low >> 26) + 64u - 64u * negative) - 64.0f;
 }
 
+/// The nine digits of x' (the three high ones zero, uncomputed, for rows of at most 62 bits).
+template <bool wide>
 KOKKOS_INLINE_FUNCTION ResidueDigits residue_digits(const ScaledPieces& x) {
   ResidueDigits r;
   piece_digits(x.lo, r.d);
   piece_digits(x.mid, r.d + 3);
-  piece_digits(x.hi, r.d + 6);
+  if constexpr (wide) {
+    piece_digits(x.hi, r.d + 6);
+  } else {
+    r.d[6] = r.d[7] = r.d[8] = 0.0f;
+  }
   return r;
 }
 
@@ -231,6 +238,16 @@ KOKKOS_INLINE_FUNCTION void write_residue_words(const ResidueDigits (&x)[4], con
   }
 }
 
+/// One quad of consecutive elements of row r scaled, cut into digits and written as L words.
+template <int L, bool wide, class Digits>
+KOKKOS_INLINE_FUNCTION void write_residue_quad(const double (&x)[4], double p1, double p2,
+                                               const CrtConstants& c, const Digits& residues, int r,
+                                               std::int64_t kpad, std::int64_t k) {
+  ResidueDigits digits[4];
+  for (int j = 0; j < 4; ++j) digits[j] = residue_digits<wide>(scaled_pieces<wide>(x[j], p1, p2));
+  write_residue_words<L, wide>(digits, c, residues, r, kpad, k);
+}
+
 template <int L, class ExecSpace>
 void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                         const CrtRowScaling<ExecSpace>& scaling, const CrtConstants& c,
@@ -245,13 +262,12 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
         const int b = r < rows ? bits(r) : 0;
         const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        ResidueDigits digits[4];
-        for (int j = 0; j < 4; ++j) digits[j] = residue_digits(scaled_pieces(x[j], p1, p2, b));
-        // One branch per row (a warp works on one row): most rows keep at most 62 bits.
+        // One branch per row (a warp works on one row): most rows keep at most 62 bits, and
+        // their elements skip the high piece.
         if (b > 62) {
-          write_residue_words<L, true>(digits, c, residues, r, kpad, k);
+          write_residue_quad<L, true>(x, p1, p2, c, residues, r, kpad, k);
         } else {
-          write_residue_words<L, false>(digits, c, residues, r, kpad, k);
+          write_residue_quad<L, false>(x, p1, p2, c, residues, r, kpad, k);
         }
       });
 }
