@@ -142,18 +142,16 @@ KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
   return a > b ? a : b;
 }
 
-/// Elements per step of a thread in the row kernels below (team_row_max, team_row_loop): the
-/// loads of a step are independent, so a thread keeps row_step in flight where one element per
-/// step kept one.
+/// Elements per step of a thread in team_row_loop: the loads of a step are independent, so a
+/// thread keeps row_step in flight where one element per step kept one.
 constexpr int row_step = 4;
 
 /// use(load(k)) for every k < K of one K-contiguous row, by a team: thread t takes
 /// k = base + j size for base = t, t + row_step size, ... and j < row_step, all row_step loads
 /// of a step first, each of them coalesced across a warp (consecutive threads on consecutive
 /// k).  Elements beyond K are 0.0, which every `use` below ignores (max, integer sums).
-/// (row_scale_exponents as a team reduction over single elements read an 8192^2 operand at
-/// 1.8 TB/s on the H200, and over four consecutive elements per thread and step at 1.4 TB/s:
-/// docs/benchmarks.md.)
+/// (row_norms reads an 8192^2 operand in 0.195-0.206 ms this way on the H200, 0.234 ms with one
+/// element per step: docs/benchmarks.md.)
 template <class Member, class Load, class Use>
 KOKKOS_INLINE_FUNCTION void team_row_loop(const Member& team, std::int64_t K, const Load& load,
                                           const Use& use) {
@@ -173,19 +171,16 @@ constexpr int max_team_size = 1024;
 
 /// max_k |X(r, k)| over one row by a team (the largest real part for complex X), with NaN and
 /// Inf mapped to +Inf so that one max reduction also flags them.  Every thread of the team
-/// gets the result, and may start another team reduction at once.  (A max does not depend on
-/// the order in which the elements meet: the same bits for any team size.)
+/// gets the result, and may start another team reduction at once.
 template <class Member, class Matrix>
 KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, std::int64_t r,
                                            std::int64_t K) {
   double mu = 0;
   Kokkos::parallel_reduce(
-      Kokkos::TeamThreadRange(team, (K + row_step - 1) / row_step),
-      [&](const std::int64_t step, double& m) {
-        const std::int64_t k = step * row_step;
-        double v[row_step];
-        for (int j = 0; j < row_step; ++j) v[j] = k + j < K ? largest_part(X(r, k + j)) : 0.0;
-        for (int j = 0; j < row_step; ++j) m = v[j] > m ? v[j] : m;
+      Kokkos::TeamThreadRange(team, K),
+      [&](const std::int64_t k, double& m) {
+        const double v = largest_part(X(r, k));
+        if (v > m) m = v;
       },
       Kokkos::Max<double>(mu));
   // Kokkos 3.4 broadcasts a team reduction's result through team scratch that the next one
@@ -196,40 +191,26 @@ KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, 
 }
 
 /// Pass 1.  exponents(r) = scale_exponent(max_k |X(r,k)|), or nonfinite_row.
-/// Returns true when some element of X is NaN or Inf.
+/// Returns true when some element of X is NaN or Inf.  (One element per step of a team
+/// reduction: 0.30 ms for an 8192^2 operand on the H200; four per step, consecutive or
+/// coalesced as team_row_loop reads them, took 0.37 and 0.34 ms: docs/benchmarks.md.)
 template <class ExecSpace>
 bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                          const typename Views<ExecSpace>::Exponents& exponents) {
   using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
-  using Partials = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t K = X.extent(1);
   int any_nonfinite = 0;
-  policy_type policy = row_policy(space, X.extent(0));
-  policy.set_scratch_size(0, Kokkos::PerTeam(Partials::shmem_size(max_team_size)));
   Kokkos::parallel_reduce(
-      "ozaki::pass1::row_scale_exponents", policy,
+      "ozaki::pass1::row_scale_exponents", row_policy(space, X.extent(0)),
       KOKKOS_LAMBDA(const member_type& team, int& nonfinite) {
         const int r = team.league_rank();
-        // Each thread's max in registers, then one team reduction of the partial maxima.
-        Partials partial(team.team_scratch(0), team.team_size());
-        double m = 0;
-        team_row_loop(
-            team, K, [&](const std::int64_t k) { return largest_part(X(r, k)); },
-            [&](const double v) { m = v > m ? v : m; });
-        partial(team.team_rank()) = m;
-        team.team_barrier();
-        double mu = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, team.team_size()),
-            [&](const int i, double& v) { v = partial(i) > v ? partial(i) : v; },
-            Kokkos::Max<double>(mu));
+        const double mu = team_row_max(team, X, r, K);
         const bool finite = is_finite(mu);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          exponents(r) = finite ? scale_exponent(mu) : nonfinite_row;
-          if (!finite) nonfinite += 1;
-        });
+        // Every thread of the team holds mu and may count the row: only "> 0" matters.
+        if (!finite) nonfinite += 1;
+        Kokkos::single(Kokkos::PerTeam(team),
+                       [&]() { exponents(r) = finite ? scale_exponent(mu) : nonfinite_row; });
       },
       Kokkos::Sum<int>(any_nonfinite));
   return any_nonfinite > 0;

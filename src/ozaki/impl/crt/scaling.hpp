@@ -256,31 +256,15 @@ double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t 
         // (racecheck found it, and the ratio then came out wrong under its scheduling).
         const double mu = team_row_max(team, X, r, K);
         if (!(mu > 0) || !is_finite(mu)) return;  // the same for every thread of the team
-        // row_step elements per step with their loads first, as in team_row_max (a sampled
-        // row of a strided operand is a gather: one load in flight per thread made these
-        // reductions latency-bound).
-        const std::int64_t steps = (K + row_step - 1) / row_step;
         double sq = 0, sum = 0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, steps),
-            [&](const std::int64_t step, double& part) {
-              const std::int64_t k = step * row_step;
-              typename Matrix::non_const_value_type x[row_step] = {};
-              for (int j = 0; j < row_step; ++j)
-                if (k + j < K) x[j] = X(r, k + j);
-              for (int j = 0; j < row_step; ++j) part += scaled_squares(x[j], mu);
-            },
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& part) { part += scaled_squares(X(r, k), mu); },
             Kokkos::Sum<double>(sq));
         team.team_barrier();
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, steps),
-            [&](const std::int64_t step, double& part) {
-              const std::int64_t k = step * row_step;
-              typename Matrix::non_const_value_type x[row_step] = {};
-              for (int j = 0; j < row_step; ++j)
-                if (k + j < K) x[j] = X(r, k + j);
-              for (int j = 0; j < row_step; ++j) part += scaled_magnitudes(x[j], mu);
-            },
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& part) { part += scaled_magnitudes(X(r, k), mu); },
             Kokkos::Sum<double>(sum));
         team.team_barrier();
         // Every thread of the team holds the same ratio: the max is not affected.
