@@ -167,10 +167,23 @@ KOKKOS_INLINE_FUNCTION float exact_multiply_add(float a, float b, float c) {
 #endif
 }
 
+/// y (1/m) + 1.5 2^23, rounded: fused on CUDA devices, one instruction and one rounding where
+/// the library's build (--fmad=false) gave a multiply and an add, about one in eleven of
+/// the residue kernels' arithmetic instructions per element and modulus (their SASS,
+/// docs/benchmarks.md); separate elsewhere.  Either way the result is 1.5 2^23 plus the
+/// nearest integer to y / m (the proof above allows |d| <= 2^-23; fused, |d| <= 2^-24).
+KOKKOS_INLINE_FUNCTION float shifted_quotient(float y, float inverse, float shift) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(y, inverse, shift);
+#else
+  return y * inverse + shift;
+#endif
+}
+
 /// The symmetric residue of an integer-valued float |y| < 2^22 modulo m_l (proof above).
 KOKKOS_INLINE_FUNCTION float reduce_f(float y, const CrtConstants& c, int l) {
   constexpr float shift = 0x1.8p23f;  // adding it rounds |v| < 2^22 to an integer
-  const float q = (y * c.inverse_f[l] + shift) - shift;
+  const float q = shifted_quotient(y, c.inverse_f[l], shift) - shift;
   return exact_multiply_add(-q, c.modulus_f[l], y);
 }
 
