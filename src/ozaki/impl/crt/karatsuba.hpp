@@ -43,9 +43,9 @@ namespace detail {
 
 /// One quad's 3L words of Karatsuba residues: block 3l + part of row r for part = real,
 /// imaginary, and their sum.
-template <int L, bool wide, class Digits>
-KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const ResidueDigits (&re)[4],
-                                                        const ResidueDigits (&im)[4],
+template <int L, class RowDigits, class Digits>
+KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const RowDigits (&re)[4],
+                                                        const RowDigits (&im)[4],
                                                         const CrtConstants& c,
                                                         const Digits& residues, std::int64_t r,
                                                         std::int64_t kpad, std::int64_t k0) {
@@ -53,8 +53,8 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const ResidueDigits (&re
   for (int l = 0; l < L; ++l) {
     float v_re[4], v_im[4], v_sum[4];
     for (int j = 0; j < 4; ++j) {
-      v_re[j] = residue_f<wide>(re[j], c, l);
-      v_im[j] = residue_f<wide>(im[j], c, l);
+      v_re[j] = residue_f(re[j], c, l);
+      v_im[j] = residue_f(im[j], c, l);
       // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
       v_sum[j] = reduce_f(v_re[j] + v_im[j], c, l);
     }
@@ -75,12 +75,12 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_quad(const double (&x_re)[4],
                                                        double p2, const CrtConstants& c,
                                                        const Digits& residues, std::int64_t r,
                                                        std::int64_t kpad, std::int64_t k0) {
-  ResidueDigits re[4], im[4];
+  DigitsFor<wide> re[4], im[4];
   for (int j = 0; j < 4; ++j) {
     re[j] = residue_digits<wide>(scaled_pieces<wide>(x_re[j], p1, p2));
     im[j] = residue_digits<wide>(scaled_pieces<wide>(x_im[j], p1, p2));
   }
-  write_complex_residue_words<L, wide>(re, im, c, residues, r, kpad, k0);
+  write_complex_residue_words<L>(re, im, c, residues, r, kpad, k0);
 }
 
 template <int L, class ExecSpace>

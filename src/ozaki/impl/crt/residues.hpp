@@ -115,9 +115,20 @@ KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2
 ///   or without a fused multiply-add: the error |y| 2^-23 / m is below 1 / (2m), the least
 ///   distance of y / m from a tie for odd m (for 256, 1/m is exact and a tie gives +-128, one
 ///   class); r = y - q m is then the symmetric residue, exact.
+/// Rows of at most 62 bits (|x'| < 2^62, most rows) take five digits instead of six: the
+/// 64-bit two's complement of x' = mid 2^32 + lo cut at 13-bit positions 0, 13, 26, 39, 52,
+/// four unsigned digits below 2^13 and a signed top one, |d4| <= 2^10.  Then
+/// |y| <= 8191 + 3 * 8191 * 128 + 1024 * 128 = 3.28e6 < 2^22 as above, and per modulus four
+/// FMAs instead of five (one in eleven of the residue kernels' FP32 instructions, their SASS
+/// in docs/benchmarks.md).
 /// The residues are the same integers as those of the FP64 formulation, so the same bytes.
 struct ResidueDigits {
   float d[9];
+};
+
+/// The five digits of an x' of a row of at most 62 bits.
+struct NarrowDigits {
+  float d[crt_narrow_digits];
 };
 
 /// u as a float, exactly, for 0 <= u < 2^23, without a conversion instruction: the bit
@@ -129,32 +140,65 @@ KOKKOS_INLINE_FUNCTION float exact_float(std::uint32_t u) {
   return f - 0x1p23f;
 }
 
-/// The three digits of one piece p (an integer-valued double, |p| <= 2^31): the low 32 bits
-/// of p + 1.5 2^52 are those of p's two's complement, bit 32 its sign (for |p| < 2^51).
-KOKKOS_INLINE_FUNCTION void piece_digits(double p, float* d) {
+/// The two's complement word of a piece p (an integer-valued double, |p| <= 2^31) and its
+/// sign: the low 32 bits of p + 1.5 2^52 are those of p's two's complement, bit 32 is set
+/// for p < 0 (for |p| < 2^51).
+struct PieceWord {
+  std::uint32_t low, negative;
+};
+
+KOKKOS_INLINE_FUNCTION PieceWord piece_word(double p) {
   const double w = p + 0x1.8p52;
   std::uint64_t bits;
   std::memcpy(&bits, &w, sizeof bits);
-  const std::uint32_t low = static_cast<std::uint32_t>(bits);
-  const std::uint32_t negative = static_cast<std::uint32_t>(bits >> 32) & 1u;
+  return {static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32) & 1u};
+}
+
+/// The three digits of one piece p (|p| <= 2^31).
+KOKKOS_INLINE_FUNCTION void piece_digits(double p, float* d) {
+  const PieceWord word = piece_word(p);
+  const std::uint32_t low = word.low, negative = word.negative;
   d[0] = exact_float(low & 0x1fffu);
   d[1] = exact_float((low >> 13) & 0x1fffu);
   // p >> 26 = (low >> 26) - 64 negative, in [-32, 32]; shifted by 64 to be non-negative.
   d[2] = exact_float((low >> 26) + 64u - 64u * negative) - 64.0f;
 }
 
-/// The nine digits of x' (the three high ones zero, uncomputed, for rows of at most 62 bits).
-template <bool wide>
-KOKKOS_INLINE_FUNCTION ResidueDigits residue_digits(const ScaledPieces& x) {
+/// The nine digits of x' (rows of more than 62 bits).
+KOKKOS_INLINE_FUNCTION ResidueDigits wide_digits(const ScaledPieces& x) {
   ResidueDigits r;
   piece_digits(x.lo, r.d);
   piece_digits(x.mid, r.d + 3);
-  if constexpr (wide) {
-    piece_digits(x.hi, r.d + 6);
-  } else {
-    r.d[6] = r.d[7] = r.d[8] = 0.0f;
-  }
+  piece_digits(x.hi, r.d + 6);
   return r;
+}
+
+/// The five digits of x' = mid 2^32 + lo, |x'| < 2^62 (so |mid| <= 2^30 and |lo| <= 2^31):
+/// x''s 64-bit two's complement has the low word of lo and the high word mid - [lo < 0].
+KOKKOS_INLINE_FUNCTION NarrowDigits narrow_digits(const ScaledPieces& x) {
+  const PieceWord lo = piece_word(x.lo), mid = piece_word(x.mid);
+  const std::uint32_t high = mid.low - lo.negative, low = lo.low;
+  NarrowDigits r;
+  r.d[0] = exact_float(low & 0x1fffu);
+  r.d[1] = exact_float((low >> 13) & 0x1fffu);
+  r.d[2] = exact_float(((low >> 26) | (high << 6)) & 0x1fffu);
+  r.d[3] = exact_float((high >> 7) & 0x1fffu);
+  // Bits 52-63 as a signed digit in [-1024, 1024): its 12-bit field plus 2048 modulo 4096.
+  r.d[4] = exact_float((high >> 20) ^ 0x800u) - 2048.0f;
+  return r;
+}
+
+/// The digits a row's kernel branch uses: nine for rows of more than 62 bits, else five.
+template <bool wide>
+using DigitsFor = std::conditional_t<wide, ResidueDigits, NarrowDigits>;
+
+template <bool wide>
+KOKKOS_INLINE_FUNCTION DigitsFor<wide> residue_digits(const ScaledPieces& x) {
+  if constexpr (wide) {
+    return wide_digits(x);
+  } else {
+    return narrow_digits(x);
+  }
 }
 
 /// a b + c for floats whose product and sum are exact (every use below): fused on CUDA
@@ -187,20 +231,26 @@ KOKKOS_INLINE_FUNCTION float reduce_f(float y, const CrtConstants& c, int l) {
   return exact_multiply_add(-q, c.modulus_f[l], y);
 }
 
-/// The symmetric residue of x' modulo m_l as a float in [-128, 127]; `wide`: the row keeps
-/// more than 62 bits (its high piece is nonzero).
-template <bool wide>
+/// The symmetric residue of x' modulo m_l as a float in [-128, 127], for a row of more than
+/// 62 bits (its high piece is nonzero) ...
 KOKKOS_INLINE_FUNCTION float residue_f(const ResidueDigits& x, const CrtConstants& c, int l) {
   const float* w = c.digit_weight[l];
   float y = x.d[0];
-  if constexpr (wide) {
-    float h = x.d[6] * w[6];
-    h = exact_multiply_add(x.d[7], w[7], h);
-    h = exact_multiply_add(x.d[8], w[8], h);
-    y += reduce_f(h, c, l);
-  }
+  float h = x.d[6] * w[6];
+  h = exact_multiply_add(x.d[7], w[7], h);
+  h = exact_multiply_add(x.d[8], w[8], h);
+  y += reduce_f(h, c, l);
 #pragma unroll
   for (int i = 1; i < 6; ++i) y = exact_multiply_add(x.d[i], w[i], y);
+  return reduce_f(y, c, l);
+}
+
+/// ... and for a row of at most 62 bits.
+KOKKOS_INLINE_FUNCTION float residue_f(const NarrowDigits& x, const CrtConstants& c, int l) {
+  const float* w = c.narrow_weight[l];
+  float y = x.d[0];
+#pragma unroll
+  for (int i = 1; i < crt_narrow_digits; ++i) y = exact_multiply_add(x.d[i], w[i], y);
   return reduce_f(y, c, l);
 }
 
@@ -237,14 +287,14 @@ KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const float (&v)[4]) {
 }
 
 /// One quad's L words of residues (4 bytes each), residues(r, l kpad + k).
-template <int L, bool wide, class Digits>
-KOKKOS_INLINE_FUNCTION void write_residue_words(const ResidueDigits (&x)[4], const CrtConstants& c,
+template <int L, class RowDigits, class Digits>
+KOKKOS_INLINE_FUNCTION void write_residue_words(const RowDigits (&x)[4], const CrtConstants& c,
                                                 const Digits& residues, int r, std::int64_t kpad,
                                                 std::int64_t k) {
 #pragma unroll
   for (int l = 0; l < L; ++l) {
     float v[4];
-    for (int j = 0; j < 4; ++j) v[j] = residue_f<wide>(x[j], c, l);
+    for (int j = 0; j < 4; ++j) v[j] = residue_f(x[j], c, l);
     const std::uint32_t word = pack_low_bytes(v);
     // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
     *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
@@ -256,9 +306,9 @@ template <int L, bool wide, class Digits>
 KOKKOS_INLINE_FUNCTION void write_residue_quad(const double (&x)[4], double p1, double p2,
                                                const CrtConstants& c, const Digits& residues, int r,
                                                std::int64_t kpad, std::int64_t k) {
-  ResidueDigits digits[4];
+  DigitsFor<wide> digits[4];
   for (int j = 0; j < 4; ++j) digits[j] = residue_digits<wide>(scaled_pieces<wide>(x[j], p1, p2));
-  write_residue_words<L, wide>(digits, c, residues, r, kpad, k);
+  write_residue_words<L>(digits, c, residues, r, kpad, k);
 }
 
 template <int L, class ExecSpace>

@@ -206,11 +206,18 @@ struct CrtConstants {
   float modulus_f[max_moduli] = {};
   float inverse_f[max_moduli] = {};
   float digit_weight[max_moduli][9] = {};
+  // The same for the five digits of a row of at most 62 bits (crt_narrow_digit_position).
+  float narrow_weight[max_moduli][5] = {};
 };
 
 /// Positions of the nine FP32 digits of a scaled integer x' = hi 2^64 + mid 2^32 + lo:
 /// each 32-bit piece as a 13-bit, a 13-bit and a signed top digit.
 constexpr int crt_digit_position(int i) { return 32 * (i / 3) + 13 * (i % 3); }
+
+/// Positions of the five FP32 digits of an x' of a row of at most 62 bits (|x'| < 2^62): its
+/// 64-bit two's complement as four 13-bit digits and a signed top one (residues.hpp).
+constexpr int crt_narrow_digits = 5;
+constexpr int crt_narrow_digit_position(int i) { return 13 * i; }
 
 namespace detail {
 
@@ -291,12 +298,17 @@ inline CrtConstants make_crt_constants(int L) {
     c.inverse[l] = 1.0 / m;
     c.modulus_f[l] = static_cast<float>(m);
     c.inverse_f[l] = static_cast<float>(1.0 / m);  // 1/m rounded once more: within 2^-24
-    for (int i = 0; i < 9; ++i) {
+    // The symmetric residue of 2^position modulo m.
+    const auto weight_of = [m](int position) {
       std::uint64_t w = 1 % m;
-      for (int b = 0; b < crt_digit_position(i); ++b) w = w * 2 % m;
+      for (int b = 0; b < position; ++b) w = w * 2 % m;
       const int symmetric =
           static_cast<int>(w) > crt_high(m) ? static_cast<int>(w) - m : static_cast<int>(w);
-      c.digit_weight[l][i] = static_cast<float>(symmetric);
+      return static_cast<float>(symmetric);
+    };
+    for (int i = 0; i < 9; ++i) c.digit_weight[l][i] = weight_of(crt_digit_position(i));
+    for (int i = 0; i < crt_narrow_digits; ++i) {
+      c.narrow_weight[l][i] = weight_of(crt_narrow_digit_position(i));
     }
     // w_l = (M / m_l) * inverse((M / m_l) mod m_l).
     detail::BigNatural w{1};
