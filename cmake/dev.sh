@@ -60,7 +60,7 @@ ensure_kokkos() {
   "$deps" "$1" >/dev/null
 }
 
-# configure_and_build <variant> <build dir> <target|all> [extra cmake args...]
+# configure_and_build <variant> <build dir> <"target ..."|all> [extra cmake args...]
 configure_and_build() {
   local variant=$1 build=$2 target=$3
   shift 3
@@ -81,8 +81,11 @@ configure_and_build() {
   local generator=${CMAKE_GENERATOR:-}
   [ -f "$build/CMakeCache.txt" ] && generator=
   step "configuring ozaki in $build ($variant)" configure_ozaki "$build" "$generator" "${args[@]}" "$@"
-  local target_args=()
-  [ "$target" = all ] || target_args=(--target "$target")
+  local target_args=() names
+  if [ "$target" != all ]; then
+    read -ra names <<<"$target"
+    target_args=(--target "${names[@]}")
+  fi
   step "building ozaki in $build ($target, $jobs jobs)" build_ozaki "$build" "${target_args[@]}"
 }
 
@@ -143,7 +146,9 @@ cmd_demo() {
 # bench.log (every suite's tables), <suite>.csv per suite, device.png (the device suite by S),
 # sweep.png (the sweep's heatmap), ncu.log.
 #   OZAKI_SUITES  suites to run, in order (default "device wide sweep"; "" runs none)
-#   OZAKI_TESTS=0 skips the CUDA tests;  OZAKI_NCU=0 skips the Nsight Compute step
+#   OZAKI_TESTS=0 skips the CUDA tests (and, without OZAKI_SANITIZE, builds only ozaki_bench
+#                 and the timeline tool; OZAKI_BUILD_TARGETS="..." names other targets);
+#   OZAKI_NCU=0 skips the Nsight Compute step
 #   OZAKI_NCU_RUNS="ARGS; ARGS" the ozaki_bench runs Nsight Compute times per kernel
 #   OZAKI_NCU_ARGS="..."        what ncu collects instead of the per-kernel times
 #   OZAKI_CROSS_REPLAY=0        skips the replay of fuzz_cuda's calls on OpenMP
@@ -169,8 +174,16 @@ cmd_device() {
     echo "commit: ${OZAKI_COMMIT:-$(git -C "$repo" rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
   } >"$log" 2>&1
   local t0=$SECONDS
-  configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda \
-    >>"$log" 2>&1 || { echo "build failed" >>"$log"; return 1; }
+  # Without tests or sanitizer runs only the benchmark driver and the timeline tool are built
+  # (a full build, tests included, took 158-196 s on the GPU machine's 16 cores this session);
+  # OZAKI_BUILD_TARGETS overrides.
+  local targets=all
+  if [ "${OZAKI_TESTS:-1}" = 0 ] && [ -z "${OZAKI_SANITIZE:-}" ]; then
+    targets="ozaki_bench ozaki_gpu_timeline"
+  fi
+  configure_and_build cuda "$repo/build-cuda" "${OZAKI_BUILD_TARGETS:-$targets}" \
+    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
+    { echo "build failed" >>"$log"; return 1; }
   echo "build: $((SECONDS - t0)) s" >>"$log"
   if [ -n "${OZAKI_SASS:-}" ]; then
     # Each matching kernel's SASS, then its opcodes by count (static: both branches of a

@@ -201,9 +201,14 @@ KOKKOS_INLINE_FUNCTION DigitsFor<wide> residue_digits(const ScaledPieces& x) {
   }
 }
 
-/// a b + c for floats whose product and sum are exact (every use below): fused on CUDA
-/// devices (one instruction), separate elsewhere, the same value either way.
-KOKKOS_INLINE_FUNCTION float exact_multiply_add(float a, float b, float c) {
+/// a b + c, fused on CUDA devices (one instruction and one rounding; the library's build has
+/// --fmad=false, so an unfused expression stays a multiply and an add there), separate
+/// elsewhere.  Every use below gives the same value either way: the digit steps' products and
+/// sums are exact, and the quotient's y (1/m) + 1.5 2^23 rounds to 1.5 2^23 plus the nearest
+/// integer to y / m with one rounding or two (the proof above allows |d| <= 2^-23; fused,
+/// |d| <= 2^-24).  Fusing the quotient removed one in eleven of the residue kernels' FP32
+/// instructions per element and modulus (their SASS, docs/benchmarks.md).
+KOKKOS_INLINE_FUNCTION float multiply_add(float a, float b, float c) {
 #if defined(__CUDA_ARCH__)
   return __fmaf_rn(a, b, c);
 #else
@@ -211,24 +216,11 @@ KOKKOS_INLINE_FUNCTION float exact_multiply_add(float a, float b, float c) {
 #endif
 }
 
-/// y (1/m) + 1.5 2^23, rounded: fused on CUDA devices, one instruction and one rounding where
-/// the library's build (--fmad=false) gave a multiply and an add, about one in eleven of
-/// the residue kernels' arithmetic instructions per element and modulus (their SASS,
-/// docs/benchmarks.md); separate elsewhere.  Either way the result is 1.5 2^23 plus the
-/// nearest integer to y / m (the proof above allows |d| <= 2^-23; fused, |d| <= 2^-24).
-KOKKOS_INLINE_FUNCTION float shifted_quotient(float y, float inverse, float shift) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(y, inverse, shift);
-#else
-  return y * inverse + shift;
-#endif
-}
-
 /// The symmetric residue of an integer-valued float |y| < 2^22 modulo m_l (proof above).
 KOKKOS_INLINE_FUNCTION float reduce_f(float y, const CrtConstants& c, int l) {
   constexpr float shift = 0x1.8p23f;  // adding it rounds |v| < 2^22 to an integer
-  const float q = shifted_quotient(y, c.inverse_f[l], shift) - shift;
-  return exact_multiply_add(-q, c.modulus_f[l], y);
+  const float q = multiply_add(y, c.inverse_f[l], shift) - shift;
+  return multiply_add(-q, c.modulus_f[l], y);
 }
 
 /// The symmetric residue of x' modulo m_l as a float in [-128, 127], for a row of more than
@@ -237,11 +229,11 @@ KOKKOS_INLINE_FUNCTION float residue_f(const ResidueDigits& x, const CrtConstant
   const float* w = c.digit_weight[l];
   float y = x.d[0];
   float h = x.d[6] * w[6];
-  h = exact_multiply_add(x.d[7], w[7], h);
-  h = exact_multiply_add(x.d[8], w[8], h);
+  h = multiply_add(x.d[7], w[7], h);
+  h = multiply_add(x.d[8], w[8], h);
   y += reduce_f(h, c, l);
 #pragma unroll
-  for (int i = 1; i < 6; ++i) y = exact_multiply_add(x.d[i], w[i], y);
+  for (int i = 1; i < 6; ++i) y = multiply_add(x.d[i], w[i], y);
   return reduce_f(y, c, l);
 }
 
@@ -250,7 +242,7 @@ KOKKOS_INLINE_FUNCTION float residue_f(const NarrowDigits& x, const CrtConstants
   const float* w = c.narrow_weight[l];
   float y = x.d[0];
 #pragma unroll
-  for (int i = 1; i < crt_narrow_digits; ++i) y = exact_multiply_add(x.d[i], w[i], y);
+  for (int i = 1; i < crt_narrow_digits; ++i) y = multiply_add(x.d[i], w[i], y);
   return reduce_f(y, c, l);
 }
 
