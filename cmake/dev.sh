@@ -175,7 +175,7 @@ cmd_device() {
   } >"$log" 2>&1
   local t0=$SECONDS
   # Without tests or sanitizer runs only the benchmark driver and the timeline tool are built
-  # (a full build, tests included, took 158-196 s on the GPU machine's 16 cores this session);
+  # (a full build, tests included, took 158-196 s on the GPU machine's 16 cores on 2026-12-01);
   # OZAKI_BUILD_TARGETS overrides.
   local targets=all
   if [ "${OZAKI_TESTS:-1}" = 0 ] && [ -z "${OZAKI_SANITIZE:-}" ]; then

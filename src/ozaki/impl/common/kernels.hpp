@@ -197,8 +197,9 @@ constexpr int quad_tile_batch = 16;
 /// k0 + 4 q + j), so that the lanes of a warp, which take consecutive quads q of one row, read
 /// consecutive doubles (a row-major 32 x 129 tile put them 32 bytes apart, 8-way bank
 /// conflicts); the pitch of 33 keeps the transposed writes conflict-free.  The conflicts were
-/// not what bounds it: on the H200 this path takes 1.10 ms for an 8192^2 operand at 14 moduli
-/// either way, 1.65x the K-contiguous path's time (docs/benchmarks.md).
+/// not what bounded it (1.10 ms for an 8192^2 operand at 14 moduli on the H200 either way);
+/// the batched loads below were: 0.76 ms with them, against 0.66 ms for the same data
+/// K-contiguous (docs/benchmarks.md).
 template <class ExecSpace, class QuadFunction>
 void for_each_quad(const char* label, const ExecSpace& space,
                    const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
@@ -239,9 +240,7 @@ void for_each_quad(const char* label, const ExecSpace& space,
         // Thread t of the team takes the tile's columns kk = t, t + size, ...: all its loads
         // first (quad_tile_batch in flight at once), then the stores to scratch.  One load and
         // its store per step, as a TeamThreadRange gives them, leaves one load in flight per
-        // thread (each store waits for its load), and few teams fit an SM beside their tiles
-        // (predicted to bring this path near the K-contiguous one's time; not yet measured on
-        // the H200: docs/benchmarks.md).
+        // thread (each store waits for its load), and few teams fit an SM beside their tiles.
         const int t = team.team_rank(), size = team.team_size();
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_rows), [&](const int rr) {
           const std::int64_t r = r0 + rr;

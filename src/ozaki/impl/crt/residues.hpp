@@ -257,9 +257,9 @@ KOKKOS_INLINE_FUNCTION std::uint32_t low_byte_f(float v) {
 
 /// The low bytes of four integer-valued floats |v| < 2^22 as one word, v[0]'s lowest: on
 /// CUDA devices three byte permutations of their biased bit patterns (low_byte_f's bias)
-/// instead of four masks, three shifts and three ors (the residue kernels run about ten
-/// arithmetic operations per element and modulus, so the packing was a sizeable share);
-/// elsewhere the same word from low_byte_f.
+/// instead of four masks, three shifts and three ors (the residue kernels are bound by
+/// instruction issue on the H200: docs/benchmarks.md); elsewhere the same word from
+/// low_byte_f.
 KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const float (&v)[4]) {
 #if defined(__CUDA_ARCH__)
   std::uint32_t b[4];
