@@ -570,6 +570,15 @@ TEST(Crt, PassWidths) {
   EXPECT_EQ(width(8192, 8192, 8192, o), 2048);
   EXPECT_EQ(width(16384, 16384, 16384, o), 2048);
   EXPECT_EQ(width(8192, 3000, 8192, o), 1504);
+  // Under the library's limit large M and K never get narrower passes, even where op(A)'s
+  // residues alone exceed 8 GiB (32768^3: 15 GB); an explicit limit of the same 8 GiB gets the
+  // least, 1024 columns, and where 2048 fit it the same width as the library's.
+  Options explicit_8gib = o;
+  explicit_8gib.workspace_limit = std::int64_t(8) << 30;
+  EXPECT_EQ(width(32768, 32768, 32768, o), 2048);
+  EXPECT_EQ(width(32768, 32768, 32768, explicit_8gib), 1024);
+  EXPECT_EQ(width(16384, 16384, 16384, explicit_8gib), 2048);
+  EXPECT_EQ(width(8192, 3000, 8192, explicit_8gib), 1504);
   // Smaller M or K: one pass where the limit allows it.
   EXPECT_EQ(width(4096, 4096, 4096, o), 4096);
   EXPECT_EQ(width(2048, 2048, 65536, o), 2048);

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -129,8 +131,8 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
     std::vector<Operands> ops;
     for (int i = 0; i < threads; ++i) {
       spaces.emplace_back(streams[i]);
-      ops.push_back(make_operands(200 + 37 * i, 300 - 29 * i, 900 + 111 * i, i < 2 ? 0.5 : 3.0,
-                                  40 + i));
+      ops.push_back(
+          make_operands(200 + 37 * i, 300 - 29 * i, 900 + 111 * i, i < 2 ? 0.5 : 3.0, 40 + i));
     }
     Options options[threads];
     options[0].algorithm = ozaki::Algorithm::Int8Crt;  // automatic count, Auto scaling
@@ -161,12 +163,12 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
       EXPECT_EQ(to_host(ops[i].dC.view).values, together[i].values) << "thread " << i;
       // And on the host: CPU checking by equality.
       Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> A("A", ops[i].A.rows,
-                                                                       ops[i].A.cols),
+                                                                      ops[i].A.cols),
           B("B", ops[i].B.rows, ops[i].B.cols), C("C", ops[i].C0.rows, ops[i].C0.cols);
       std::copy(ops[i].A.values.begin(), ops[i].A.values.end(), A.data());
       std::copy(ops[i].B.values.begin(), ops[i].B.values.end(), B.data());
-      const Report host = ozaki::gemm(Kokkos::Serial(), "N", "N", 1.0, A, B, 0.0, C,
-                                      reports[i].options);
+      const Report host =
+          ozaki::gemm(Kokkos::Serial(), "N", "N", 1.0, A, B, 0.0, C, reports[i].options);
       EXPECT_EQ(host.algorithm, reports[i].algorithm);
       EXPECT_TRUE(std::equal(together[i].values.begin(), together[i].values.end(), C.data()))
           << "thread " << i << ": Serial differs";
@@ -174,6 +176,62 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
     }
   }
   for (cudaStream_t s : streams) cudaStreamDestroy(s);
+}
+
+/// Sets OZAKI_FAIL_SCRATCH_ABOVE for one scope (scratch.hpp's fault injection).
+struct FailScratchAbove {
+  explicit FailScratchAbove(std::size_t bytes) {
+    setenv("OZAKI_FAIL_SCRATCH_ABOVE", std::to_string(bytes).c_str(), 1);
+  }
+  ~FailScratchAbove() { unsetenv("OZAKI_FAIL_SCRATCH_ABOVE"); }
+};
+
+TEST(Cuda, LibraryLimitTakesTheNarrowestPassesWhereItsWidePassesCannotBeAllocated) {
+  // M = K = 8192: under the library's limit Int8Crt takes 2048-column passes, 2 for N = 4096.
+  // With every allocation above the midpoint between that need and the need of 1024-column
+  // passes failing, the call runs again with those (4 passes), says so, and gives the bits of
+  // the call whose explicit limit asks for them, and of the unhindered call (pass widths
+  // change no bits: Crt.PassWidthsChangeNoBits).
+  const std::int64_t M = 8192, N = 4096, K = 8192;
+  const Operands ops = make_operands(M, N, K, 0.5, 8);
+  const TestSpace space;
+  Options library;
+  library.algorithm = ozaki::Algorithm::Int8Crt;
+  library.moduli = 14;
+  library.crt_scaling = ozaki::CrtScaling::Fast;
+  Options narrowest = library;
+  narrowest.workspace_limit = 1;
+  auto call = [&](const Options& o) {
+    from_host(ops.C0, ops.dC.view);
+    const Report r =
+        ozaki::gemm(space, "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, o);
+    return std::make_pair(r, to_host(ops.dC.view));
+  };
+  const auto unhindered = call(library);
+  EXPECT_EQ(unhindered.first.recombine_passes, 2);
+  EXPECT_TRUE(unhindered.first.reason.empty()) << unhindered.first.reason;
+  const auto asked = call(narrowest);
+  EXPECT_EQ(asked.first.recombine_passes, 4);
+  const std::size_t wide_bytes = ozaki::Workspace<TestSpace>::required_bytes(M, N, K, library);
+  const std::size_t narrow_bytes = ozaki::Workspace<TestSpace>::required_bytes(M, N, K, narrowest);
+  ASSERT_GT(wide_bytes, narrow_bytes + (std::size_t(256) << 20));
+  ozaki::release_scratch(space);
+  std::pair<Report, HostMatrix> retried;
+  {
+    const FailScratchAbove fail((wide_bytes + narrow_bytes) / 2);
+    retried = call(library);
+  }
+  ozaki::release_scratch(space);
+  const Report& r = retried.first;
+  EXPECT_EQ(r.algorithm, ozaki::Algorithm::Int8Crt);
+  EXPECT_FALSE(r.fallback);
+  EXPECT_EQ(r.recombine_passes, 4);
+  EXPECT_LE(r.workspace_bytes, (wide_bytes + narrow_bytes) / 2);
+  EXPECT_NE(r.reason.find("could not allocate"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("1024 columns"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.options.workspace_limit, 0);  // the caller's options, as replayed
+  EXPECT_EQ(retried.second.values, asked.second.values);
+  EXPECT_EQ(retried.second.values, unhindered.second.values);
 }
 
 TEST(Cuda, EmulationWorkspaceBeyondTheLimitFallsBackToInt8Slices) {

@@ -116,8 +116,13 @@ struct Options {
   /// takes 4).  4: the real GEMM of the complex embedding, [Ar -Ai; Ai Ar] [Br; Bi], under
   /// either rule.  Both give the same bits where both apply (docs/design.md §8).
   int complex_products = 3;
-  /// Bytes of workspace a call may use (0: 8 GiB).  It bounds how many INT32 products are
-  /// held at once; a call needs at least its slices and one product, whatever the limit.
+  /// Bytes of workspace a call may use (0: the library's choice, 8 GiB).  It bounds how many
+  /// INT32 products are held at once; a call needs at least its slices and one product,
+  /// whatever the limit.  Under the library's choice, Int8Crt on M and K of at least 8192
+  /// takes passes of 2048 columns even where they need more than 8 GiB (32768^3: 19 GiB,
+  /// complex 16384^3: 25 GiB; 1024-column passes, the least an explicit limit gets, ran 4-8%
+  /// slower on the H200), and 1024-column passes where that much cannot be allocated
+  /// (Report::reason).
   std::int64_t workspace_limit = 0;
   /// Fence between phases and report their times (Report::seconds_*).  For profiling: the
   /// fences cost a little.

@@ -55,7 +55,8 @@ struct Report {
   int estimate_int8_gemms = 0;
   /// True when the requested algorithm was replaced by another one (see reason).
   bool fallback = false;
-  /// Why the fallback happened, or why no product was needed; empty otherwise.
+  /// Why the fallback happened, why no product was needed, or why scheme II's passes are
+  /// narrower than the library's choice (its scratch could not be allocated); empty otherwise.
   std::string reason;
   /// INT8 multiply-adds x 2 of all INT8 GEMM calls (the estimate's included).
   double int8_operations = 0;

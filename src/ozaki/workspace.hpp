@@ -33,7 +33,8 @@
 ///   residues             (mpad + width) L kpad: op(A)'s, and those of one pass's rows of op(B)^T
 ///   INT32 products       4 L chunks mpad width, width = the columns of C per pass (as many
 ///                        as fit options.workspace_limit, at least 1024, at most 2048 where
-///                        M and K are both >= 8192, evened out over the passes)
+///                        M and K are both >= 8192, and there at least 2048 under the
+///                        library's limit (workspace_limit = 0), evened out over the passes)
 ///   accurate scaling     (mpad + npad) kpad + 4 chunks npad mpad, overlapping the residues,
 ///                        plus, when the count is automatic, the automatic-S estimate above
 ///                        and the K-contiguous copies of strided operands (GPU spaces)

@@ -286,7 +286,22 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   }
   Int8Outcome outcome = Int8Outcome::Done;
   try {
-    outcome = run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start);
+    const Report before = report;
+    try {
+      outcome = run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start);
+    } catch (const ScratchUnavailable& e) {
+      // Under the library's own limit scheme II may take more than 8 GiB for its fastest pass
+      // width on large M and K (crt/layout.hpp); where that cannot be had, the least scratch
+      // it runs with, passes of 1024 columns (C is still untouched: scratch is had before
+      // any pass writes it).  Under the caller's limit the call already asked for the least
+      // the limit allows.
+      if (scheme != Algorithm::Int8Crt || options.workspace_limit != 0) throw;
+      Options narrowest = options;
+      narrowest.workspace_limit = 1;
+      report = before;
+      outcome = run_int8(space, call, scheme, alpha, beta, narrowest, scratch, report, call_start);
+      report.reason = std::string(e.what()) + ": passes of 1024 columns instead";
+    }
   } catch (const ScratchUnavailable& e) {
     // C is untouched: scratch is had before any pass writes it.  An explicit algorithm says
     // so with the exception; Auto takes native FP64 GEMM, which needs none, and reports it.

@@ -11,7 +11,9 @@
 ///   - Keyed on nothing but the instance: it holds no results, so changing A or B in place and
 ///     calling again always gives the new product.
 ///   - Bounded: a call grows the buffer to at most what its Options::workspace_limit allows
-///     (plus its unavoidable minimum), so the bytes held are at most the largest limit used.
+///     (plus its unavoidable minimum, and under the library's own limit the passes of scheme
+///     II's fastest width: crt/layout.hpp), so the bytes held are at most the largest limit
+///     used.
 ///   - Freed at Kokkos::finalize, or earlier by ozaki::release_scratch (ozaki/scratch.hpp).
 ///   - Never destroyed itself: a program that finalizes Kokkos from std::atexit, after static
 ///     destructors have begun, finds it intact.

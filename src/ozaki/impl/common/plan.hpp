@@ -69,6 +69,10 @@ struct CallPlan {
   std::int64_t k_chunks = 0;
   /// Bytes of scratch the call may use (resolved Options::workspace_limit).
   std::int64_t workspace_limit = 0;
+  /// The limit is the library's (Options::workspace_limit = 0), not the caller's: scheme II
+  /// may then exceed it for passes of its fastest width on large M and K (crt/layout.hpp),
+  /// and falls back to its narrowest passes when that much scratch cannot be had.
+  bool library_limit = false;
   /// What was asked for: Auto may still take native FP64 GEMM.
   Algorithm requested = Algorithm::Auto;
   /// Scheme I: whether S is chosen from the data, and the S given or expected.
@@ -112,6 +116,7 @@ inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices 
   p.k_block = resolved_k_block(o.k_block);
   p.k_chunks = k_chunks(p.kpad, o.k_block);
   p.workspace_limit = resolved_workspace_limit(o);
+  p.library_limit = o.workspace_limit == 0;
   p.requested = o.algorithm;
   p.auto_slices = o.slices == auto_slices && prepared_slices == 0;
   p.slices = prepared_slices > 0       ? prepared_slices

@@ -27,7 +27,10 @@ constexpr std::int64_t crt_min_block_columns = 1024;
 /// Most columns of C per pass where op(A) has at least crt_narrow_pass_extent rows and K is
 /// at least as long, whatever room the limit leaves: the fastest width measured on the H200
 /// (docs/benchmarks.md, optimisation log 10); smaller M or K keep passes as wide as the limit
-/// allows.
+/// allows.  Under the library's own limit (CallPlan::library_limit) it is also the fewest
+/// there: passes of 1024 columns cost 8% at 16384^3 and 4% at 32768^3 (where op(A)'s residues
+/// alone exceed 8 GiB), and the call takes the room for wider ones beyond the 8 GiB, falling
+/// back to 1024-column passes where that room cannot be allocated (dispatch.hpp).
 constexpr std::int64_t crt_narrow_pass_columns = 2048;
 constexpr std::int64_t crt_narrow_pass_extent = 8192;
 
@@ -154,7 +157,8 @@ std::size_t crt_front_bytes(const CallPlan& p, const OperandPlan& ops) {
 
 /// Columns of C per pass of scheme II with `buffers` sets of pass scratch: as many as fit in
 /// the workspace limit (a multiple of the plan's padding), at least min(npad,
-/// crt_min_block_columns), at most crt_narrow_pass_columns for large M and K, or what
+/// crt_min_block_columns) (crt_narrow_pass_columns for large M and K under the library's
+/// limit), at most crt_narrow_pass_columns for large M and K, or what
 /// Options::crt_pass_columns asks for; then evened out over the passes, so that the last pass is
 /// not a sliver.
 template <class ExecSpace>
@@ -169,7 +173,9 @@ CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int 
   const std::int64_t asked = p.pass_columns > 0 ? p.pass_columns
                              : narrow           ? crt_narrow_pass_columns
                                                 : p.npad;
-  const std::int64_t least = std::min({p.npad, crt_min_block_columns, asked});
+  const std::int64_t fewest =
+      narrow && p.library_limit ? crt_narrow_pass_columns : crt_min_block_columns;
+  const std::int64_t least = std::min({p.npad, fewest, asked});
   const std::int64_t widest = std::min({p.npad, asked, std::max(least, fits)});
   if (widest == 0) return {};
   const std::int64_t count = (p.npad + widest - 1) / widest;
