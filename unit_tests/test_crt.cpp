@@ -569,12 +569,18 @@ TEST(Crt, PassWidths) {
   // Large M and K: passes of 2048 columns (the fastest measured on the H200), evened out.
   EXPECT_EQ(width(8192, 8192, 8192, o), 2048);
   EXPECT_EQ(width(16384, 16384, 16384, o), 2048);
-  // N between 1 and 1.5 times 2048: one pass (two of 1504 ran slower at 20000 x 3000 x
-  // 12000); from 1.5 times, the nearest count of passes.
+  // N up to 1.5 times 2048: one pass (two of 1536 ran slower at 20000 x 3000 x 12000 on the
+  // H200); beyond, the nearest count of passes, ties to the fewer.
   EXPECT_EQ(width(8192, 3000, 8192, o), 3008);
-  EXPECT_EQ(width(8192, 3072, 8192, o), 1536);
+  EXPECT_EQ(width(8192, 3072, 8192, o), 3072);
+  EXPECT_EQ(width(8192, 3088, 8192, o), 1552);
   EXPECT_EQ(width(8192, 5000, 8192, o), 2512);
+  EXPECT_EQ(width(8192, 5120, 8192, o), 2560);
   EXPECT_EQ(width(8192, 10000, 8192, o), 2000);
+  // CUDA's plan pads to 128: 20000 x 3000 x 12000 gets one pass of 3072 columns.
+  EXPECT_EQ(ozaki::Impl::crt_block_columns<TestSpace>(
+                ozaki::Impl::make_plan({20000, 3000, 12000}, o, 0, 128), 14, ops),
+            3072);
   // Under the library's limit large M and K never get narrower passes, even where op(A)'s
   // residues alone exceed 8 GiB (32768^3: 15 GB); an explicit limit of the same 8 GiB gets the
   // least, 1024 columns, and where 2048 fit it the same width as the library's.

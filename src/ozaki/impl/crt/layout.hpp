@@ -179,13 +179,15 @@ CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int 
   const std::int64_t widest = std::min({p.npad, asked, std::max(least, fits)});
   if (widest == 0) return {};
   std::int64_t count = (p.npad + widest - 1) / widest;
-  // Where the narrow cap, not the room, sets the width: the nearest count of such passes, not
-  // the next one up, so that widths stay within [2/3, 3/2) of the cap instead of falling to
-  // half of it.  At 20000 x 3000 x 12000 one pass of 3008 columns ran 19.34 ms against 19.83
-  // for two of 1504 (INT8 products at 1.61 against 1.48 POP/s, 1abfe62); squares whose N is
-  // a multiple of 2048 keep their passes.
+  // Where the narrow cap, not the room, sets the width: the nearest count of such passes, ties
+  // to the fewer, not the next count up, so that widths stay within (2/3, 3/2] of the cap
+  // instead of falling to half of it.  At 20000 x 3000 x 12000 (3072 padded columns on CUDA)
+  // one pass ran 19.34 ms against 19.83 for two of 1536 (INT8 products at 1.61 against 1.48
+  // POP/s, 1abfe62; a likely cause, not measured: in 256 x 128 tiles on 132 SMs, 1536
+  // columns of 20000 rows make 7.2 waves, run as 8, and 3072 columns 14.4, run as 15).
+  // Squares whose N is a multiple of 2048 keep their passes.
   if (narrow && p.pass_columns == 0 && widest == crt_narrow_pass_columns) {
-    const std::int64_t nearest = std::max<std::int64_t>(1, (p.npad + widest / 2) / widest);
+    const std::int64_t nearest = std::max<std::int64_t>(1, (p.npad + widest / 2 - 1) / widest);
     if (padded_rows((p.npad + nearest - 1) / nearest, p.pad) <= std::max(least, fits)) {
       count = nearest;
     }
