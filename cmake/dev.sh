@@ -319,6 +319,17 @@ cmd_device() {
     KOKKOS_PROFILE_LIBRARY=$tool OZAKI_TIMELINE_FILE=$repo/build-cuda/timeline.txt \
       "$bench" $args --reps 1 --no-phases >/dev/null 2>&1 || echo "(run failed)" >>"$out/timeline.log"
     cat "$repo/build-cuda/timeline.txt" >>"$out/timeline.log" 2>/dev/null || true
+    # The last ozaki::gemm call of the run (the timed one) in sums per kernel or region name
+    # (E lines: a kernel's duration; ] lines: a region's), and its span on the GPU.
+    awk '$4 == "[" && $5 ~ /^ozaki::gemm\[/ { delete t; delete c; start = $1; inside = 1; next }
+         inside && $4 == "]" && $5 ~ /^ozaki::gemm\[/ { span = $1 - start; inside = 0; next }
+         inside && ($4 == "E" || $4 == "]") { t[$5] += $3; c[$5]++ }
+         END {
+           if (span == "") exit
+           print "== per name, the last ozaki::gemm call (ms, count); GPU span " span " ms"
+           fflush()
+           for (n in t) printf "%10.3f %4d %s\n", t[n], c[n], n | "sort -k1,1nr"
+         }' "$repo/build-cuda/timeline.txt" >>"$out/timeline.log" 2>/dev/null || true
   done
   # OZAKI_BENCH_RUNS="ARGS; ARGS; ...": further ozaki_bench runs after the suites, each with its
   # own arguments (e.g. "--complex --shapes 8192,16384 --configs native,default"), tables to
