@@ -174,9 +174,10 @@ cmd_device() {
     echo "commit: ${OZAKI_COMMIT:-$(git -C "$repo" rev-parse --verify -q HEAD 2>/dev/null || echo unknown)}"
   } >"$log" 2>&1
   local t0=$SECONDS
-  # Without tests or sanitizer runs only the benchmark driver and the timeline tool are built
-  # (a full build, tests included, took 158-196 s on the GPU machine's 16 cores on 2026-12-01);
-  # OZAKI_BUILD_TARGETS overrides.
+  # Without tests or sanitizer runs only the benchmark driver and the timeline tool are built;
+  # OZAKI_BUILD_TARGETS overrides.  (On the GPU machine's 16 cores on 2026-12-01 the library's
+  # build took 147-157 s, bench-only or full alike: gemm_cuda.cpp's one unit was most of it;
+  # since its per-moduli kernels compile in units of their own, design.md §7.)
   local targets=all
   if [ "${OZAKI_TESTS:-1}" = 0 ] && [ -z "${OZAKI_SANITIZE:-}" ]; then
     targets="ozaki_bench ozaki_gpu_timeline"

@@ -52,6 +52,60 @@
       const ::ozaki::Impl::CrtConstants&, const ::ozaki::Impl::CrtRowScaling<SPACE>&,              \
       const ::ozaki::Impl::CrtRowScaling<SPACE>&, double, double, const V::Matrix&);
 
+// Scheme II's kernels compiled per moduli count (residues.hpp's with_moduli_count: L = 2 ..
+// 24, 4 kernel templates each, 115 CUDA kernels in all).  On CUDA they are compiled in
+// translation units of their own, a few counts each (backends/cuda/crt_kernels_*.cpp), beside
+// the driver's: a parallel build then compiles them side by side instead of in one unit, the
+// longest of the build.  PREFIX as above.
+#define OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, L)                                              \
+  namespace ozaki {                                                                              \
+  namespace Impl {                                                                               \
+  PREFIX template void detail::crt_residues_fixed<L, SPACE>(const SPACE&,                        \
+                                                            const Views<SPACE>::ConstMatrix&,    \
+                                                            const CrtRowScaling<SPACE>&,         \
+                                                            const CrtConstants&,                 \
+                                                            const Views<SPACE>::Digits&);        \
+  PREFIX template void detail::crt_complex_residues_fixed<L, SPACE>(                             \
+      const SPACE&, const Views<SPACE>::ConstMatrix&, const CrtRowScaling<SPACE>&,               \
+      const CrtConstants&, const Views<SPACE>::Digits&);                                         \
+  PREFIX template void detail::crt_reconstruct_fixed<L, SPACE>(                                  \
+      const SPACE&, const CrtPassProducts<SPACE>&, const CrtConstants&,                          \
+      const CrtRowScaling<SPACE>&, const CrtRowScaling<SPACE>&, double, double,                  \
+      const Views<SPACE>::Matrix&);                                                              \
+  PREFIX template void detail::crt_complex_reconstruct_fixed<L, SPACE>(                          \
+      const SPACE&, const CrtPassProducts<SPACE>&, const CrtConstants&,                          \
+      const CrtRowScaling<SPACE>&, const CrtRowScaling<SPACE>&, const CrtComplexTarget<SPACE>&); \
+  }                                                                                              \
+  }
+
+/// Every moduli count, for the declarations.
+#define OZAKI_IMPL_CRT_KERNELS(PREFIX, SPACE)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 2)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 3)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 4)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 5)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 6)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 7)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 8)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 9)  \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 10) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 11) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 12) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 13) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 14) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 15) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 16) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 17) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 18) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 19) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 20) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 21) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 22) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 23) \
+  OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, 24)
+static_assert(ozaki::min_moduli == 2 && ozaki::max_moduli == 24,
+              "OZAKI_IMPL_CRT_KERNELS lists every moduli count");
+
 #define OZAKI_IMPL_GEMM_INSTANCE(PREFIX, SPACE)                                                  \
   namespace ozaki {                                                                              \
   namespace Impl {                                                                               \
@@ -82,4 +136,5 @@ OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::OpenMP)
 #endif
 #if defined(OZAKI_ENABLE_CUDA_BACKEND)
 OZAKI_IMPL_GEMM_INSTANCE(extern, Kokkos::Cuda)
+OZAKI_IMPL_CRT_KERNELS(extern, Kokkos::Cuda)
 #endif
