@@ -10,7 +10,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,6 +25,17 @@ namespace ozaki_test {
 
 using TestSpace = OZAKI_TEST_SPACE;
 using MemSpace = typename TestSpace::memory_space;
+
+/// Makes every scratch allocation above `bytes` fail for one scope, as if the memory were
+/// exhausted (OZAKI_FAIL_SCRATCH_ABOVE, scratch.hpp's fault injection).
+struct FailScratchAbove {
+  explicit FailScratchAbove(std::size_t bytes) {
+    setenv("OZAKI_FAIL_SCRATCH_ABOVE", std::to_string(bytes).c_str(), 1);
+  }
+  ~FailScratchAbove() { unsetenv("OZAKI_FAIL_SCRATCH_ABOVE"); }
+  FailScratchAbove(const FailScratchAbove&) = delete;
+  FailScratchAbove& operator=(const FailScratchAbove&) = delete;
+};
 
 /// Deterministic random numbers, the same on every platform (no std:: distributions).
 class Random {

@@ -178,14 +178,6 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
   for (cudaStream_t s : streams) cudaStreamDestroy(s);
 }
 
-/// Sets OZAKI_FAIL_SCRATCH_ABOVE for one scope (scratch.hpp's fault injection).
-struct FailScratchAbove {
-  explicit FailScratchAbove(std::size_t bytes) {
-    setenv("OZAKI_FAIL_SCRATCH_ABOVE", std::to_string(bytes).c_str(), 1);
-  }
-  ~FailScratchAbove() { unsetenv("OZAKI_FAIL_SCRATCH_ABOVE"); }
-};
-
 TEST(Cuda, LibraryLimitTakesTheNarrowestPassesWhereItsWidePassesCannotBeAllocated) {
   // M = K = 8192: under the library's limit Int8Crt takes 2048-column passes, 2 for N = 4096.
   // With every allocation above the midpoint between that need and the need of 1024-column

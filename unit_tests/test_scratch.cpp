@@ -221,16 +221,6 @@ TEST(Scratch, GrowingMidCallGivesTheBitsOfACallThatFits) {
   }
 }
 
-}  // namespace
-
-namespace {
-
-/// Sets OZAKI_FAIL_SCRATCH_ABOVE for one scope (scratch.hpp's fault injection).
-struct FailScratchAbove {
-  explicit FailScratchAbove(const char* bytes) { setenv("OZAKI_FAIL_SCRATCH_ABOVE", bytes, 1); }
-  ~FailScratchAbove() { unsetenv("OZAKI_FAIL_SCRATCH_ABOVE"); }
-};
-
 TEST(Scratch, OutOfMemoryThrowsForAnExplicitAlgorithmAndAutoFallsBackWithCUntouched) {
   const TestSpace space;
   Problem p = make_problem(64, 48, 200, 0.5, 9);
@@ -240,7 +230,7 @@ TEST(Scratch, OutOfMemoryThrowsForAnExplicitAlgorithmAndAutoFallsBackWithCUntouc
   for (const Options& o : {crt(14), slices}) {
     ozaki::release_scratch(space);
     from_host(p.C0, p.dC.view);
-    const FailScratchAbove fail("1000");
+    const FailScratchAbove fail(1000);
     try {
       plain_call(space, p, o);
       ADD_FAILURE() << "no exception for " << ozaki::to_string(o.algorithm);
@@ -253,7 +243,7 @@ TEST(Scratch, OutOfMemoryThrowsForAnExplicitAlgorithmAndAutoFallsBackWithCUntouc
   // reason (the allocation's where Auto had chosen INT8 products, else the cost model's: this
   // small a product runs native on every space).
   ozaki::release_scratch(space);
-  const FailScratchAbove fail("1000");
+  const FailScratchAbove fail(1000);
   const Report r = plain_call(space, p, Options{});
   EXPECT_EQ(r.algorithm, ozaki::Algorithm::Native);
   EXPECT_TRUE(!r.fallback || r.reason.find("could not allocate") != std::string::npos) << r.reason;
