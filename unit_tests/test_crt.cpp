@@ -562,8 +562,9 @@ TEST(Crt, PassWidths) {
   const ozaki::Impl::OperandPlan ops;
   Options o = crt(14, CrtScaling::Fast);  // the default 8 GiB limit
   o.overlap = false;                      // one set of pass scratch
-  auto width = [&](std::int64_t m, std::int64_t n, std::int64_t k, const Options& options) {
-    const ozaki::Impl::CallPlan plan = ozaki::Impl::make_plan({m, n, k}, options);
+  auto width = [&](std::int64_t m, std::int64_t n, std::int64_t k, const Options& options,
+                   std::int64_t pad = 16) {
+    const ozaki::Impl::CallPlan plan = ozaki::Impl::make_plan({m, n, k}, options, 0, pad);
     return ozaki::Impl::crt_block_columns<TestSpace>(plan, 14, ops);
   };
   // Large M and K: passes of 2048 columns (the fastest measured on the H200), evened out.
@@ -578,9 +579,7 @@ TEST(Crt, PassWidths) {
   EXPECT_EQ(width(8192, 5120, 8192, o), 2560);
   EXPECT_EQ(width(8192, 10000, 8192, o), 2000);
   // CUDA's plan pads to 128: 20000 x 3000 x 12000 gets one pass of 3072 columns.
-  EXPECT_EQ(ozaki::Impl::crt_block_columns<TestSpace>(
-                ozaki::Impl::make_plan({20000, 3000, 12000}, o, 0, 128), 14, ops),
-            3072);
+  EXPECT_EQ(width(20000, 3000, 12000, o, 128), 3072);
   // Under the library's limit large M and K never get narrower passes, even where op(A)'s
   // residues alone exceed 8 GiB (32768^3: 15 GB); an explicit limit of the same 8 GiB gets the
   // least, 1024 columns, and where 2048 fit it the same width as the library's.

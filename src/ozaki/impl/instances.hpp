@@ -54,7 +54,8 @@
 
 // Scheme II's kernels compiled per moduli count (residues.hpp's with_moduli_count: L = 2 ..
 // 24, 4 kernel templates each, 115 CUDA kernels in all).  On CUDA they are compiled in
-// translation units of their own, a few counts each (backends/cuda/crt_kernels_*.cpp), beside
+// translation units of their own, a few counts each (generated from
+// backends/cuda/crt_kernels_cuda.cpp.in by its CMakeLists.txt), beside
 // the driver's: a parallel build then compiles them side by side instead of in one unit, the
 // longest of the build.  PREFIX as above.
 #define OZAKI_IMPL_CRT_KERNELS_AT(PREFIX, SPACE, L)                                              \
