@@ -188,10 +188,14 @@ cmd_device() {
   echo "build: $((SECONDS - t0)) s" >>"$log"
   if [ -n "${OZAKI_SASS:-}" ]; then
     # Each matching kernel's SASS, then its opcodes by count (static: both branches of a
-    # kernel count), to read instruction-bound kernels instruction by instruction.
-    local objdump
+    # kernel count), to read instruction-bound kernels instruction by instruction.  Every
+    # object of the CUDA backend: the per-moduli kernels are in the generated crt_kernels_cuda
+    # units, the rest in gemm_cuda.cpp's.
+    local objdump object
     objdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-    "$objdump" -sass "$repo/build-cuda/CMakeFiles/ozaki.dir/backends/cuda/gemm_cuda.cpp.o" 2>>"$log" |
+    for object in "$repo"/build-cuda/CMakeFiles/ozaki.dir/backends/cuda/*.o; do
+      "$objdump" -sass "$object" 2>>"$log"
+    done |
       awk -v pat="$OZAKI_SASS" -v counts="$out/sass-counts.txt" '
         function flush(o) {
           if (name == "") return
