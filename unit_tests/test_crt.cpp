@@ -151,16 +151,17 @@ struct SpaceScale {
 };
 
 /// Pass 1 and the exact row norms as scheme II's pipeline computes them
-/// (operand_exponents_and_norms): strided rows read in place per tile of 32 columns,
-/// K-contiguous rows row by row.  True on NaN/Inf.
+/// (operand_exponents_and_norms): per norm tile, one thread per tile on consecutive rows
+/// (strided rows) or on consecutive tiles of a row (K-contiguous rows).  True on NaN/Inf.
 bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::Norms& l2,
                       const V::Norms& l1) {
   const TestSpace space;
   const std::int64_t R = X.extent(0), K = X.extent(1);
   const bool strided = K > 1 && X.stride(1) != 1;
-  const std::int64_t tiles = ozaki::Impl::row_tiles(K);
-  V::Rows tile_max("tile_max", tiles, R), sums("sums", tiles, R);
-  return ozaki::Impl::operand_exponents_and_norms(space, strided, X, tile_max, sums, e, l2, l1);
+  const std::int64_t tiles = ozaki::Impl::norm_tiles(K);
+  V::Rows tile_max("tile_max", tiles, R), squares("squares", tiles, R), sums("sums", tiles, R);
+  return ozaki::Impl::operand_exponents_and_norms(space, strided, X, tile_max, squares, sums, e, l2,
+                                                  l1);
 }
 
 /// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N), both
@@ -203,11 +204,12 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
 
 TEST(Crt, RowNormsMatchTheOracleBitForBit) {
   // Rows whose elements span the whole exponent range (1e300 beside 1e-300), all-zero
-  // stretches, subnormals, a zero row, rows shorter than a tile and a last tile cut short;
-  // both layouts (strided rows are read in place per tile of 32 columns, K-contiguous ones
-  // per row).
-  for (const std::int64_t K : {std::int64_t(1), std::int64_t(31), std::int64_t(97),
-                               std::int64_t(1000), std::int64_t(9000)}) {
+  // stretches, subnormals, a zero row; rows shorter than a block of norm tiles (one tile per
+  // column below 32), whole blocks, and last blocks of fewer and of more than 32 columns;
+  // both layouts (one thread per tile on consecutive rows or on consecutive tiles of a row).
+  for (const std::int64_t K :
+       {std::int64_t(1), std::int64_t(31), std::int64_t(97), std::int64_t(1000), std::int64_t(1030),
+        std::int64_t(2048), std::int64_t(9000)}) {
     Random rng(900 + K);
     const std::int64_t R = 37;
     HostMatrix X = random_host(R, K, 2.0, rng, [](std::int64_t r) {
@@ -240,6 +242,14 @@ TEST(Crt, RowNormsMatchTheOracleBitForBit) {
         }
         EXPECT_GE((long double)l2v[r], std::sqrt(sq) * (1 - 1e-15L)) << "row " << r;
         EXPECT_LE((long double)l1v[r], sum * (1 + 1e-15L)) << "row " << r;
+        // ... and tightly (rules.hpp): each quantum of squares overshoots by at most
+        // 2^-15 + 2^-32 of the row's scale per element, each tile's shift by 2^-32; each
+        // magnitude undershoots by at most 2^-31 per element and tile.
+        const long double tiles = ozaki::Impl::norm_tiles(K);
+        EXPECT_LE((long double)l2v[r] * l2v[r],
+                  sq * (1 + 1e-15L) + K * (0x1p-15L + 0x1p-32L) + tiles * 0x1p-32L)
+            << "row " << r;
+        EXPECT_GE((long double)l1v[r], sum * (1 - 1e-15L) - (K + tiles) * 0x1p-31L) << "row " << r;
       }
     }
   }

@@ -16,23 +16,45 @@ namespace {
 using Impl::crt_max_bits;
 
 /// Per row of X (rows along K): scale exponent, and the exact row norms n_r and l1_r of
-/// rules.hpp ("Row norms"): integer sums of quanta, then the same double operations as the
-/// Kokkos kernels, so that both choose the same bits.
+/// rules.hpp ("Row norms"): per norm tile (in each block of 1024 columns, tile j holds the
+/// columns j, j + 32, ..., j + 992; a block of fewer than 32 columns one tile per column) the
+/// integer sums of its quanta at the tile's own exponent, shifted to the row's exponent
+/// (squares rounded up, magnitudes down), then the same double operations as the Kokkos
+/// kernels, so that both choose the same bits.
 using RowNorms = CrtRowNorms;
 
 RowNorms row_norms(const ConstMatrixRef& X) {
+  constexpr std::int64_t block = 1024, stride = 32;
   RowNorms n;
   for (std::int64_t r = 0; r < X.rows; ++r) {
     const int e = row_scale_exponent(X, r);
     unsigned __int128 squares = 0, l1 = 0;
-    for (std::int64_t k = 0; k < X.cols; ++k) {
-      const long double x = std::fabs(static_cast<long double>(X(r, k)));
-      if (x == 0) continue;
-      const long double s2 =
-          std::max(1.0L, std::ceil(std::ldexp(x, Impl::crt_l2_quantum_bits - e)));
-      squares += static_cast<unsigned __int128>(s2 * s2);
-      l1 +=
-          static_cast<unsigned __int128>(std::floor(std::ldexp(x, Impl::crt_l1_quantum_bits - e)));
+    for (std::int64_t b0 = 0; b0 < X.cols; b0 += block) {
+      for (std::int64_t j = 0; j < stride && b0 + j < X.cols; ++j) {
+        double mu = 0;
+        for (std::int64_t k = b0 + j; k < std::min(b0 + block, X.cols); k += stride) {
+          mu = std::max(mu, std::fabs(X(r, k)));
+        }
+        if (mu == 0) continue;
+        const int et = scale_exponent(mu);
+        unsigned __int128 tile_squares = 0, tile_l1 = 0;
+        for (std::int64_t k = b0 + j; k < std::min(b0 + block, X.cols); k += stride) {
+          const long double x = std::fabs(static_cast<long double>(X(r, k)));
+          if (x == 0) continue;
+          const long double s2 =
+              std::max(1.0L, std::ceil(std::ldexp(x, Impl::crt_l2_quantum_bits - et)));
+          tile_squares += static_cast<unsigned __int128>(s2 * s2);
+          tile_l1 += static_cast<unsigned __int128>(
+              std::floor(std::ldexp(x, Impl::crt_l1_quantum_bits - et)));
+        }
+        // To the row's exponent: 4^(e - et) and 2^(e - et) divide the sums (e >= et), the
+        // squares' quotient rounded up (the norm stays an upper bound), the magnitudes' down.
+        const int shift = e - et;
+        const unsigned __int128 unit2 = static_cast<unsigned __int128>(1)
+                                        << std::min(2 * shift, 127);
+        squares += 2 * shift >= 127 ? 1 : (tile_squares + unit2 - 1) / unit2;
+        l1 += shift >= 127 ? 0 : tile_l1 >> shift;
+      }
     }
     n.exponent.push_back(e);
     n.l2.push_back(std::ldexp(std::sqrt(static_cast<double>(squares)), -Impl::crt_l2_quantum_bits));

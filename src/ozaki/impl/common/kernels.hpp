@@ -38,11 +38,30 @@ TeamLaunch<ExecSpace> row_policy(const ExecSpace& space, std::int64_t rows) {
   }
 }
 
-/// Rows read in tiles (pass 1 of a strided or copied operand, scheme II's norms) keep one
-/// partial result per row and tile of this many columns of K.
+/// Rows read in tiles (scheme I's pass 1 of a strided or copied operand) keep one partial
+/// result per row and tile of this many consecutive columns of K.
 constexpr std::int64_t row_tile_columns = 32;
 inline std::int64_t row_tiles(std::int64_t K) {
   return (K + row_tile_columns - 1) / row_tile_columns;
+}
+
+/// Scheme II's pass 1 and row norms read every row in norm tiles: in each block of
+/// norm_tile_block columns, tile j (j < 32) holds the columns j, j + 32, ..., j + 992 of the
+/// block, those below K.  Interleaved, so that one thread per tile reads coalesced on both
+/// layouts: on K-contiguous rows consecutive threads take consecutive tiles of a block (at each
+/// step consecutive k), on strided rows consecutive rows.  A last block of fewer than 32
+/// columns has one tile per column, so no tile is empty.  The tiles are part of the norms'
+/// definition (rules.hpp, "Row norms"): the oracle cuts rows the same way.
+constexpr int norm_tile_elements = 32;
+constexpr std::int64_t norm_tile_block = norm_tile_elements * norm_tile_elements;
+inline std::int64_t norm_tiles(std::int64_t K) {
+  const std::int64_t tail = K % norm_tile_block;
+  return norm_tile_elements * (K / norm_tile_block) +
+         (tail < norm_tile_elements ? tail : norm_tile_elements);
+}
+/// The first column of norm tile t; its i-th column is that plus norm_tile_elements * i.
+KOKKOS_INLINE_FUNCTION std::int64_t norm_tile_first(std::int64_t t) {
+  return t / norm_tile_elements * norm_tile_block + t % norm_tile_elements;
 }
 
 /// f(i) for i in [0, count): 256-thread blocks on a GPU, a plain range on host spaces.

@@ -114,8 +114,9 @@ void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace
       });
 }
 
-/// Pass 1 for a copied operand: exponents from the tile maxima of copy_to_k_contiguous.
-/// Returns true when some element was NaN or Inf.
+/// Pass 1's exponents from per-tile maxima (of copy_to_k_contiguous, strided_tile_max or
+/// scheme II's norm tiles: any partition of the rows).  Returns true when some element was NaN
+/// or Inf.
 template <class ExecSpace>
 bool exponents_from_tile_max(const ExecSpace& space,
                              const typename Views<ExecSpace>::Rows& tile_max,

@@ -144,6 +144,9 @@ struct OperandPlan {
   /// Scheme II: K-contiguous copies made for its automatic count's estimate only, in phase-1
   /// scratch (its pass 1 reads strided rows in place; copy_* stay false).
   bool estimate_copy_a = false, estimate_copy_b = false;
+  /// Scheme II: pass 1 and the row norms per norm tile of every row (kernels.hpp, norm_tiles;
+  /// three partial results per tile instead of scheme I's tile maxima).
+  bool crt_norm_tiles = false;
 };
 
 }  // namespace Impl

@@ -71,7 +71,8 @@ class ScratchBuffer {
     if (bytes() >= needed) return data();
     // Poisoned before it is freed too: a view into the old buffer still in use after growing
     // then reads 0xA5 bytes, not the values it happened to hold.
-    if (poison_new_scratch() && bytes() > 0) Kokkos::deep_copy(buffer_, static_cast<unsigned char>(0xA5));
+    if (poison_new_scratch() && bytes() > 0)
+      Kokkos::deep_copy(buffer_, static_cast<unsigned char>(0xA5));
     buffer_ = Buffer();  // free first: old and new need not both fit
     try {
       if (needed > injected_allocation_limit()) throw std::bad_alloc();
@@ -139,23 +140,28 @@ struct ExponentRegion {
 };
 
 /// K-contiguous copies of the operands whose rows are copied (plan.copy_*), and per-tile
-/// partial results for rows read in tiles (copied or strided).  They live through the whole
-/// call.
+/// partial results for rows read in tiles: scheme I's tile maxima (copied or strided rows),
+/// scheme II's norm tiles (plan.crt_norm_tiles: every row).  They live through the whole call.
 template <class ExecSpace>
 struct RowCopyRegion {
   using Rows = typename Views<ExecSpace>::Rows;
   Rows a, b;
-  Rows max_a, max_b;    // per 32-column tile, each row's max |x| (later: its sum of squares)
-  Rows sums_a, sums_b;  // strided rows: per tile, each row's scaled 1-norm (scheme II)
+  Rows max_a, max_b;          // per tile, each row's max |x|
+  Rows squares_a, squares_b;  // scheme II: per norm tile, S2_t (scaling.hpp)
+  Rows sums_a, sums_b;        // scheme II: per norm tile, S1_t
   static RowCopyRegion carve(Carver& c, const Shape& s, const OperandPlan& plan) {
     RowCopyRegion r;
-    const std::int64_t tiles = row_tiles(s.k);
+    const bool norms = plan.crt_norm_tiles;
+    const std::int64_t tiles = norms ? norm_tiles(s.k) : row_tiles(s.k);
+    auto tile_rows = [&](std::int64_t rows) {
+      return Rows(c.take<double>(tiles * rows), tiles, rows);
+    };
     if (plan.copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
-    if (plan.copy_a || plan.strided_a) r.max_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
-    if (plan.strided_a) r.sums_a = Rows(c.take<double>(tiles * s.m), tiles, s.m);
+    if (plan.copy_a || plan.strided_a || norms) r.max_a = tile_rows(s.m);
+    if (norms) r.squares_a = tile_rows(s.m), r.sums_a = tile_rows(s.m);
     if (plan.copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
-    if (plan.copy_b || plan.strided_b) r.max_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
-    if (plan.strided_b) r.sums_b = Rows(c.take<double>(tiles * s.n), tiles, s.n);
+    if (plan.copy_b || plan.strided_b || norms) r.max_b = tile_rows(s.n);
+    if (norms) r.squares_b = tile_rows(s.n), r.sums_b = tile_rows(s.n);
     return r;
   }
 };

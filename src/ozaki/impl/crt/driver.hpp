@@ -139,11 +139,12 @@ class CrtPipeline {
     Carver carver = call_.carve_row_regions();
     scale_ = CrtScaleRegion<ExecSpace>::carve(carver, call_.plan.shape);
     call_.phase_offset = carver.used();
-    const bool a_bad =
-        operand_exponents_and_norms(call_.space, call_.ops.strided_a, call_.opA, call_.copies.max_a,
-                                    call_.copies.sums_a, call_.exponents.a, scale_.l2a, scale_.l1a);
+    const RowCopyRegion<ExecSpace>& t = call_.copies;
+    const bool a_bad = operand_exponents_and_norms(call_.space, call_.ops.strided_a, call_.opA,
+                                                   t.max_a, t.squares_a, t.sums_a,
+                                                   call_.exponents.a, scale_.l2a, scale_.l1a);
     const bool b_bad = operand_exponents_and_norms(call_.space, call_.ops.strided_b, call_.opBt,
-                                                   call_.copies.max_b, call_.copies.sums_b,
+                                                   t.max_b, t.squares_b, t.sums_b,
                                                    call_.exponents.b, scale_.l2b, scale_.l1b);
     if (a_bad || b_bad) return false;
     q_a_ = peak_ratio(call_.space, scale_.l2a, scale_.l1a);

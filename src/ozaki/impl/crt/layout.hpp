@@ -98,6 +98,7 @@ OperandPlan crt_operand_plan(const CallPlan& plan, bool strided_a, bool strided_
   ops.strided_b = strided_b;
   ops.estimate_copy_a = copies_strided_rows<ExecSpace>() && strided_a && estimate_possible;
   ops.estimate_copy_b = copies_strided_rows<ExecSpace>() && strided_b && estimate_possible;
+  ops.crt_norm_tiles = true;
   return ops;
 }
 

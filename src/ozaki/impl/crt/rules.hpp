@@ -61,13 +61,17 @@ inline double crt_log2_range(int L) {
 }
 
 /// Row norms, exact and independent of the order of summation, so that every backend and the
-/// oracle choose the same bits (docs/design.md §5.1).  With x scaled to |x 2^-e| <= 1:
-///     n_r  = sqrt(sum_k s2(x)^2) 2^-16,  s2(x) = max(1, ceil(|x| 2^(16-e))) for x != 0, else 0
-///     l1_r = (sum_k s1(x)) 2^-31,        s1(x) = floor(|x| 2^(31-e))
-/// Both sums are integers summed in 64 bits (exact for K < 2^32 and K < 2^33); n_r bounds
-/// ||x_r 2^-e||_2 from above, as the fast rule needs (up to the rounding of the integer to
-/// double, relative 2^-53, which the range margin covers); l1_r bounds ||x_r 2^-e||_1 from
-/// below within 2^-31 per element, as the models need.
+/// oracle choose the same bits (docs/design.md §5.1).  Each row is read once, in norm tiles of
+/// up to 32 elements (common/kernels.hpp, norm_tiles); tile t with exponent e_t (the scale
+/// exponent of its largest magnitude, so |x 2^-e_t| <= 1) sums the quanta
+///     s2(x) = max(1, ceil(|x| 2^(16-e_t))) for x != 0, else 0;   s1(x) = floor(|x| 2^(31-e_t))
+/// into S2_t = sum s2^2 and S1_t = sum s1, and with the row's exponent e = max_t e_t:
+///     n_r  = sqrt(sum_t ceil(S2_t 4^(e_t-e))) 2^-16,   l1_r = (sum_t floor(S1_t 2^(e_t-e))) 2^-31
+/// All sums are integers summed in 64 bits (exact for K < 2^32); n_r bounds ||x_r 2^-e||_2
+/// from above, as the fast rule needs (up to the rounding of the integer to double, relative
+/// 2^-53, which the range margin covers), n_r^2 exceeding it by at most 2^-15 + 2^-32 per element
+/// and 2^-32 per tile; l1_r bounds ||x_r 2^-e||_1 from below within 2^-31 per element and per
+/// tile, as the models need.
 constexpr int crt_l2_quantum_bits = 16;
 constexpr int crt_l1_quantum_bits = 31;
 

@@ -3,8 +3,9 @@
 /// Portable Kokkos kernels that choose scheme II's integer scaling (the rules are in
 /// rules.hpp, the derivations in docs/design.md §5):
 ///
-///   operand_exponents_and_norms    pass 1 and n_r, l1_r per row: exact, order-independent
-///                                  norms (rules.hpp), the same bits on every backend
+///   operand_exponents_and_norms    pass 1 and n_r, l1_r per row, from one read of every
+///                                  element in norm tiles: exact, order-independent norms
+///                                  (rules.hpp), the same bits on every backend
 ///   peak_ratio                     max_r ||x_r||_2 / ||x_r||_1, the Auto scaling rule's test
 ///   fast_bits                      bits per row from the Cauchy-Schwarz rule
 ///   magnitudes7 + INT8 GEMM + accurate_bits    bits from the per-entry bound (accurate rule)
@@ -82,92 +83,81 @@ KOKKOS_INLINE_FUNCTION double norm_from_l1(std::uint64_t sum) {
   return compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
 }
 
-/// n_r and l1_r for every row (K-contiguous rows), in one pass: each thread of a row's team
-/// sums its share of both quanta in 64-bit integers (team_row_loop), and two team reductions
-/// add the partial sums.  Integer sums: the result depends on neither the team size nor the
-/// order.
-template <class ExecSpace>
-void row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-               const typename Views<ExecSpace>::Exponents& exponents,
-               const typename Views<ExecSpace>::Norms& l2,
-               const typename Views<ExecSpace>::Norms& l1) {
-  using policy_type = TeamLaunch<ExecSpace>;
-  using member_type = typename policy_type::member_type;
-  using Partials = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
-                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const std::int64_t K = X.extent(1);
-  policy_type policy = row_policy(space, X.extent(0));
-  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team_size)));
-  Kokkos::parallel_for(
-      "ozaki::crt::row_norms", policy, KOKKOS_LAMBDA(const member_type& team) {
-        const int r = team.league_rank();
-        const NormScales scales = norm_scales(exponents(r));
-        const int t = team.team_rank(), size = team.team_size();
-        Partials squares(team.team_scratch(0), size), sums(team.team_scratch(0), size);
-        std::uint64_t sq = 0, sum = 0;
-        team_row_loop(
-            team, K, [&](const std::int64_t k) { return X(r, k); },
-            [&](const double x) {
-              const NormQuanta q = norm_quanta(x, scales);
-              sq += q.square;
-              sum += q.l1;
-            });
-        squares(t) = sq;
-        sums(t) = sum;
-        team.team_barrier();
-        std::uint64_t total_sq = 0, total = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, size),
-            [&](const int i, std::uint64_t& v) { v += squares(i); },
-            Kokkos::Sum<std::uint64_t>(total_sq));
-        // (Kokkos 3.4 broadcasts a team reduction's result through scratch that the next one
-        // overwrites: team_row_max.)
-        team.team_barrier();
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, size),
-            [&](const int i, std::uint64_t& v) { v += sums(i); },
-            Kokkos::Sum<std::uint64_t>(total));
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          l2(r) = norm_from_squares(total_sq);
-          l1(r) = norm_from_l1(total);
-        });
-      });
+/// ceil(v / 2^s) and floor(v / 2^s) for v < 2^63 (a tile's sums are below 2^38).
+KOKKOS_INLINE_FUNCTION std::uint64_t shift_up(std::uint64_t v, int s) {
+  if (v == 0) return 0;
+  return s >= 63 ? 1 : (v + ((std::uint64_t(1) << s) - 1)) >> s;
+}
+KOKKOS_INLINE_FUNCTION std::uint64_t shift_down(std::uint64_t v, int s) {
+  return s >= 63 ? 0 : v >> s;
 }
 
-/// row_norms for rows that are not K-contiguous, without copying them: per row tile,
-/// one thread per row (consecutive threads on X's contiguous index), partial sums into
-/// squares(tile, r) and sums(tile, r), then one thread per row adds its tiles.  A tile's sums
-/// (at most 32 quanta below 2^33) are integers that a double holds exactly.
+/// Per norm tile t of row r (kernels.hpp, norm_tiles): tile_max(t, r) = the tile's largest
+/// magnitude mu_t (+Inf for NaN/Inf), and for a finite nonzero tile the integer sums of its
+/// quanta at its own exponent e_t = scale_exponent(mu_t): squares(t, r) = S2_t = sum_x s2(x)^2,
+/// sums(t, r) = S1_t = sum_x s1(x) (rules.hpp, "Row norms"; below 2^38, so a double holds
+/// them exactly).  One thread per tile, its 32 elements in registers between the max and the
+/// sums: each element is read once, where pass 1 and the norms had read each row twice.  On a
+/// GPU consecutive threads take consecutive tiles of a K-contiguous row, or consecutive rows
+/// of strided ones (kernels.hpp: both coalesced).
 template <class ExecSpace>
-void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
-                       const typename Views<ExecSpace>::Exponents& exponents,
-                       const typename Views<ExecSpace>::Rows& squares,
-                       const typename Views<ExecSpace>::Rows& sums,
-                       const typename Views<ExecSpace>::Norms& l2,
-                       const typename Views<ExecSpace>::Norms& l1) {
-  const std::int64_t rows = X.extent(0), K = X.extent(1);
-  const std::int64_t tiles = row_tiles(K);
-  grid_for(
-      "ozaki::crt::strided_row_norms", space, rows, tiles,
-      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
-        const std::int64_t begin = t * row_tile_columns;
-        const std::int64_t end = begin + row_tile_columns < K ? begin + row_tile_columns : K;
-        const NormScales scales = norm_scales(exponents(r));
-        std::uint64_t sq = 0, sum = 0;
-        for (std::int64_t k = begin; k < end; ++k) {
-          const NormQuanta q = norm_quanta(X(r, k), scales);
-          sq += q.square;
-          sum += q.l1;
-        }
-        squares(t, r) = static_cast<double>(sq);
-        sums(t, r) = static_cast<double>(sum);
-      });
+void norm_tile_partials(const ExecSpace& space, bool strided,
+                        const typename Views<ExecSpace>::ConstMatrix& X,
+                        const typename Views<ExecSpace>::Rows& tile_max,
+                        const typename Views<ExecSpace>::Rows& squares,
+                        const typename Views<ExecSpace>::Rows& sums) {
+  const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
+  const auto tile = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
+    const std::int64_t first = norm_tile_first(t);
+    double x[norm_tile_elements];
+    double mu = 0;
+    for (int i = 0; i < norm_tile_elements; ++i) {
+      const std::int64_t k = first + norm_tile_elements * i;
+      x[i] = k < K ? X(r, k) : 0.0;
+      const double v = is_finite(x[i]) ? magnitude(x[i]) : positive_infinity();
+      mu = v > mu ? v : mu;
+    }
+    std::uint64_t sq = 0, sum = 0;
+    if (mu > 0 && is_finite(mu)) {
+      const NormScales scales = norm_scales(scale_exponent(mu));
+      for (int i = 0; i < norm_tile_elements; ++i) {
+        const NormQuanta q = norm_quanta(x[i], scales);
+        sq += q.square;
+        sum += q.l1;
+      }
+    }
+    tile_max(t, r) = mu;
+    squares(t, r) = static_cast<double>(sq);
+    sums(t, r) = static_cast<double>(sum);
+  };
+  if (strided) {
+    grid_for("ozaki::crt::norm_tiles_strided", space, rows, tiles, tile);
+  } else {
+    flat_for(
+        "ozaki::crt::norm_tiles", space, rows * tiles,
+        KOKKOS_LAMBDA(const std::int64_t i) { tile(i / tiles, i % tiles); });
+  }
+}
+
+/// n_r and l1_r from the tiles of norm_tile_partials and the row exponents e_r (the largest
+/// e_t, exponents_from_tile_max): sum_t ceil(S2_t 4^(e_t - e_r)) and sum_t floor(S1_t
+/// 2^(e_t - e_r)), integers summed in 64 bits, so in any order the same.
+template <class ExecSpace>
+void norms_from_tiles(const ExecSpace& space, const typename Views<ExecSpace>::Rows& tile_max,
+                      const typename Views<ExecSpace>::Rows& squares,
+                      const typename Views<ExecSpace>::Rows& sums,
+                      const typename Views<ExecSpace>::Exponents& exponents,
+                      const typename Views<ExecSpace>::Norms& l2,
+                      const typename Views<ExecSpace>::Norms& l1) {
   reduce_row_tiles<NormQuanta>(
-      "ozaki::crt::strided_row_norms_sum", space, rows, tiles, NormQuanta{},
+      "ozaki::crt::norms_from_tiles", space, exponents.extent(0), tile_max.extent(0), NormQuanta{},
       KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) {
         NormQuanta q;
-        q.square = static_cast<std::uint64_t>(squares(t, r));
-        q.l1 = static_cast<std::uint64_t>(sums(t, r));
+        const double mu = tile_max(t, r);
+        if (!(mu > 0)) return q;
+        const int shift = exponents(r) - scale_exponent(mu);  // >= 0: e_r is the largest e_t
+        q.square = shift_up(static_cast<std::uint64_t>(squares(t, r)), 2 * shift);
+        q.l1 = shift_down(static_cast<std::uint64_t>(sums(t, r)), shift);
         return q;
       },
       KOKKOS_LAMBDA(NormQuanta & acc, const NormQuanta& q) {
@@ -181,26 +171,24 @@ void strided_row_norms(const ExecSpace& space, const typename Views<ExecSpace>::
       });
 }
 
-/// Pass 1 and the row norms of one operand as scheme II's pipeline reads it: K-contiguous
-/// rows row by row, strided rows in place per tile of 32 columns (the tile maxima's storage
-/// then takes the partial sums of squares).  True on NaN/Inf
-/// (the norms are then not computed).
+/// Pass 1 and the row norms of one operand as scheme II's pipeline reads it: per norm tile
+/// (norm_tile_partials, one read of every element), then per row the exponent and the norms
+/// from its tiles.  True on NaN/Inf (the norms are then not computed).  (Before, pass 1 and
+/// the norms each read every row, 0.41 ms for a strided 8192^2 operand and 0.50 for a
+/// K-contiguous one on the H200; one kernel that kept a whole K-contiguous row in registers
+/// had taken 0.84: docs/benchmarks.md.)
 template <class ExecSpace>
 bool operand_exponents_and_norms(const ExecSpace& space, bool strided,
                                  const typename Views<ExecSpace>::ConstMatrix& X,
                                  const typename Views<ExecSpace>::Rows& tile_max,
+                                 const typename Views<ExecSpace>::Rows& squares,
                                  const typename Views<ExecSpace>::Rows& sums,
                                  const typename Views<ExecSpace>::Exponents& exponents,
                                  const typename Views<ExecSpace>::Norms& l2,
                                  const typename Views<ExecSpace>::Norms& l1) {
-  // (One kernel that keeps a K-contiguous row in registers between its max and its norms ran
-  // in 0.84 ms on an 8192^2 operand, against 0.27 + 0.21 ms for these two: docs/benchmarks.md.)
-  if (operand_pass1_in_place(space, strided, X, tile_max, exponents)) return true;
-  if (strided) {
-    strided_row_norms(space, X, exponents, tile_max, sums, l2, l1);
-  } else {
-    row_norms(space, X, exponents, l2, l1);
-  }
+  norm_tile_partials(space, strided, X, tile_max, squares, sums);
+  if (exponents_from_tile_max(space, tile_max, exponents)) return true;
+  norms_from_tiles(space, tile_max, squares, sums, exponents, l2, l1);
   return false;
 }
 
