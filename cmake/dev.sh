@@ -293,6 +293,8 @@ cmd_device() {
     for f in "$runs"/*.log; do
       echo "== $(basename "$f" .log)"
       grep -E "ERROR SUMMARY|RACECHECK SUMMARY|rc=|FAILED|PASSED" "$f" | tail -n 6 || true
+      # Why a test failed under the tool: gtest's failure lines and what follows them.
+      grep -E -A4 ": Failure$" "$f" | cut -c1-300 | head -n 40 || true
       # Where the reports are: each distinct kind and kernel, with its count.
       grep -E "^========= +(Error|Warning|Invalid|Barrier|Race)|^========= +(Read|Write|and) " "$f" |
         sed -E 's/0x[0-9a-f]+/0x./g; s/\(instance [0-9]+\)//g' | cut -c1-400 | sort | uniq -c |

@@ -667,13 +667,28 @@ TEST(Crt, SampledPeakRatioBoundsTheFullOneFromBelow) {
     V::Norms l2("l2", R), l1("l1", R);
     scales_and_norms(as_const(d), e, l2, l1);
     const double full = ozaki::Impl::peak_ratio(space, l2, l1);
-    const double every = ozaki::Impl::sampled_peak_ratio(space, as_const(d), R);
-    EXPECT_LE(every, full * (1 + 1e-12)) << name(layout);
-    EXPECT_GE(every, full * (1 - 1e-4)) << name(layout);
+    // Both operands' samples come from one kernel: Y here is X's first 100 rows, whose
+    // own full ratio is their max.
+    const V::ConstMatrix first =
+        Kokkos::subview(as_const(d), std::make_pair(0, 100), Kokkos::ALL());
+    double full_first = 0;
+    {
+      V::Exponents e100("e", 100);
+      V::Norms l2f("l2", 100), l1f("l1", 100);
+      scales_and_norms(first, e100, l2f, l1f);
+      full_first = ozaki::Impl::peak_ratio(space, l2f, l1f);
+    }
+    const auto every = ozaki::Impl::sampled_peak_ratios(space, as_const(d), first, R);
+    EXPECT_LE(every.x, full * (1 + 1e-12)) << name(layout);
+    EXPECT_GE(every.x, full * (1 - 1e-4)) << name(layout);
+    EXPECT_LE(every.y, full_first * (1 + 1e-12)) << name(layout);
+    EXPECT_GE(every.y, full_first * (1 - 1e-4)) << name(layout);
     for (const std::int64_t sample : {1, 16, 64}) {
-      const double some = ozaki::Impl::sampled_peak_ratio(space, as_const(d), sample);
-      EXPECT_GT(some, 0.0);
-      EXPECT_LE(some, full * (1 + 1e-12)) << sample << " rows, " << name(layout);
+      const auto some = ozaki::Impl::sampled_peak_ratios(space, as_const(d), first, sample);
+      EXPECT_GT(some.x, 0.0);
+      EXPECT_GT(some.y, 0.0);
+      EXPECT_LE(some.x, full * (1 + 1e-12)) << sample << " rows, " << name(layout);
+      EXPECT_LE(some.y, full_first * (1 + 1e-12)) << sample << " rows, " << name(layout);
     }
   }
 }

@@ -186,7 +186,7 @@ KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, 
       Kokkos::Max<double>(mu));
   // Kokkos 3.4 broadcasts a team reduction's result through team scratch that the next one
   // overwrites: the barrier lets the caller start another reduction (racecheck found the
-  // race in sampled_peak_ratio, which runs three in a row).
+  // race in the sampled peak ratio when it ran three in a row).
   team.team_barrier();
   return mu;
 }

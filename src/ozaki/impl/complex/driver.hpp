@@ -164,10 +164,9 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     scheme = choose_auto(space, plan, false, why);
     if (scheme == Algorithm::Int8Crt && crt_auto_may_stop_early(plan)) {
       constexpr std::int64_t sample = 64;
-      const double q_x = sampled_peak_ratio(space, X, sample);
-      const double q_y = sampled_peak_ratio(space, Y, sample);
+      const SampledPeaks q = sampled_peak_ratios(space, X, Y, sample);
       peaks_sampled = true;
-      if (crt_native_wins_at_peaks(device_rates(space), embedding_shape, plan.crt_scaling, q_x, q_y,
+      if (crt_native_wins_at_peaks(device_rates(space), embedding_shape, plan.crt_scaling, q.x, q.y,
                                    "a sample of rows", why)) {
         scheme = Algorithm::Native;
       }

@@ -199,9 +199,8 @@ class CrtPipeline {
   bool sampled_rows_say_native() {
     if (!auto_may_stop_early() || call_.plan.peaks_sampled) return false;
     constexpr std::int64_t sample = 64;
-    const double q_a = sampled_peak_ratio(call_.space, call_.opA, sample);
-    const double q_b = sampled_peak_ratio(call_.space, call_.opBt, sample);
-    return native_wins_at_peaks(q_a, q_b, "a sample of rows");
+    const SampledPeaks q = sampled_peak_ratios(call_.space, call_.opA, call_.opBt, sample);
+    return native_wins_at_peaks(q.x, q.y, "a sample of rows");
   }
 
   /// The same with the peak ratios of all rows, after pass 1 and the row norms.

@@ -219,48 +219,91 @@ KOKKOS_INLINE_FUNCTION double scaled_magnitudes(const Kokkos::complex<double>& x
   return scaled_magnitudes(x.real(), mu) + scaled_magnitudes(x.imag(), mu);
 }
 
-/// peak_ratio over `count` evenly spread rows only (all rows if there are fewer), each scaled
-/// by its largest magnitude so that its squares cannot overflow; rows holding NaN or Inf are
-/// left out (pass 1 finds them).  The max over a sample is at most the max over all rows (up
-/// to rounding), so a decision it supports for large ratios holds for the full data too: Auto
-/// uses it to take native FP64 GEMM before reading all of A and B.  X holds double or
-/// Kokkos::complex<double>: a complex row's ratio is that of its embedded rows (its 2K real
-/// parts), read in place (complex/driver.hpp decides before embedding anything).
+/// The peak ratios of samples of rows of two operands (sampled_peak_ratios).
+struct SampledPeaks {
+  double x = 0, y = 0;
+};
+
+/// peak_ratio over `count` evenly spread rows only of X and of Y (all rows where there are
+/// fewer), each row scaled by its largest magnitude so that its squares cannot overflow; rows
+/// holding NaN or Inf are left out (pass 1 finds them).  The max over a sample is at most the
+/// max over all rows (up to rounding), so a decision it supports for large ratios holds for the
+/// full data too: Auto uses it to take native FP64 GEMM before reading all of A and B.  X and
+/// Y hold double or Kokkos::complex<double>: a complex row's ratio is that of its embedded
+/// rows (its 2K real parts), read in place (complex/driver.hpp decides before embedding
+/// anything).  One launch and one wait for both operands: a team per sampled row, reading it
+/// twice (its max, then both scaled sums) with row_step loads in flight per thread; the
+/// maxima of X's ratios and of minus Y's meet in one MinMax reduction.  (Three team
+/// reductions of one load per step, and a launch per operand, took 0.15 ms of an 8192^3 call:
+/// docs/benchmarks.md.)
 template <class ExecSpace, class Matrix>
-double sampled_peak_ratio(const ExecSpace& space, const Matrix& X, std::int64_t count) {
+SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const Matrix& Y,
+                                 std::int64_t count) {
   using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
-  const std::int64_t rows = X.extent(0), K = X.extent(1);
-  const std::int64_t sampled = rows < count ? rows : count;
-  if (sampled == 0 || K == 0) return 0;
-  double worst = 0;
+  using Partials = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using MinMax = Kokkos::MinMax<double>;
+  using MinMaxValue = typename MinMax::value_type;
+  const std::int64_t K = X.extent(1);
+  const std::int64_t sampled_x = X.extent(0) < count ? X.extent(0) : count;
+  const std::int64_t sampled_y = Y.extent(0) < count ? Y.extent(0) : count;
+  if (K == 0 || sampled_x + sampled_y == 0) return {};
+  policy_type policy = row_policy(space, sampled_x + sampled_y);
+  policy.set_scratch_size(0, Kokkos::PerTeam(2 * Partials::shmem_size(max_team_size)));
+  MinMaxValue found;
   Kokkos::parallel_reduce(
-      "ozaki::crt::sampled_peak_ratio", row_policy(space, sampled),
-      KOKKOS_LAMBDA(const member_type& team, double& w) {
-        const std::int64_t r = std::int64_t(team.league_rank()) * rows / sampled;
-        // Each team reduction broadcasts its result through the team's shared scratch, which
-        // the next one overwrites: a barrier between them (team_row_max ends with one), or a
-        // fast warp's partial result replaces the value a slow warp is still reading
-        // (racecheck found it, and the ratio then came out wrong under its scheduling).
-        const double mu = team_row_max(team, X, r, K);
+      "ozaki::crt::sampled_peak_ratios", policy,
+      KOKKOS_LAMBDA(const member_type& team, MinMaxValue& v) {
+        const bool of_x = team.league_rank() < sampled_x;
+        const Matrix& M = of_x ? X : Y;
+        const std::int64_t i = of_x ? team.league_rank() : team.league_rank() - sampled_x;
+        const std::int64_t r = i * M.extent(0) / (of_x ? sampled_x : sampled_y);
+        const int t = team.team_rank(), size = team.team_size();
+        Partials first(team.team_scratch(0), size), second(team.team_scratch(0), size);
+        // Thread t takes k = base + j size, j < row_step, for base = t, t + row_step size, ...
+        auto each = [&](const auto& use) {
+          for (std::int64_t base = t; base < K; base += std::int64_t(size) * row_step) {
+            typename Matrix::non_const_value_type x[row_step];
+            for (int j = 0; j < row_step; ++j) {
+              const std::int64_t k = base + std::int64_t(j) * size;
+              x[j] = k < K ? M(r, k) : typename Matrix::non_const_value_type(0);
+            }
+            for (int j = 0; j < row_step; ++j) use(x[j]);
+          }
+        };
+        double mu = 0;
+        each([&](const auto& x) {
+          const double m = largest_part(x);
+          mu = m > mu ? m : mu;
+        });
+        first(t) = mu;
+        team.team_barrier();
+        mu = 0;
+        for (int u = 0; u < size; ++u) mu = first(u) > mu ? first(u) : mu;
         if (!(mu > 0) || !is_finite(mu)) return;  // the same for every thread of the team
+        team.team_barrier();  // every thread has read `first` before it is overwritten
         double sq = 0, sum = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) { part += scaled_squares(X(r, k), mu); },
-            Kokkos::Sum<double>(sq));
+        each([&](const auto& x) {
+          sq += scaled_squares(x, mu);
+          sum += scaled_magnitudes(x, mu);
+        });
+        first(t) = sq;
+        second(t) = sum;
         team.team_barrier();
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& part) { part += scaled_magnitudes(X(r, k), mu); },
-            Kokkos::Sum<double>(sum));
-        team.team_barrier();
-        // Every thread of the team holds the same ratio: the max is not affected.
-        const double ratio = compat::sqrt(sq) / sum;
-        if (ratio > w) w = ratio;
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          double squares = 0, magnitudes = 0;
+          for (int u = 0; u < size; ++u) squares += first(u), magnitudes += second(u);
+          const double ratio = compat::sqrt(squares) / magnitudes;
+          if (of_x && ratio > v.max_val) v.max_val = ratio;
+          if (!of_x && -ratio < v.min_val) v.min_val = -ratio;
+        });
       },
-      Kokkos::Max<double>(worst));
-  return worst > 0 ? worst : 0.0;
+      MinMax(found));
+  SampledPeaks peaks;
+  peaks.x = found.max_val > 0 ? found.max_val : 0.0;
+  peaks.y = found.min_val < 0 ? -found.min_val : 0.0;
+  return peaks;
 }
 
 /// Fast rule: bits(r) = min(crt_max_bits, floor(log2(T / l2(r)))).  Returns the fewest.
