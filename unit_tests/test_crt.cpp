@@ -204,9 +204,9 @@ SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtSc
 
 TEST(Crt, RowNormsMatchTheOracleBitForBit) {
   // Rows whose elements span the whole exponent range (1e300 beside 1e-300), all-zero
-  // stretches, subnormals, a zero row; rows shorter than a block of norm tiles (one tile per
-  // column below 32), whole blocks, and last blocks of fewer and of more than 32 columns;
-  // both layouts (one thread per tile on consecutive rows or on consecutive tiles of a row).
+  // stretches, subnormals, a zero row; rows shorter than a block of norm tiles, whole blocks,
+  // and last blocks of fewer and of more than 32 columns (tile strides 1 to 32); both layouts
+  // (one thread per tile on consecutive rows or on consecutive tiles of a row).
   for (const std::int64_t K :
        {std::int64_t(1), std::int64_t(31), std::int64_t(97), std::int64_t(1000), std::int64_t(1030),
         std::int64_t(2048), std::int64_t(9000)}) {

@@ -164,10 +164,13 @@ TEST(LibraryScratch, StaysWithinTheWorkspaceLimit) {
   Problem p = make_problem(64, 3000, 64, 0.5, 6);
   Options o = crt(14);
   // Room for op(A)'s residues and about 1100 columns per pass: 3 passes (M and K padded as
-  // the backend pads them: 16 portable, 128 cuBLAS).
+  // the backend pads them: 16 portable, 128 cuBLAS), besides the norm tiles (3 doubles per row
+  // and 32 columns) and 200 kB for the other per-row data.
   const std::int64_t pad = ozaki::Impl::Int8Gemm<TestSpace>::padding;
   const std::int64_t padded = (64 + pad - 1) / pad * pad;
-  o.workspace_limit = padded * 14 * padded + 1100 * (4 * 14 * padded + 14 * padded) + 200000;
+  const std::int64_t norm_tiles = 3 * 8 * (64 + 3000) * 2;
+  o.workspace_limit =
+      padded * 14 * padded + 1100 * (4 * 14 * padded + 14 * padded) + norm_tiles + 200000;
   const Report r = plain_call(space, p, o);
   EXPECT_GE(r.recombine_passes, 2);
   EXPECT_LE(ozaki::scratch_bytes(space), static_cast<std::size_t>(o.workspace_limit));

@@ -16,29 +16,28 @@ namespace {
 using Impl::crt_max_bits;
 
 /// Per row of X (rows along K): scale exponent, and the exact row norms n_r and l1_r of
-/// rules.hpp ("Row norms"): per norm tile (in each block of 1024 columns, tile j holds the
-/// columns j, j + 32, ..., j + 992; a block of fewer than 32 columns one tile per column) the
-/// integer sums of its quanta at the tile's own exponent, shifted to the row's exponent
+/// rules.hpp ("Row norms"): per norm tile (in each block of up to 1024 columns, c of them, tile
+/// j < s = ceil(c / 32) holds the columns j, j + s, j + 2 s, ... of the block) the integer sums
+/// of its quanta at the tile's own exponent, shifted to the row's exponent
 /// (squares rounded up, magnitudes down), then the same double operations as the Kokkos
 /// kernels, so that both choose the same bits.
 using RowNorms = CrtRowNorms;
 
 RowNorms row_norms(const ConstMatrixRef& X) {
-  constexpr std::int64_t block = 1024, stride = 32;
+  constexpr std::int64_t block = 1024;
   RowNorms n;
   for (std::int64_t r = 0; r < X.rows; ++r) {
     const int e = row_scale_exponent(X, r);
     unsigned __int128 squares = 0, l1 = 0;
     for (std::int64_t b0 = 0; b0 < X.cols; b0 += block) {
-      for (std::int64_t j = 0; j < stride && b0 + j < X.cols; ++j) {
+      const std::int64_t end = std::min(b0 + block, X.cols), stride = (end - b0 + 31) / 32;
+      for (std::int64_t j = 0; j < stride; ++j) {
         double mu = 0;
-        for (std::int64_t k = b0 + j; k < std::min(b0 + block, X.cols); k += stride) {
-          mu = std::max(mu, std::fabs(X(r, k)));
-        }
+        for (std::int64_t k = b0 + j; k < end; k += stride) mu = std::max(mu, std::fabs(X(r, k)));
         if (mu == 0) continue;
         const int et = scale_exponent(mu);
         unsigned __int128 tile_squares = 0, tile_l1 = 0;
-        for (std::int64_t k = b0 + j; k < std::min(b0 + block, X.cols); k += stride) {
+        for (std::int64_t k = b0 + j; k < end; k += stride) {
           const long double x = std::fabs(static_cast<long double>(X(r, k)));
           if (x == 0) continue;
           const long double s2 =

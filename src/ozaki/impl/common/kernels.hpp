@@ -45,23 +45,29 @@ inline std::int64_t row_tiles(std::int64_t K) {
   return (K + row_tile_columns - 1) / row_tile_columns;
 }
 
-/// Scheme II's pass 1 and row norms read every row in norm tiles: in each block of
-/// norm_tile_block columns, tile j (j < 32) holds the columns j, j + 32, ..., j + 992 of the
-/// block, those below K.  Interleaved, so that one thread per tile reads coalesced on both
-/// layouts: on K-contiguous rows consecutive threads take consecutive tiles of a block (at each
-/// step consecutive k), on strided rows consecutive rows.  A last block of fewer than 32
-/// columns has one tile per column, so no tile is empty.  The tiles are part of the norms'
-/// definition (rules.hpp, "Row norms"): the oracle cuts rows the same way.
+/// Scheme II's pass 1 and row norms read every row in norm tiles of up to 32 elements: in each
+/// block of norm_tile_block columns (the last one may be narrower, c columns), tile j holds the
+/// columns j, j + s, j + 2 s, ... of the block, for the stride s = ceil(c / 32) (32 in whole
+/// blocks), and the block has s tiles.  Interleaved, so that one thread per tile reads
+/// coalesced on both layouts: on K-contiguous rows consecutive threads take consecutive tiles
+/// of a block (at each step consecutive k), on strided rows consecutive rows.  A row has
+/// row_tiles(K) tiles, none empty.  The tiles are part of the norms' definition (rules.hpp,
+/// "Row norms"): the oracle cuts rows the same way.
 constexpr int norm_tile_elements = 32;
 constexpr std::int64_t norm_tile_block = norm_tile_elements * norm_tile_elements;
-inline std::int64_t norm_tiles(std::int64_t K) {
-  const std::int64_t tail = K % norm_tile_block;
-  return norm_tile_elements * (K / norm_tile_block) +
-         (tail < norm_tile_elements ? tail : norm_tile_elements);
-}
-/// The first column of norm tile t; its i-th column is that plus norm_tile_elements * i.
-KOKKOS_INLINE_FUNCTION std::int64_t norm_tile_first(std::int64_t t) {
-  return t / norm_tile_elements * norm_tile_block + t % norm_tile_elements;
+inline std::int64_t norm_tiles(std::int64_t K) { return row_tiles(K); }
+
+/// Norm tile t of a row of K columns: its i-th column is first + stride i, for i < count.
+struct NormTile {
+  std::int64_t first, stride;
+  int count;
+};
+KOKKOS_INLINE_FUNCTION NormTile norm_tile(std::int64_t t, std::int64_t K) {
+  const std::int64_t block = t / norm_tile_elements * norm_tile_block;
+  const std::int64_t width = K - block < norm_tile_block ? K - block : norm_tile_block;
+  const std::int64_t stride = (width + norm_tile_elements - 1) / norm_tile_elements;
+  const std::int64_t j = t % norm_tile_elements;
+  return {block + j, stride, static_cast<int>((width - j + stride - 1) / stride)};
 }
 
 /// f(i) for i in [0, count): 256-thread blocks on a GPU, a plain range on host spaces.

@@ -96,10 +96,10 @@ KOKKOS_INLINE_FUNCTION std::uint64_t shift_down(std::uint64_t v, int s) {
 /// magnitude mu_t (+Inf for NaN/Inf), and for a finite nonzero tile the integer sums of its
 /// quanta at its own exponent e_t = scale_exponent(mu_t): squares(t, r) = S2_t = sum_x s2(x)^2,
 /// sums(t, r) = S1_t = sum_x s1(x) (rules.hpp, "Row norms"; below 2^38, so a double holds
-/// them exactly).  One thread per tile, its 32 elements in registers between the max and the
-/// sums: each element is read once, where pass 1 and the norms had read each row twice.  On a
-/// GPU consecutive threads take consecutive tiles of a K-contiguous row, or consecutive rows
-/// of strided ones (kernels.hpp: both coalesced).
+/// them exactly).  One thread per tile, which reads its 32 elements for the max and again, from
+/// the cache, for the sums: each element comes from memory once, where pass 1 and the norms
+/// had read each row from memory twice.  On a GPU consecutive threads take consecutive tiles
+/// of a K-contiguous row, or consecutive rows of strided ones (kernels.hpp: both coalesced).
 template <class ExecSpace>
 void norm_tile_partials(const ExecSpace& space, bool strided,
                         const typename Views<ExecSpace>::ConstMatrix& X,
@@ -107,21 +107,22 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
                         const typename Views<ExecSpace>::Rows& squares,
                         const typename Views<ExecSpace>::Rows& sums) {
   const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
-  const auto tile = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
-    const std::int64_t first = norm_tile_first(t);
-    double x[norm_tile_elements];
+  const auto partials = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
+    const NormTile tile = norm_tile(t, K);
     double mu = 0;
-    for (int i = 0; i < norm_tile_elements; ++i) {
-      const std::int64_t k = first + norm_tile_elements * i;
-      x[i] = k < K ? X(r, k) : 0.0;
-      const double v = is_finite(x[i]) ? magnitude(x[i]) : positive_infinity();
+    for (int i = 0; i < tile.count; ++i) {
+      const double x = X(r, tile.first + tile.stride * i);
+      const double v = is_finite(x) ? magnitude(x) : positive_infinity();
       mu = v > mu ? v : mu;
     }
+    // The tile again for its sums, from the cache (the thread has just read it): holding its
+    // 32 elements in registers took 152 registers per thread on sm_90, so one 256-thread block
+    // per SM, and 0.40 ms for an 8192^2 operand on the H200 (56 registers this way).
     std::uint64_t sq = 0, sum = 0;
     if (mu > 0 && is_finite(mu)) {
       const NormScales scales = norm_scales(scale_exponent(mu));
-      for (int i = 0; i < norm_tile_elements; ++i) {
-        const NormQuanta q = norm_quanta(x[i], scales);
+      for (int i = 0; i < tile.count; ++i) {
+        const NormQuanta q = norm_quanta(X(r, tile.first + tile.stride * i), scales);
         sq += q.square;
         sum += q.l1;
       }
@@ -131,11 +132,11 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
     sums(t, r) = static_cast<double>(sum);
   };
   if (strided) {
-    grid_for("ozaki::crt::norm_tiles_strided", space, rows, tiles, tile);
+    grid_for("ozaki::crt::norm_tiles_strided", space, rows, tiles, partials);
   } else {
     flat_for(
         "ozaki::crt::norm_tiles", space, rows * tiles,
-        KOKKOS_LAMBDA(const std::int64_t i) { tile(i / tiles, i % tiles); });
+        KOKKOS_LAMBDA(const std::int64_t i) { partials(i / tiles, i % tiles); });
   }
 }
 
@@ -224,6 +225,9 @@ struct SampledPeaks {
   double x = 0, y = 0;
 };
 
+/// Loads in flight per thread of sampled_peak_ratios.
+constexpr int sample_step = 8;
+
 /// peak_ratio over `count` evenly spread rows only of X and of Y (all rows where there are
 /// fewer), each row scaled by its largest magnitude so that its squares cannot overflow; rows
 /// holding NaN or Inf are left out (pass 1 finds them).  The max over a sample is at most the
@@ -232,7 +236,7 @@ struct SampledPeaks {
 /// Y hold double or Kokkos::complex<double>: a complex row's ratio is that of its embedded
 /// rows (its 2K real parts), read in place (complex/driver.hpp decides before embedding
 /// anything).  One launch and one wait for both operands: a team per sampled row, reading it
-/// twice (its max, then both scaled sums) with row_step loads in flight per thread; the
+/// twice (its max, then both scaled sums) with sample_step loads in flight per thread; the
 /// maxima of X's ratios and of minus Y's meet in one MinMax reduction.  (Three team
 /// reductions of one load per step, and a launch per operand, took 0.15 ms of an 8192^3 call:
 /// docs/benchmarks.md.)
@@ -261,15 +265,17 @@ SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const 
         const std::int64_t r = i * M.extent(0) / (of_x ? sampled_x : sampled_y);
         const int t = team.team_rank(), size = team.team_size();
         Partials first(team.team_scratch(0), size), second(team.team_scratch(0), size);
-        // Thread t takes k = base + j size, j < row_step, for base = t, t + row_step size, ...
+        // Thread t takes k = base + j size, j < sample_step, for base = t, t + sample_step
+        // size, ...: 4 steps for K = 8192 (one team per SM: its loads in flight are all the
+        // latency hiding there is).
         auto each = [&](const auto& use) {
-          for (std::int64_t base = t; base < K; base += std::int64_t(size) * row_step) {
-            typename Matrix::non_const_value_type x[row_step];
-            for (int j = 0; j < row_step; ++j) {
+          for (std::int64_t base = t; base < K; base += std::int64_t(size) * sample_step) {
+            typename Matrix::non_const_value_type x[sample_step];
+            for (int j = 0; j < sample_step; ++j) {
               const std::int64_t k = base + std::int64_t(j) * size;
               x[j] = k < K ? M(r, k) : typename Matrix::non_const_value_type(0);
             }
-            for (int j = 0; j < row_step; ++j) use(x[j]);
+            for (int j = 0; j < sample_step; ++j) use(x[j]);
           }
         };
         double mu = 0;
