@@ -109,19 +109,11 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
   const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
   const auto partials = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
     const NormTile tile = norm_tile(t, K);
-    // 16 loads in flight per thread, issued before they are used (the compiler's own
-    // unrolling kept 4: about 2 TB/s on the H200).
-    constexpr int batch = 16;
     double mu = 0;
-    for (int i0 = 0; i0 < tile.count; i0 += batch) {
-      double x[batch];
-      for (int j = 0; j < batch; ++j) {
-        x[j] = i0 + j < tile.count ? X(r, tile.first + tile.stride * (i0 + j)) : 0.0;
-      }
-      for (int j = 0; j < batch; ++j) {
-        const double v = is_finite(x[j]) ? magnitude(x[j]) : positive_infinity();
-        mu = v > mu ? v : mu;
-      }
+    for (int i = 0; i < tile.count; ++i) {
+      const double x = X(r, tile.first + tile.stride * i);
+      const double v = is_finite(x) ? magnitude(x) : positive_infinity();
+      mu = v > mu ? v : mu;
     }
     // The tile again for its sums, from the cache (the thread has just read it): holding its
     // 32 elements in registers took 152 registers per thread on sm_90, so one 256-thread block
@@ -129,7 +121,6 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
     std::uint64_t sq = 0, sum = 0;
     if (mu > 0 && is_finite(mu)) {
       const NormScales scales = norm_scales(scale_exponent(mu));
-#pragma unroll 8
       for (int i = 0; i < tile.count; ++i) {
         const NormQuanta q = norm_quanta(X(r, tile.first + tile.stride * i), scales);
         sq += q.square;
