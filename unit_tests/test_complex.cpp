@@ -409,6 +409,32 @@ TEST(Complex, IsTheRealCallOnTheEmbeddingBitForBit) {
   }
 }
 
+TEST(Complex, KContiguousRowsAreReadInPlace) {
+  // op(B)^T of a column-major B has K-contiguous rows: unconjugated, they are the embedding's
+  // undoubled rows themselves (complex_rows_in_place), so the call needs no copy of them, 16 N
+  // K bytes less than with op(B) conjugated (whose rows are copied); op(A) of a row-major A
+  // likewise, under Karatsuba.  (The bits of both forms are checked by
+  // IsTheRealCallOnTheEmbeddingBitForBit.)
+  Random rng(707);
+  const std::int64_t M = 40, N = 36, K = 300;
+  const HostZ A = random_z(M, K, 0.5, rng), C0 = random_z(M, N, 0.5, rng);
+  const HostZ B = random_z(K, N, 0.5, rng), Bc = random_z(N, K, 0.5, rng);  // op(B) = Bc^H
+  const Options o = crt(14, CrtScaling::Fast);
+  const auto bytes = [&](char tb, Layout la) {
+    const ZRun run = run_z('N', tb, zdouble(1, 0), A, la, tb == 'N' ? B : Bc, Layout::Left,
+                           zdouble(0, 0), C0, Layout::Left, o);
+    EXPECT_EQ(run.report.complex_products, 3) << run.report.reason;
+    return static_cast<std::int64_t>(run.report.workspace_bytes);
+  };
+  const std::int64_t align = ozaki::Impl::Carver::alignment;
+  const std::int64_t in_place = bytes('N', Layout::Left), copied = bytes('C', Layout::Left);
+  EXPECT_GE(copied - in_place, 16 * N * K - align);
+  EXPECT_LE(copied - in_place, 16 * N * K + align);
+  const std::int64_t both = bytes('N', Layout::Right);
+  EXPECT_GE(in_place - both, 16 * M * K - align);
+  EXPECT_LE(in_place - both, 16 * M * K + align);
+}
+
 // ---- scheme II end to end ------------------------------------------------------------------
 
 class ComplexCrt : public ::testing::TestWithParam<std::tuple<int, double, CrtScaling>> {};

@@ -47,15 +47,16 @@ inline BlasOp parse_complex_op(const char* trans, const char* which) {
 /// The operand scratch of one complex call: X_e, Y_e and, where C cannot be C_e, C_e.
 template <class ExecSpace>
 struct ComplexEmbeddingRegion {
-  typename Views<ExecSpace>::Rows x, y;
-  typename Views<ExecSpace>::Matrix c;  // empty when C_e is C itself
+  typename Views<ExecSpace>::Rows x, y;  // empty where the operand is read in place
+  typename Views<ExecSpace>::Matrix c;   // empty when C_e is C itself
   static ComplexEmbeddingRegion carve(Carver& carver, std::int64_t rows_x, std::int64_t rows_y,
-                                      std::int64_t K, bool c_in_scratch, bool doubled = true) {
+                                      std::int64_t K, bool c_in_scratch, bool doubled = true,
+                                      bool copy_x = true, bool copy_y = true) {
     using V = Views<ExecSpace>;
     ComplexEmbeddingRegion r;
     const std::int64_t x_rows = doubled ? 2 * rows_x : rows_x;
-    r.x = typename V::Rows(carver.take<double>(2 * x_rows * K), x_rows, 2 * K);
-    r.y = typename V::Rows(carver.take<double>(2 * rows_y * K), rows_y, 2 * K);
+    if (copy_x) r.x = typename V::Rows(carver.take<double>(2 * x_rows * K), x_rows, 2 * K);
+    if (copy_y) r.y = typename V::Rows(carver.take<double>(2 * rows_y * K), rows_y, 2 * K);
     if (c_in_scratch) {
       r.c = typename V::Matrix(carver.take<double>(2 * rows_x * rows_y),
                                Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * rows_x));
@@ -63,14 +64,30 @@ struct ComplexEmbeddingRegion {
     return r;
   }
   /// Bytes: 8 (4 R_x K + 2 R_y K) plus 16 R_x R_y where C_e is scratch; 8 (2 R_x K + 2 R_y K)
-  /// undoubled (Karatsuba).
+  /// undoubled (Karatsuba); less an operand read in place.
   static std::size_t bytes(std::int64_t rows_x, std::int64_t rows_y, std::int64_t K,
-                           bool c_in_scratch, bool doubled = true) {
+                           bool c_in_scratch, bool doubled = true, bool copy_x = true,
+                           bool copy_y = true) {
     Carver counter(nullptr);
-    carve(counter, rows_x, rows_y, K, c_in_scratch, doubled);
+    carve(counter, rows_x, rows_y, K, c_in_scratch, doubled, copy_x, copy_y);
     return counter.used();
   }
 };
+
+/// X (R x K complex) as the undoubled embedding's real rows of 2K parts, read in place: where
+/// its rows are K-contiguous and it is not conjugated, X seen as doubles is that embedding (a
+/// Kokkos::complex<double> holds its real part, then its imaginary part), with a row stride of
+/// twice X's.  Otherwise an empty view: the rows are copied (embed_complex_rows).
+template <class ExecSpace>
+typename Views<ExecSpace>::ConstMatrix complex_rows_in_place(
+    const typename Views<ExecSpace>::ConstComplexMatrix& X, bool conjugate) {
+  using Matrix = typename Views<ExecSpace>::ConstMatrix;
+  const std::int64_t R = X.extent(0), K = X.extent(1);
+  static_assert(sizeof(Kokkos::complex<double>) == 2 * sizeof(double), "complex as two doubles");
+  if (conjugate || !(K <= 1 || X.stride(1) == 1) || X.data() == nullptr) return Matrix();
+  return Matrix(reinterpret_cast<const double*>(X.data()),
+                Kokkos::LayoutStride(R, 2 * static_cast<std::int64_t>(X.stride(0)), 2 * K, 1));
+}
 
 /// The body of ozaki::gemm for strided complex views (A, B as stored; transA/transB as given).
 template <class ExecSpace>
@@ -187,14 +204,24 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   Options real_options = options;
   real_options.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
   std::string detour;
+  // The embedded rows: copies, or an undoubled operand read in place (complex_rows_in_place:
+  // op(B)^T of a column-major B, say, which saves its copy, 16 N K bytes of traffic and
+  // scratch).
+  typename V::ConstMatrix rows_xe, rows_ye;
   auto embed = [&](bool doubled, bool c_in_scratch, ComplexEmbeddingRegion<ExecSpace>& region) {
-    const std::size_t bytes =
-        ComplexEmbeddingRegion<ExecSpace>::bytes(rows_x, rows_y, K, c_in_scratch, doubled);
+    const typename V::ConstMatrix x_in_place =
+        doubled ? typename V::ConstMatrix() : complex_rows_in_place<ExecSpace>(X, conj_x);
+    const typename V::ConstMatrix y_in_place = complex_rows_in_place<ExecSpace>(Y, conj_y);
+    const bool copy_x = x_in_place.data() == nullptr, copy_y = y_in_place.data() == nullptr;
+    const std::size_t bytes = ComplexEmbeddingRegion<ExecSpace>::bytes(
+        rows_x, rows_y, K, c_in_scratch, doubled, copy_x, copy_y);
     Carver carver(operands.reserve(bytes));
-    region =
-        ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, c_in_scratch, doubled);
-    embed_complex_rows(space, X, conj_x, doubled, region.x);
-    embed_complex_rows(space, Y, conj_y, false, region.y);
+    region = ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, c_in_scratch,
+                                                      doubled, copy_x, copy_y);
+    if (copy_x) embed_complex_rows(space, X, conj_x, doubled, region.x);
+    if (copy_y) embed_complex_rows(space, Y, conj_y, false, region.y);
+    rows_xe = copy_x ? k_contiguous_rows<ExecSpace>(region.x) : x_in_place;
+    rows_ye = copy_y ? k_contiguous_rows<ExecSpace>(region.y) : y_in_place;
     return bytes;
   };
   std::size_t embedding_bytes = 0;
@@ -205,7 +232,7 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
       bool needs_embedding = false;
       const CrtComplexTarget<ExecSpace> target{out, alpha, beta, c_is_ce, &needs_embedding};
       GemmCall<ExecSpace> call = checked_call<ExecSpace>(
-          "N", "T", k_contiguous_rows<ExecSpace>(region.x), k_contiguous_rows<ExecSpace>(region.y),
+          "N", "T", rows_xe, rows_ye,
           typename V::Matrix(nullptr, Kokkos::LayoutStride(rows_x, 1, rows_y, rows_x)),
           real_options, nullptr, nullptr);
       call.complex = &target;
@@ -232,9 +259,8 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
         c_is_ce ? typename V::Matrix(reinterpret_cast<double*>(out.data()),
                                      Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * out.stride(1)))
                 : region.c;
-    GemmCall<ExecSpace> call = checked_call<ExecSpace>(
-        "N", "T", k_contiguous_rows<ExecSpace>(region.x), k_contiguous_rows<ExecSpace>(region.y),
-        Ce, real_options, nullptr, nullptr);
+    GemmCall<ExecSpace> call =
+        checked_call<ExecSpace>("N", "T", rows_xe, rows_ye, Ce, real_options, nullptr, nullptr);
     call.peaks_sampled = peaks_sampled;
     report = dispatch(space, call, c_is_ce ? alpha.real() : 1.0, c_is_ce ? beta.real() : 0.0,
                       real_options, scratch, call_start);
