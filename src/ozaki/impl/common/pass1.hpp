@@ -18,6 +18,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace ozaki {
 namespace Impl {
@@ -143,27 +144,25 @@ KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
   return a > b ? a : b;
 }
 
-/// Elements per step of a thread in team_row_loop: the loads of a step are independent, so a
-/// thread keeps row_step in flight where one element per step kept one.
-constexpr int row_step = 4;
-
 /// use(load(k)) for every k < K of one K-contiguous row, by a team: thread t takes
-/// k = base + j size for base = t, t + row_step size, ... and j < row_step, all row_step loads
-/// of a step first, each of them coalesced across a warp (consecutive threads on consecutive
-/// k).  Elements beyond K are 0.0, which a `use` must ignore (row_norms' integer sums do).
-/// (row_norms reads an 8192^2 operand in 0.195-0.206 ms this way on the H200, 0.234 ms with one
-/// element per step: docs/benchmarks.md.)
-template <class Member, class Load, class Use>
+/// k = base + j size for base = t, t + Step size, ... and j < Step, all Step loads of a step
+/// first (independent, so a thread keeps Step in flight), each of them coalesced across a warp
+/// (consecutive threads on consecutive k).  Elements beyond K are zeros of load's type (double
+/// or Kokkos::complex<double>), which a `use` must ignore.  (A row norms kernel read an 8192^2
+/// operand in 0.195-0.206 ms this way with 4 per step on the H200, 0.234 ms with one:
+/// docs/benchmarks.md.)
+template <int Step, class Member, class Load, class Use>
 KOKKOS_INLINE_FUNCTION void team_row_loop(const Member& team, std::int64_t K, const Load& load,
                                           const Use& use) {
+  using Value = typename std::decay<decltype(load(std::int64_t(0)))>::type;
   const std::int64_t size = team.team_size();
-  for (std::int64_t base = team.team_rank(); base < K; base += size * row_step) {
-    double x[row_step];
-    for (int j = 0; j < row_step; ++j) {
+  for (std::int64_t base = team.team_rank(); base < K; base += size * Step) {
+    Value x[Step];
+    for (int j = 0; j < Step; ++j) {
       const std::int64_t k = base + j * size;
-      x[j] = k < K ? load(k) : 0.0;
+      x[j] = k < K ? load(k) : Value(0);
     }
-    for (int j = 0; j < row_step; ++j) use(x[j]);
+    for (int j = 0; j < Step; ++j) use(x[j]);
   }
 }
 

@@ -152,7 +152,7 @@ struct RowCopyRegion {
   static RowCopyRegion carve(Carver& c, const Shape& s, const OperandPlan& plan) {
     RowCopyRegion r;
     const bool norms = plan.crt_norm_tiles;
-    const std::int64_t tiles = norms ? norm_tiles(s.k) : row_tiles(s.k);
+    const std::int64_t tiles = row_tiles(s.k);  // norm_tiles(s.k) is the same count
     auto tile_rows = [&](std::int64_t rows) {
       return Rows(c.take<double>(tiles * rows), tiles, rows);
     };

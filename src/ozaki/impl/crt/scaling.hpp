@@ -265,19 +265,10 @@ SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const 
         const std::int64_t r = i * M.extent(0) / (of_x ? sampled_x : sampled_y);
         const int t = team.team_rank(), size = team.team_size();
         Partials first(team.team_scratch(0), size), second(team.team_scratch(0), size);
-        // Thread t takes k = base + j size, j < sample_step, for base = t, t + sample_step
-        // size, ...: 4 steps for K = 8192 (one team per SM: its loads in flight are all the
-        // latency hiding there is).
-        auto each = [&](const auto& use) {
-          for (std::int64_t base = t; base < K; base += std::int64_t(size) * sample_step) {
-            typename Matrix::non_const_value_type x[sample_step];
-            for (int j = 0; j < sample_step; ++j) {
-              const std::int64_t k = base + std::int64_t(j) * size;
-              x[j] = k < K ? M(r, k) : typename Matrix::non_const_value_type(0);
-            }
-            for (int j = 0; j < sample_step; ++j) use(x[j]);
-          }
-        };
+        // sample_step loads in flight per thread: 4 steps for K = 8192 (one team per SM: its
+        // loads in flight are all the latency hiding there is).
+        const auto load = [&](const std::int64_t k) { return M(r, k); };
+        auto each = [&](const auto& use) { team_row_loop<sample_step>(team, K, load, use); };
         double mu = 0;
         each([&](const auto& x) {
           const double m = largest_part(x);
