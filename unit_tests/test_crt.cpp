@@ -693,6 +693,65 @@ TEST(Crt, SampledPeakRatioBoundsTheFullOneFromBelow) {
   }
 }
 
+TEST(Crt, RowSummaryIsTheReductionsItReplaces) {
+  // The pipeline's one wait after pass 1 (row_summary) against the reductions it replaced, on
+  // more rows than one summary team takes (2048), with an exponent spread, a zero row and
+  // rows of one element: the same peak ratios (bitwise: the same divisions, maxima in any
+  // order), the largest norms, the fewest fast bits from them, and NaN/Inf per operand.
+  Random rng(48);
+  const std::int64_t M = 3000, N = 1500, K = 70;
+  HostMatrix A = random_host(M, K, 2.0, rng), Bt = random_host(N, K, 1.0, rng);
+  for (std::int64_t k = 0; k < K; ++k) A.values[11 + k * M] = 0;  // a zero row
+  for (std::int64_t k = 1; k < K; ++k) Bt.values[2900 % N + k * N] = 0;  // one element left
+  for (const Layout layout : {Layout::Left, Layout::Right}) {
+    const TestSpace space;
+    const DeviceMatrix dA = device_copy(A, layout), dBt = device_copy(Bt, layout);
+    V::Exponents ea("ea", M), eb("eb", N), bits("bits", std::max(M, N));
+    V::Norms l2a("l2a", M), l1a("l1a", M), l2b("l2b", N), l1b("l1b", N);
+    ASSERT_FALSE(scales_and_norms(as_const(dA), ea, l2a, l1a));
+    ASSERT_FALSE(scales_and_norms(as_const(dBt), eb, l2b, l1b));
+    const std::int64_t teams = ozaki::Impl::summary_teams(M + N);
+    ASSERT_GT(teams, 1);
+    V::Rows partials("partials", teams, ozaki::Impl::summary_values);
+    const ozaki::Impl::RowSummary s =
+        ozaki::Impl::row_summary(space, ea, l2a, l1a, eb, l2b, l1b, partials);
+    EXPECT_FALSE(s.a.nonfinite);
+    EXPECT_FALSE(s.b.nonfinite);
+    EXPECT_EQ(s.a.peak, ozaki::Impl::peak_ratio(space, l2a, l1a)) << name(layout);
+    EXPECT_EQ(s.b.peak, ozaki::Impl::peak_ratio(space, l2b, l1b)) << name(layout);
+    const std::vector<double> ha = host_vector(l2a), hb = host_vector(l2b);
+    EXPECT_EQ(s.a.largest_l2, *std::max_element(ha.begin(), ha.end()));
+    EXPECT_EQ(s.b.largest_l2, *std::max_element(hb.begin(), hb.end()));
+    for (const int L : {8, 14, 20}) {
+      const double T = ozaki::Impl::crt_fast_target(L, K);
+      const V::Exponents bits_a = Kokkos::subview(bits, std::make_pair(std::int64_t(0), M));
+      const V::Exponents bits_b = Kokkos::subview(bits, std::make_pair(std::int64_t(0), N));
+      EXPECT_EQ(ozaki::Impl::fast_row_bits(s.a.largest_l2, T),
+                ozaki::Impl::fast_bits(space, l2a, T, bits_a))
+          << L << " moduli";
+      EXPECT_EQ(ozaki::Impl::fast_row_bits(s.b.largest_l2, T),
+                ozaki::Impl::fast_bits(space, l2b, T, bits_b))
+          << L << " moduli";
+    }
+    // NaN in one row of op(B)^T, Inf in one of op(A): each operand's flag, norms or not.
+    for (const int which : {0, 1}) {
+      HostMatrix X = which == 0 ? A : Bt;
+      X.values[X.rows * (K / 2) + X.rows - 1] =
+          which == 0 ? std::numeric_limits<double>::infinity() : std::nan("");
+      const DeviceMatrix dX = device_copy(X, layout);
+      EXPECT_TRUE(scales_and_norms(as_const(dX), which == 0 ? ea : eb, which == 0 ? l2a : l2b,
+                                   which == 0 ? l1a : l1b));
+      const ozaki::Impl::RowSummary bad =
+          ozaki::Impl::row_summary(space, ea, l2a, l1a, eb, l2b, l1b, partials);
+      EXPECT_EQ(bad.a.nonfinite, which == 0) << name(layout);
+      EXPECT_EQ(bad.b.nonfinite, which == 1) << name(layout);
+      // Restore the finite operand's exponents and norms for the next case.
+      ASSERT_FALSE(scales_and_norms(which == 0 ? as_const(dA) : as_const(dBt), which == 0 ? ea : eb,
+                                    which == 0 ? l2a : l2b, which == 0 ? l1a : l1b));
+    }
+  }
+}
+
 TEST(Crt, OverlappedPassesGiveTheSerialBits) {
   // 1000 columns in passes of 256: 4 passes, overlapped where the space has a side
   // instance, in order otherwise; the bits must not depend on the schedule.

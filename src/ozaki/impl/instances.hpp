@@ -34,6 +34,9 @@
       const V::Exponents&, const V::Norms&, const V::Norms&);                                      \
   PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
                                        const V::Exponents&);                                       \
+  PREFIX template ::ozaki::Impl::RowSummary row_summary<SPACE>(                                    \
+      const SPACE&, const V::Exponents&, const V::Norms&, const V::Norms&, const V::Exponents&,    \
+      const V::Norms&, const V::Norms&, const V::Rows&);                                           \
   PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \
                                           const V::Exponents&, const V::Digits&);                  \
   PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double, \

@@ -117,27 +117,37 @@ void flat_reduce(const char* label, const ExecSpace& space, std::int64_t count, 
 }
 
 /// Per row r < rows: acc = join over t < tiles of load(t, r) (starting from `identity`), then
-/// result += finish(r, acc), for partial results stored per (tile, row) with consecutive rows
-/// contiguous (pass 1's tile maxima, the norms' tile sums).  `join` must give the same value
-/// in any order (maxima, integer sums).  On a GPU a team of 8 x 32 threads takes 32
-/// consecutive rows: lane v reads row r0 + v (coalesced across the warp), warp g the tiles
-/// t = g, g + 8, ...; the 8 partial results of a row meet in team scratch.  One thread per row
-/// looping over all tiles (what flat_reduce gave, 2048 rows per team) kept only 4 teams busy
-/// at 8192 rows: 0.45 ms of an 8192^3 call for 16 MB (docs/benchmarks.md).
-template <class T, class ExecSpace, class Load, class Join, class Finish>
-int reduce_row_tiles(const char* label, const ExecSpace& space, std::int64_t rows,
+/// finish(r, acc), for partial results stored per (tile, row) with consecutive rows contiguous
+/// (pass 1's tile maxima, the norms' tile sums).  `join` must give the same value in any order
+/// (maxima, integer sums).  On a GPU a team of 8 x 32 threads takes 32 consecutive rows: lane v
+/// reads row r0 + v (coalesced across the warp), warp g the tiles t = g, g + 8, ...; the 8
+/// partial results of a row meet in team scratch.  One thread per row looping over all tiles
+/// (what flat_reduce gave, 2048 rows per team) kept only 4 teams busy at 8192 rows: 0.45 ms of
+/// an 8192^3 call for 16 MB (docs/benchmarks.md).
+///
+/// With `Reduce` the sum of finish's results (an int) is returned, which waits for the kernel;
+/// without, finish's results are dropped and nothing waits (the caller reads what finish wrote
+/// later, after more kernels: scheme II's one wait for pass 1 and the norms, scaling.hpp).
+template <bool Reduce, class T, class ExecSpace, class Load, class Join, class Finish>
+int row_tiles_kernel(const char* label, const ExecSpace& space, std::int64_t rows,
                      std::int64_t tiles, const T identity, const Load& load, const Join& join,
                      const Finish& finish) {
   int result = 0;
   if constexpr (is_host_space<ExecSpace>()) {
-    Kokkos::parallel_reduce(
-        label, RangeLaunch<ExecSpace>(space, 0, rows),
-        [=](const std::int64_t r, int& sum) {
-          T acc = identity;
-          for (std::int64_t t = 0; t < tiles; ++t) join(acc, load(t, r));
-          sum += finish(r, acc);
-        },
-        Kokkos::Sum<int>(result));
+    const auto row = [=](const std::int64_t r, int& sum) {
+      T acc = identity;
+      for (std::int64_t t = 0; t < tiles; ++t) join(acc, load(t, r));
+      sum += finish(r, acc);
+    };
+    if constexpr (Reduce) {
+      Kokkos::parallel_reduce(label, RangeLaunch<ExecSpace>(space, 0, rows), row,
+                              Kokkos::Sum<int>(result));
+    } else {
+      Kokkos::parallel_for(label, RangeLaunch<ExecSpace>(space, 0, rows), [=](const std::int64_t r) {
+        int unused = 0;
+        row(r, unused);
+      });
+    }
   } else {
     using policy_type = TeamLaunch<ExecSpace>;
     using member_type = typename policy_type::member_type;
@@ -146,37 +156,59 @@ int reduce_row_tiles(const char* label, const ExecSpace& space, std::int64_t row
                                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
     policy_type policy(space, static_cast<int>((rows + lanes - 1) / lanes), groups, lanes);
     policy.set_scratch_size(0, Kokkos::PerTeam(Partials::shmem_size()));
-    Kokkos::parallel_reduce(
-        label, policy,
-        KOKKOS_LAMBDA(const member_type& team, int& sum) {
-          const std::int64_t r0 = std::int64_t(team.league_rank()) * lanes;
-          const int g = team.team_rank();
-          Partials part(team.team_scratch(0));
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int v) {
-            T acc = identity;
-            if (r0 + v < rows) {
-              for (std::int64_t t = g; t < tiles; t += groups) join(acc, load(t, r0 + v));
-            }
-            part(g, v) = acc;
+    const auto team_rows = KOKKOS_LAMBDA(const member_type& team, int& sum) {
+      const std::int64_t r0 = std::int64_t(team.league_rank()) * lanes;
+      const int g = team.team_rank();
+      Partials part(team.team_scratch(0));
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, lanes), [&](const int v) {
+        T acc = identity;
+        if (r0 + v < rows) {
+          for (std::int64_t t = g; t < tiles; t += groups) join(acc, load(t, r0 + v));
+        }
+        part(g, v) = acc;
+      });
+      team.team_barrier();
+      if (g == 0) {
+        int found = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, lanes),
+            [&](const int v, int& f) {
+              if (r0 + v >= rows) return;
+              T acc = part(0, v);
+              for (int h = 1; h < groups; ++h) join(acc, part(h, v));
+              f += finish(r0 + v, acc);
+            },
+            found);
+        Kokkos::single(Kokkos::PerThread(team), [&]() { sum += found; });
+      }
+    };
+    if constexpr (Reduce) {
+      Kokkos::parallel_reduce(label, policy, team_rows, Kokkos::Sum<int>(result));
+    } else {
+      Kokkos::parallel_for(
+          label, policy, KOKKOS_LAMBDA(const member_type& team) {
+            int unused = 0;
+            team_rows(team, unused);
           });
-          team.team_barrier();
-          if (g == 0) {
-            int found = 0;
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(team, lanes),
-                [&](const int v, int& f) {
-                  if (r0 + v >= rows) return;
-                  T acc = part(0, v);
-                  for (int h = 1; h < groups; ++h) join(acc, part(h, v));
-                  f += finish(r0 + v, acc);
-                },
-                found);
-            Kokkos::single(Kokkos::PerThread(team), [&]() { sum += found; });
-          }
-        },
-        Kokkos::Sum<int>(result));
+    }
   }
   return result;
+}
+
+/// row_tiles_kernel returning the sum of finish's results (a wait for the kernel).
+template <class T, class ExecSpace, class Load, class Join, class Finish>
+int reduce_row_tiles(const char* label, const ExecSpace& space, std::int64_t rows,
+                     std::int64_t tiles, const T identity, const Load& load, const Join& join,
+                     const Finish& finish) {
+  return row_tiles_kernel<true>(label, space, rows, tiles, identity, load, join, finish);
+}
+
+/// row_tiles_kernel without a result: nothing waits for it.
+template <class T, class ExecSpace, class Load, class Join, class Finish>
+void for_row_tiles(const char* label, const ExecSpace& space, std::int64_t rows,
+                   std::int64_t tiles, const T identity, const Load& load, const Join& join,
+                   const Finish& finish) {
+  row_tiles_kernel<false>(label, space, rows, tiles, identity, load, join, finish);
 }
 
 /// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i:

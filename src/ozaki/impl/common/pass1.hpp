@@ -116,13 +116,13 @@ void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace
 }
 
 /// Pass 1's exponents from per-tile maxima (of copy_to_k_contiguous, strided_tile_max or
-/// scheme II's norm tiles: any partition of the rows).  Returns true when some element was NaN
-/// or Inf.
-template <class ExecSpace>
-bool exponents_from_tile_max(const ExecSpace& space,
-                             const typename Views<ExecSpace>::Rows& tile_max,
-                             const typename Views<ExecSpace>::Exponents& exponents) {
-  const int nonfinite_rows = reduce_row_tiles<double>(
+/// scheme II's norm tiles: any partition of the rows): exponents(r) = scale_exponent of the
+/// row's largest magnitude, nonfinite_row where the row holds NaN or Inf.  With `Count`, returns
+/// the number of such rows (a wait for the kernel); without, 0 and nothing waits.
+template <bool Count, class ExecSpace>
+int tile_max_exponents(const ExecSpace& space, const typename Views<ExecSpace>::Rows& tile_max,
+                       const typename Views<ExecSpace>::Exponents& exponents) {
+  return row_tiles_kernel<Count>(
       "ozaki::pass1::exponents_from_tile_max", space, exponents.extent(0), tile_max.extent(0), 0.0,
       KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) { return tile_max(t, r); },
       KOKKOS_LAMBDA(double& mu, const double v) { mu = v > mu ? v : mu; },
@@ -131,7 +131,14 @@ bool exponents_from_tile_max(const ExecSpace& space,
         exponents(r) = finite ? scale_exponent(mu) : nonfinite_row;
         return finite ? 0 : 1;
       });
-  return nonfinite_rows > 0;
+}
+
+/// tile_max_exponents; returns true when some element was NaN or Inf.
+template <class ExecSpace>
+bool exponents_from_tile_max(const ExecSpace& space,
+                             const typename Views<ExecSpace>::Rows& tile_max,
+                             const typename Views<ExecSpace>::Exponents& exponents) {
+  return tile_max_exponents<true>(space, tile_max, exponents) > 0;
 }
 
 /// The largest magnitude of an element's real parts (one for double, two for a complex

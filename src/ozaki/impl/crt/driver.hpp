@@ -140,15 +140,16 @@ class CrtPipeline {
     scale_ = CrtScaleRegion<ExecSpace>::carve(carver, call_.plan.shape);
     call_.phase_offset = carver.used();
     const RowCopyRegion<ExecSpace>& t = call_.copies;
-    const bool a_bad = operand_exponents_and_norms(call_.space, call_.ops.strided_a, call_.opA,
-                                                   t.max_a, t.squares_a, t.sums_a,
-                                                   call_.exponents.a, scale_.l2a, scale_.l1a);
-    const bool b_bad = operand_exponents_and_norms(call_.space, call_.ops.strided_b, call_.opBt,
-                                                   t.max_b, t.squares_b, t.sums_b,
-                                                   call_.exponents.b, scale_.l2b, scale_.l1b);
-    if (a_bad || b_bad) return false;
-    q_a_ = peak_ratio(call_.space, scale_.l2a, scale_.l1a);
-    q_b_ = peak_ratio(call_.space, scale_.l2b, scale_.l1b);
+    launch_exponents_and_norms(call_.space, call_.ops.strided_a, call_.opA, t.max_a, t.squares_a,
+                               t.sums_a, call_.exponents.a, scale_.l2a, scale_.l1a);
+    launch_exponents_and_norms(call_.space, call_.ops.strided_b, call_.opBt, t.max_b, t.squares_b,
+                               t.sums_b, call_.exponents.b, scale_.l2b, scale_.l1b);
+    // The one wait of pass 1: NaN/Inf, the peak ratios and the largest norms of both operands.
+    rows_ = row_summary(call_.space, call_.exponents.a, scale_.l2a, scale_.l1a,
+                        call_.exponents.b, scale_.l2b, scale_.l1b, scale_.summary);
+    if (rows_.a.nonfinite || rows_.b.nonfinite) return false;
+    q_a_ = rows_.a.peak;
+    q_b_ = rows_.b.peak;
     const CrtPeakClass peaks = crt_peak_class(call_.plan.shape.k, q_a_, q_b_);
     if (scaling_ == CrtScaling::Auto) {
       // With a fixed count the accurate rule's bits serve any peaked rows best; an automatic
@@ -221,13 +222,15 @@ class CrtPipeline {
     int8_gemm_in_k_chunks(call_.space, p, call_.plan.k_block, call_.plan.npad * call_.plan.mpad);
   }
 
-  /// The bits of every row and column for `moduli` moduli; returns the fewest.
+  /// The bits of every row and column for `moduli` moduli; returns the fewest (under the fast
+  /// rule those of the largest norms, known since row_summary: no wait).
   int choose_bits(int moduli) {
     if (scaling_ == CrtScaling::Fast) {
       const double T = crt_fast_target(moduli, call_.plan.shape.k);
       if (!(T >= 1)) return -1;
-      return std::min(fast_bits(call_.space, scale_.l2a, T, scale_.bits_a),
-                      fast_bits(call_.space, scale_.l2b, T, scale_.bits_b));
+      set_fast_bits(call_.space, scale_.l2a, T, scale_.bits_a);
+      set_fast_bits(call_.space, scale_.l2b, T, scale_.bits_b);
+      return std::min(fast_row_bits(rows_.a.largest_l2, T), fast_row_bits(rows_.b.largest_l2, T));
     }
     return accurate_bits(call_.space, bound_.bound, call_.plan.k_chunks, crt_accurate_range(moduli),
                          scale_.rho, scale_.partial, scale_.bits_a, scale_.bits_b);
@@ -473,6 +476,7 @@ class CrtPipeline {
   int L_;
   int gemms_ = 0;
   double q_a_ = 0, q_b_ = 0;
+  RowSummary rows_;
   std::size_t bound_end_ = 0;
   CrtScaleRegion<ExecSpace> scale_;
   CrtBoundRegion<ExecSpace> bound_;

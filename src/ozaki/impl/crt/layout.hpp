@@ -55,8 +55,12 @@ struct CrtScaleRegion {
   typename V::Exponents bits_a, bits_b, rho;
   typename V::Norms l2a, l1a, l2b, l1b;
   typename V::IntTiles partial;  // the accurate rule's per-row minima, per tile of 256 columns
+  typename V::Rows summary;      // row_summary's partial maxima
   static CrtScaleRegion carve(Carver& c, const Shape& s) {
     CrtScaleRegion r;
+    const std::int64_t summary_rows = summary_teams(s.m + s.n);
+    r.summary =
+        typename V::Rows(c.take<double>(summary_rows * summary_values), summary_rows, summary_values);
     const std::int64_t tiles = (s.n + crt_min_tile - 1) / crt_min_tile;
     r.partial = typename V::IntTiles(c.take<int>(tiles * s.m), tiles, s.m);
     r.bits_a = typename V::Exponents(c.take<int>(s.m), s.m);

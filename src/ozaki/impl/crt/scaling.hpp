@@ -6,8 +6,10 @@
 ///   operand_exponents_and_norms    pass 1 and n_r, l1_r per row, from one read of every
 ///                                  element in norm tiles: exact, order-independent norms
 ///                                  (rules.hpp), the same bits on every backend
-///   peak_ratio                     max_r ||x_r||_2 / ||x_r||_1, the Auto scaling rule's test
-///   fast_bits                      bits per row from the Cauchy-Schwarz rule
+///   row_summary                    the one wait after both operands' norms: NaN/Inf, the
+///                                  peak ratios max_r ||x_r||_2 / ||x_r||_1 (the Auto scaling
+///                                  rule's test) and the largest norms (the fewest fast bits)
+///   set_fast_bits                  bits per row from the Cauchy-Schwarz rule
 ///   magnitudes7 + INT8 GEMM + accurate_bits    bits from the per-entry bound (accurate rule)
 ///   crt_model_error                the accurate rule's error model, for an automatic count
 
@@ -150,12 +152,14 @@ void norms_from_tiles(const ExecSpace& space, const typename Views<ExecSpace>::R
                       const typename Views<ExecSpace>::Exponents& exponents,
                       const typename Views<ExecSpace>::Norms& l2,
                       const typename Views<ExecSpace>::Norms& l1) {
-  reduce_row_tiles<NormQuanta>(
+  for_row_tiles<NormQuanta>(
       "ozaki::crt::norms_from_tiles", space, exponents.extent(0), tile_max.extent(0), NormQuanta{},
       KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) {
         NormQuanta q;
         const double mu = tile_max(t, r);
-        if (!(mu > 0)) return q;
+        // A row holding NaN or Inf gets no norms (the call takes native FP64 GEMM): its
+        // exponent is no exponent, and shifting by it would be undefined.
+        if (!(mu > 0) || exponents(r) == nonfinite_row) return q;
         const int shift = exponents(r) - scale_exponent(mu);  // >= 0: e_r is the largest e_t
         q.square = shift_up(static_cast<std::uint64_t>(squares(t, r)), 2 * shift);
         q.l1 = shift_down(static_cast<std::uint64_t>(sums(t, r)), shift);
@@ -174,10 +178,26 @@ void norms_from_tiles(const ExecSpace& space, const typename Views<ExecSpace>::R
 
 /// Pass 1 and the row norms of one operand as scheme II's pipeline reads it: per norm tile
 /// (norm_tile_partials, one read of every element), then per row the exponent and the norms
-/// from its tiles.  True on NaN/Inf (the norms are then not computed).  (Before, pass 1 and
-/// the norms each read every row, 0.41 ms for a strided 8192^2 operand and 0.50 for a
-/// K-contiguous one on the H200; one kernel that kept a whole K-contiguous row in registers
-/// had taken 0.84: docs/benchmarks.md.)
+/// from its tiles; rows holding NaN or Inf get the exponent nonfinite_row.  Nothing waits for
+/// these kernels: scheme II reads what it needs of both operands at once (row_summary).
+/// (Before, pass 1 and the norms each read every row, 0.41 ms for a strided 8192^2 operand and
+/// 0.50 for a K-contiguous one on the H200; one kernel that kept a whole K-contiguous row in
+/// registers had taken 0.84: docs/benchmarks.md.)
+template <class ExecSpace>
+void launch_exponents_and_norms(const ExecSpace& space, bool strided,
+                                const typename Views<ExecSpace>::ConstMatrix& X,
+                                const typename Views<ExecSpace>::Rows& tile_max,
+                                const typename Views<ExecSpace>::Rows& squares,
+                                const typename Views<ExecSpace>::Rows& sums,
+                                const typename Views<ExecSpace>::Exponents& exponents,
+                                const typename Views<ExecSpace>::Norms& l2,
+                                const typename Views<ExecSpace>::Norms& l1) {
+  norm_tile_partials(space, strided, X, tile_max, squares, sums);
+  tile_max_exponents<false>(space, tile_max, exponents);
+  norms_from_tiles(space, tile_max, squares, sums, exponents, l2, l1);
+}
+
+/// The same, waiting for the answer: true on NaN/Inf (the tests' entry).
 template <class ExecSpace>
 bool operand_exponents_and_norms(const ExecSpace& space, bool strided,
                                  const typename Views<ExecSpace>::ConstMatrix& X,
@@ -187,10 +207,13 @@ bool operand_exponents_and_norms(const ExecSpace& space, bool strided,
                                  const typename Views<ExecSpace>::Exponents& exponents,
                                  const typename Views<ExecSpace>::Norms& l2,
                                  const typename Views<ExecSpace>::Norms& l1) {
-  norm_tile_partials(space, strided, X, tile_max, squares, sums);
-  if (exponents_from_tile_max(space, tile_max, exponents)) return true;
-  norms_from_tiles(space, tile_max, squares, sums, exponents, l2, l1);
-  return false;
+  launch_exponents_and_norms(space, strided, X, tile_max, squares, sums, exponents, l2, l1);
+  int nonfinite = 0;
+  flat_reduce<Kokkos::Sum>(
+      "ozaki::crt::nonfinite_rows", space, exponents.extent(0),
+      KOKKOS_LAMBDA(const std::int64_t r, int& n) { n += exponents(r) == nonfinite_row ? 1 : 0; },
+      nonfinite);
+  return nonfinite > 0;
 }
 
 /// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of rules.hpp.
@@ -205,6 +228,109 @@ double peak_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Norms
       },
       worst);
   return worst;
+}
+
+/// The fast rule's bits of a row with scaled norm l2 > 0 (rules.hpp): min(crt_max_bits,
+/// floor(log2(T / l2))).  They fall as l2 grows (IEEE division and frexp are monotonic), so
+/// the fewest bits of an operand are those of its largest l2.
+KOKKOS_INLINE_FUNCTION int fast_row_bits(double l2, double T) {
+  if (!(l2 > 0)) return crt_max_bits;
+  int e = 0;
+  compat::frexp(T / l2, &e);  // T / l2 = g 2^e, g in [1/2, 1): floor(log2) = e - 1
+  return e - 1 < crt_max_bits ? e - 1 : crt_max_bits;
+}
+
+/// What scheme II's host code needs of one operand after pass 1 and the row norms: whether a
+/// row holds NaN or Inf, the peak ratio q = max_r l2(r) / l1(r) over rows with l1 > 0
+/// (peak_ratio's value), and the largest l2 (the fast rule's fewest bits: fast_row_bits).
+struct OperandSummary {
+  bool nonfinite = false;
+  double peak = 0, largest_l2 = 0;
+};
+
+struct RowSummary {
+  OperandSummary a, b;
+};
+
+/// The summary's partial results: per team of summary_team_rows rows of op(A) then op(B),
+/// the maxima of summary_values non-negative values (row_summary).
+constexpr int summary_values = 6;
+constexpr std::int64_t summary_team_rows = 2048;
+inline std::int64_t summary_teams(std::int64_t rows) {
+  return (rows + summary_team_rows - 1) / summary_team_rows;
+}
+
+/// One row's contribution to the summary: (NaN/Inf, l2 / l1, l2) in the slots of its operand.
+/// Rows holding NaN or Inf have no norms (norms_from_tiles).
+template <class Norms, class Exponents>
+KOKKOS_INLINE_FUNCTION void summary_of_row(const Exponents& e, const Norms& l2, const Norms& l1,
+                                           std::int64_t r, double* v) {
+  if (e(r) == nonfinite_row) {
+    v[0] = 1;
+    return;
+  }
+  if (l1(r) > 0 && l2(r) / l1(r) > v[1]) v[1] = l2(r) / l1(r);
+  if (l2(r) > v[2]) v[2] = l2(r);
+}
+
+/// Scheme II's one wait after pass 1 and the row norms of both operands (launched without
+/// waits: launch_exponents_and_norms): one kernel takes the maxima of each operand's
+/// OperandSummary values per team of rows into `partials` (summary_teams(M + N) x
+/// summary_values, no atomics), the host copies them and takes the maxima over the teams (in
+/// any order the same).  Before, the NaN/Inf test, the peak ratios and the fewest bits were
+/// eight reductions, each a round trip between host and device (docs/benchmarks.md).
+template <class ExecSpace>
+RowSummary row_summary(const ExecSpace& space, const typename Views<ExecSpace>::Exponents& ea,
+                       const typename Views<ExecSpace>::Norms& l2a,
+                       const typename Views<ExecSpace>::Norms& l1a,
+                       const typename Views<ExecSpace>::Exponents& eb,
+                       const typename Views<ExecSpace>::Norms& l2b,
+                       const typename Views<ExecSpace>::Norms& l1b,
+                       const typename Views<ExecSpace>::Rows& partials) {
+  using policy_type = TeamLaunch<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::int64_t M = ea.extent(0), rows = M + eb.extent(0);
+  const int teams = static_cast<int>(summary_teams(rows));
+  const int size = is_host_space<ExecSpace>() ? 1 : 256;
+  policy_type policy(space, teams, size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(size * summary_values)));
+  Kokkos::parallel_for(
+      "ozaki::crt::row_summary", policy, KOKKOS_LAMBDA(const member_type& team) {
+        const std::int64_t begin = std::int64_t(team.league_rank()) * summary_team_rows;
+        const std::int64_t end = begin + summary_team_rows < rows ? begin + summary_team_rows : rows;
+        const int t = team.team_rank(), threads = team.team_size();
+        double v[summary_values] = {};
+        for (std::int64_t r = begin + t; r < end; r += threads) {
+          if (r < M) {
+            summary_of_row(ea, l2a, l1a, r, v);
+          } else {
+            summary_of_row(eb, l2b, l1b, r - M, v + 3);
+          }
+        }
+        Scratch part(team.team_scratch(0), threads * summary_values);
+        for (int j = 0; j < summary_values; ++j) part(t * summary_values + j) = v[j];
+        team.team_barrier();
+        for (int j = t; j < summary_values; j += threads) {
+          double m = 0;
+          for (int u = 0; u < threads; ++u) {
+            const double x = part(u * summary_values + j);
+            m = x > m ? x : m;
+          }
+          partials(team.league_rank(), j) = m;
+        }
+      });
+  const auto host = Kokkos::create_mirror_view(partials);
+  Kokkos::deep_copy(space, host, partials);
+  space.fence();
+  double v[summary_values] = {};
+  for (int i = 0; i < teams; ++i)
+    for (int j = 0; j < summary_values; ++j) v[j] = host(i, j) > v[j] ? host(i, j) : v[j];
+  RowSummary s;
+  s.a = {v[0] > 0, v[1], v[2]};
+  s.b = {v[3] > 0, v[4], v[5]};
+  return s;
 }
 
 /// Sums of squares and of magnitudes of an element's real parts, each divided by mu.
@@ -303,22 +429,25 @@ SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const 
   return peaks;
 }
 
-/// Fast rule: bits(r) = min(crt_max_bits, floor(log2(T / l2(r)))).  Returns the fewest.
+/// Fast rule: bits(r) = fast_row_bits(l2(r), T).  Nothing waits for the kernel.
+template <class ExecSpace>
+void set_fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2, double T,
+                   const CrtBits<ExecSpace>& bits) {
+  flat_for(
+      "ozaki::crt::fast_bits", space, l2.extent(0),
+      KOKKOS_LAMBDA(const std::int64_t r) { bits(r) = fast_row_bits(l2(r), T); });
+}
+
+/// The same, and returns the fewest (a wait for the kernel; the tests' entry).
 template <class ExecSpace>
 int fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2, double T,
               const CrtBits<ExecSpace>& bits) {
+  set_fast_bits(space, l2, T, bits);
   int fewest = crt_max_bits;
   flat_reduce<Kokkos::Min>(
-      "ozaki::crt::fast_bits", space, l2.extent(0),
+      "ozaki::crt::fewest_bits", space, bits.extent(0),
       KOKKOS_LAMBDA(const std::int64_t r, int& f) {
-        int b = crt_max_bits;
-        if (l2(r) > 0) {
-          int e = 0;
-          compat::frexp(T / l2(r), &e);  // T / l2 = g 2^e, g in [1/2, 1): floor(log2) = e - 1
-          b = e - 1 < crt_max_bits ? e - 1 : crt_max_bits;
-        }
-        bits(r) = b;
-        if (b < f) f = b;
+        if (bits(r) < f) f = bits(r);
       },
       fewest);
   return fewest;
