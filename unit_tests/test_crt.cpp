@@ -105,43 +105,73 @@ INSTANTIATE_TEST_SUITE_P(
                                          ResidueCase{40, 96, 1.0, 24}),
                        ::testing::Values(Layout::Left, Layout::Right, Layout::Stride)));
 
-/// The five digits of a row of at most 62 bits put x' = mid 2^32 + lo back together exactly
-/// at the edges of the pieces' ranges (|mid| <= 2^30, |lo| <= 2^31, both signs, the ties of
-/// the nearest-integer split), and their top digit stays within the bound the exactness
-/// argument uses (|d4| <= 2^10; residues.hpp).  The residue tests above reach these digits
-/// only through random data.
+/// The digits of a row of at most 62 bits (four below 2^59, else five) put x' = mid 2^32 + lo
+/// back together exactly at the edges of the pieces' ranges (|mid| <= 2^30, |lo| <= 2^31, both
+/// signs, the ties of the nearest-integer split) and at the edges of the four-digit rows
+/// (+-2^59), each digit stays within the range the exactness argument uses (residues.hpp: a
+/// 20-bit first digit, 13-bit middle ones, a top digit in [-2^13, 2^13) or [-8, 8)), and the
+/// low word is x''s (modulus 256's residue).  The residue tests reach these digits only
+/// through random data.
+template <int D>
+void check_narrow_digits(std::int64_t mid, std::int64_t lo, int& checked) {
+  const __int128 x = static_cast<__int128>(mid) * (std::int64_t(1) << 32) + lo;
+  const __int128 limit = static_cast<__int128>(1)
+                         << (D == 4 ? ozaki::Impl::crt_narrow4_bits : 62);
+  if (x >= limit || x <= -limit) return;  // not a row of D digits
+  const ozaki::Impl::detail::ScaledPieces pieces{0.0, static_cast<double>(mid),
+                                                 static_cast<double>(lo)};
+  const ozaki::Impl::detail::ResidueDigits<D> d = ozaki::Impl::detail::narrow_digits<D>(pieces);
+  __int128 back = 0;
+  for (int i = D - 1; i >= 0; --i) {
+    ASSERT_EQ(d.d[i], static_cast<float>(static_cast<int>(d.d[i]))) << "digit " << i;
+    if (i == 0) {
+      ASSERT_GE(d.d[i], 0.0f);
+      ASSERT_LT(d.d[i], 1048576.0f);
+    } else if (i < D - 1) {
+      ASSERT_GE(d.d[i], 0.0f);
+      ASSERT_LT(d.d[i], 8192.0f);
+    } else {
+      const float top = D == 4 ? 8192.0f : 8.0f;
+      ASSERT_GE(d.d[i], -top);
+      ASSERT_LT(d.d[i], top);
+    }
+    back += static_cast<__int128>(static_cast<std::int64_t>(d.d[i]))
+            << ozaki::Impl::crt_narrow_digit_position(i);
+  }
+  ASSERT_TRUE(back == x) << D << " digits, mid " << mid << ", lo " << lo;
+  ASSERT_EQ(d.low, static_cast<std::uint32_t>(static_cast<std::uint64_t>(x)));
+  ++checked;
+}
+
 TEST(Crt, NarrowDigitsAreExactAtThePieceEdges) {
-  const std::int64_t mids[] = {
-      -(std::int64_t(1) << 30),    -(std::int64_t(1) << 30) + 1, -12345, -1, 0, 1, 98765,
-      (std::int64_t(1) << 30) - 1, std::int64_t(1) << 30};
+  const std::int64_t edge4 = std::int64_t(1) << (ozaki::Impl::crt_narrow4_bits - 32);
+  const std::int64_t mids[] = {-(std::int64_t(1) << 30),
+                               -(std::int64_t(1) << 30) + 1,
+                               -edge4 - 1,
+                               -edge4,
+                               -edge4 + 1,
+                               -12345,
+                               -1,
+                               0,
+                               1,
+                               98765,
+                               edge4 - 1,
+                               edge4,
+                               (std::int64_t(1) << 30) - 1,
+                               std::int64_t(1) << 30};
   const std::int64_t los[] = {
       -(std::int64_t(1) << 31),    -(std::int64_t(1) << 31) + 1, -4097, -1, 0, 1, 8191, 8192,
-      (std::int64_t(1) << 31) - 1, std::int64_t(1) << 31};
-  int checked = 0;
+      (std::int64_t(1) << 20) - 1, std::int64_t(1) << 20,        (std::int64_t(1) << 31) - 1,
+      std::int64_t(1) << 31};
+  int four = 0, five = 0;
   for (const std::int64_t mid : mids) {
     for (const std::int64_t lo : los) {
-      const __int128 x = static_cast<__int128>(mid) * (std::int64_t(1) << 32) + lo;
-      const __int128 limit = static_cast<__int128>(1) << 62;
-      if (x >= limit || x <= -limit) continue;  // not a row of at most 62 bits
-      const ozaki::Impl::detail::ScaledPieces pieces{0.0, static_cast<double>(mid),
-                                                     static_cast<double>(lo)};
-      const ozaki::Impl::detail::NarrowDigits d = ozaki::Impl::detail::narrow_digits(pieces);
-      __int128 back = 0;
-      for (int i = ozaki::Impl::crt_narrow_digits - 1; i >= 0; --i) {
-        ASSERT_EQ(d.d[i], static_cast<float>(static_cast<int>(d.d[i]))) << "digit " << i;
-        if (i < ozaki::Impl::crt_narrow_digits - 1) {
-          ASSERT_GE(d.d[i], 0.0f);
-          ASSERT_LT(d.d[i], 8192.0f);
-        } else {
-          ASSERT_LE(std::abs(d.d[i]), 1024.0f);
-        }
-        back = back * 8192 + static_cast<int>(d.d[i]);
-      }
-      ASSERT_TRUE(back == x) << "mid " << mid << ", lo " << lo;
-      ++checked;
+      check_narrow_digits<4>(mid, lo, four);
+      check_narrow_digits<5>(mid, lo, five);
     }
   }
-  EXPECT_GT(checked, 60);
+  EXPECT_GT(four, 90);
+  EXPECT_GT(five, 140);
 }
 
 // ---- scaling rules ---------------------------------------------------------------------------

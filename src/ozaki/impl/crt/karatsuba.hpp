@@ -49,8 +49,15 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const RowDigits (&re)[4]
                                                         const CrtConstants& c,
                                                         const Digits& residues, std::int64_t r,
                                                         std::int64_t kpad, std::int64_t k0) {
+  // Modulus 256: the low bytes of the low words, and of their sums (x_re' + x_im' modulo 2^32).
+  // Aligned: rows are 256-byte aligned, kpad and k0 are multiples of 4.
+  const std::uint32_t sums[4] = {re[0].low + im[0].low, re[1].low + im[1].low,
+                                 re[2].low + im[2].low, re[3].low + im[3].low};
+  *reinterpret_cast<std::uint32_t*>(&residues(r, k0)) = low_byte_word(re);
+  *reinterpret_cast<std::uint32_t*>(&residues(r, kpad + k0)) = low_byte_word(im);
+  *reinterpret_cast<std::uint32_t*>(&residues(r, 2 * kpad + k0)) = pack_low_bytes(sums);
 #pragma unroll
-  for (int l = 0; l < L; ++l) {
+  for (int l = 1; l < L; ++l) {
     float v_re[4], v_im[4], v_sum[4];
     for (int j = 0; j < 4; ++j) {
       v_re[j] = residue_f(re[j], c, l);
@@ -67,18 +74,19 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const RowDigits (&re)[4]
   }
 }
 
-/// One quad of consecutive complex elements of row r: both parts scaled and cut into exact
-/// FP32 digits as in crt_residues, then written as 3L words.
-template <int L, bool wide, class Digits>
+/// One quad of consecutive complex elements of row r: both parts scaled and cut into D exact
+/// FP32 digits each as in crt_residues, then written as 3L words.
+template <int L, int D, class Digits>
 KOKKOS_INLINE_FUNCTION void write_complex_residue_quad(const double (&x_re)[4],
                                                        const double (&x_im)[4], double p1,
                                                        double p2, const CrtConstants& c,
                                                        const Digits& residues, std::int64_t r,
                                                        std::int64_t kpad, std::int64_t k0) {
-  DigitsFor<wide> re[4], im[4];
+  constexpr bool wide = D == crt_wide_digits;
+  ResidueDigits<D> re[4], im[4];
   for (int j = 0; j < 4; ++j) {
-    re[j] = residue_digits<wide>(scaled_pieces<wide>(x_re[j], p1, p2));
-    im[j] = residue_digits<wide>(scaled_pieces<wide>(x_im[j], p1, p2));
+    re[j] = residue_digits<D>(scaled_pieces<wide>(x_re[j], p1, p2));
+    im[j] = residue_digits<D>(scaled_pieces<wide>(x_im[j], p1, p2));
   }
   write_complex_residue_words<L>(re, im, c, residues, r, kpad, k0);
 }
@@ -108,11 +116,18 @@ void crt_complex_residues_fixed(const ExecSpace& space,
           x_re[j] = inside ? X(r, 2 * k) : 0.0;
           x_im[j] = inside ? X(r, 2 * k + 1) : 0.0;
         }
-        // One branch per row (a block works on one row): most rows keep at most 62 bits.
-        if (b > 62) {
-          write_complex_residue_quad<L, true>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
-        } else {
-          write_complex_residue_quad<L, false>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
+        // One branch per row (a block works on one row): most rows keep at most 59 bits.
+        switch (crt_row_digits(b)) {
+          case crt_wide_digits:
+            write_complex_residue_quad<L, crt_wide_digits>(x_re, x_im, p1, p2, c, residues, r,
+                                                           kpad, k0);
+            break;
+          case 5:
+            write_complex_residue_quad<L, 5>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
+            break;
+          default:
+            write_complex_residue_quad<L, 4>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
+            break;
         }
       });
 }

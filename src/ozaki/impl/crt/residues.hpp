@@ -103,33 +103,45 @@ KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2
 /// 8192 operand at 14 moduli on the H200, where its bytes take 0.35 ms), so the per-modulus
 /// work runs in FP32, which GPUs execute at twice the FP64 rate, and every step stays exact:
 ///
-/// - each 32-bit piece p of x' (|p| <= 2^31, scaled_pieces) is read as a two's complement
-///   integer and cut into digits p = d0 + d1 2^13 + d2 2^26 with 0 <= d0, d1 < 2^13 and
-///   |d2| <= 32, so x' = sum_i d_i 2^(position i) (crt_digit_position), nine digits, the
-///   last three zero for rows of at most 62 bits;
+/// - x' is cut into exact float digits, x' = sum_i d_i 2^(position i), from the two's
+///   complement words of its pieces (below);
 /// - per modulus y = sum_i d_i w_i with w_i the symmetric residue of 2^(position i): every
-///   product is below 2^20 and every partial sum below 2^22 in magnitude (3.14e6 for the six
-///   low digits, 2.09e6 for the three high ones, which wide rows reduce first), so all are
-///   exact floats, fused or not;
+///   product and partial sum is an integer below 2^22 in magnitude (bounds below), so all
+///   are exact floats, fused or not;
 /// - q = nearest integer to y / m from the float product y (1/m)(1 + d), |d| <= 2^-23 with
 ///   or without a fused multiply-add: the error |y| 2^-23 / m is below 1 / (2m), the least
-///   distance of y / m from a tie for odd m (for 256, 1/m is exact and a tie gives +-128, one
-///   class); r = y - q m is then the symmetric residue, exact.
-/// Rows of at most 62 bits (|x'| < 2^62, most rows) take five digits instead of six: the
-/// 64-bit two's complement of x' = mid 2^32 + lo cut at 13-bit positions 0, 13, 26, 39, 52,
-/// four unsigned digits below 2^13 and a signed top one, |d4| <= 2^10.  Then
-/// |y| <= 8191 + 3 * 8191 * 128 + 1024 * 128 = 3.28e6 < 2^22 as above, and per modulus four
-/// FMAs instead of five (one in eleven of the residue kernels' FP32 instructions, their SASS
-/// in docs/benchmarks.md).
+///   distance of y / m from a tie for odd m; r = y - q m is then the symmetric residue, exact.
+///
+/// The digits, by the row's bits b (a per-row branch of the kernels; |x'| < 2^b):
+/// - b > 62: each 32-bit piece p of x' = hi 2^64 + mid 2^32 + lo (|p| <= 2^31,
+///   scaled_pieces) as p = d0 + d1 2^13 + d2 2^26, 0 <= d0, d1 < 2^13, |d2| <= 32: nine
+///   digits at crt_digit_position; y stays below 3.14e6 for the six low digits and 2.09e6
+///   for the three high ones, which are reduced first (|w| <= 128).
+/// - b <= 62: the 64-bit two's complement of x' = mid 2^32 + lo cut at crt_narrow_digit_position
+///   0, 20, 33, 46 (and 59): a 20-bit digit, whose weight is 1 for every modulus, 13-bit
+///   digits, and a signed top digit.  With |w| <= 127 (odd moduli; modulus 256 is taken
+///   apart, below): for b <= crt_narrow4_bits = 59 four digits, the top one a' >> 46 in
+///   [-2^13, 2^13), |y| <= (2^20 - 1) + 2 * 8191 * 127 + 2^13 * 127 = 4169473 < 2^22 = 4194304;
+///   for 59 < b <= 62 five, the top one a' >> 59 in [-8, 8),
+///   |y| <= (2^20 - 1) + 3 * 8191 * 127 + 8 * 127 = 4170362 < 2^22.  Per odd modulus three
+///   FMAs for the digits (b <= 59: 14 to 16 moduli at ordinary data) where 13-bit digits took
+///   four, and five digits had taken five.
+/// - modulus 256 (always the first, rules.hpp): its symmetric residue's byte is the low byte
+///   of x' as two's complement, the low word's: no arithmetic at all.
 /// The residues are the same integers as those of the FP64 formulation, so the same bytes.
+template <int D>
 struct ResidueDigits {
-  float d[9];
+  float d[D];
+  std::uint32_t low;  // the low word of x' as two's complement: its residue modulo 256
 };
 
-/// The five digits of an x' of a row of at most 62 bits.
-struct NarrowDigits {
-  float d[crt_narrow_digits];
-};
+/// Digit counts of the three kinds of rows.
+constexpr int crt_wide_digits = 9;
+
+/// The digit count of a row of `bits` bits.
+KOKKOS_INLINE_FUNCTION int crt_row_digits(int bits) {
+  return bits > 62 ? crt_wide_digits : bits > crt_narrow4_bits ? 5 : 4;
+}
 
 /// u as a float, exactly, for 0 <= u < 2^23, without a conversion instruction: the bit
 /// pattern 0x4B000000 | u is 2^23 + u.
@@ -154,50 +166,58 @@ KOKKOS_INLINE_FUNCTION PieceWord piece_word(double p) {
   return {static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32) & 1u};
 }
 
-/// The three digits of one piece p (|p| <= 2^31).
-KOKKOS_INLINE_FUNCTION void piece_digits(double p, float* d) {
+/// The three digits of one piece p (|p| <= 2^31); returns its two's complement word.
+KOKKOS_INLINE_FUNCTION std::uint32_t piece_digits(double p, float* d) {
   const PieceWord word = piece_word(p);
   const std::uint32_t low = word.low, negative = word.negative;
   d[0] = exact_float(low & 0x1fffu);
   d[1] = exact_float((low >> 13) & 0x1fffu);
   // p >> 26 = (low >> 26) - 64 negative, in [-32, 32]; shifted by 64 to be non-negative.
   d[2] = exact_float((low >> 26) + 64u - 64u * negative) - 64.0f;
+  return low;
 }
 
 /// The nine digits of x' (rows of more than 62 bits).
-KOKKOS_INLINE_FUNCTION ResidueDigits wide_digits(const ScaledPieces& x) {
-  ResidueDigits r;
-  piece_digits(x.lo, r.d);
+KOKKOS_INLINE_FUNCTION ResidueDigits<crt_wide_digits> wide_digits(const ScaledPieces& x) {
+  ResidueDigits<crt_wide_digits> r;
+  r.low = piece_digits(x.lo, r.d);
   piece_digits(x.mid, r.d + 3);
   piece_digits(x.hi, r.d + 6);
   return r;
 }
 
-/// The five digits of x' = mid 2^32 + lo, |x'| < 2^62 (so |mid| <= 2^30 and |lo| <= 2^31):
-/// x''s 64-bit two's complement has the low word of lo and the high word mid - [lo < 0].
-KOKKOS_INLINE_FUNCTION NarrowDigits narrow_digits(const ScaledPieces& x) {
+/// The D = 4 or 5 digits of x' = mid 2^32 + lo, |x'| < 2^59 or 2^62 (so |mid| <= 2^30 and
+/// |lo| <= 2^31): x''s 64-bit two's complement has the low word of lo and the high word
+/// mid - [lo < 0].  A signed top digit in [-h, h) is read from a field one bit wider than its
+/// magnitude, plus h modulo twice h.
+template <int D>
+KOKKOS_INLINE_FUNCTION ResidueDigits<D> narrow_digits(const ScaledPieces& x) {
+  static_assert(D == 4 || D == 5, "rows of at most 62 bits take four or five digits");
   const PieceWord lo = piece_word(x.lo), mid = piece_word(x.mid);
   const std::uint32_t high = mid.low - lo.negative, low = lo.low;
-  NarrowDigits r;
-  r.d[0] = exact_float(low & 0x1fffu);
-  r.d[1] = exact_float((low >> 13) & 0x1fffu);
-  r.d[2] = exact_float(((low >> 26) | (high << 6)) & 0x1fffu);
-  r.d[3] = exact_float((high >> 7) & 0x1fffu);
-  // Bits 52-63 as a signed digit in [-1024, 1024): its 12-bit field plus 2048 modulo 4096.
-  r.d[4] = exact_float((high >> 20) ^ 0x800u) - 2048.0f;
+  ResidueDigits<D> r;
+  r.low = low;
+  r.d[0] = exact_float(low & 0xfffffu);                           // bits 0-19
+  r.d[1] = exact_float(((low >> 20) | (high << 12)) & 0x1fffu);  // bits 20-32
+  r.d[2] = exact_float((high >> 1) & 0x1fffu);                    // bits 33-45
+  if constexpr (D == 4) {
+    // x' >> 46 in [-2^13, 2^13): bits 46-59.
+    r.d[3] = exact_float(((high >> 14) & 0x3fffu) ^ 0x2000u) - 8192.0f;
+  } else {
+    r.d[3] = exact_float((high >> 14) & 0x1fffu);  // bits 46-58
+    // x' >> 59 in [-8, 8): bits 59-63.
+    r.d[4] = exact_float((high >> 27) ^ 0x10u) - 16.0f;
+  }
   return r;
 }
 
-/// The digits a row's kernel branch uses: nine for rows of more than 62 bits, else five.
-template <bool wide>
-using DigitsFor = std::conditional_t<wide, ResidueDigits, NarrowDigits>;
-
-template <bool wide>
-KOKKOS_INLINE_FUNCTION DigitsFor<wide> residue_digits(const ScaledPieces& x) {
-  if constexpr (wide) {
+/// The digits of a row of D digits (crt_row_digits).
+template <int D>
+KOKKOS_INLINE_FUNCTION ResidueDigits<D> residue_digits(const ScaledPieces& x) {
+  if constexpr (D == crt_wide_digits) {
     return wide_digits(x);
   } else {
-    return narrow_digits(x);
+    return narrow_digits<D>(x);
   }
 }
 
@@ -223,9 +243,10 @@ KOKKOS_INLINE_FUNCTION float reduce_f(float y, const CrtConstants& c, int l) {
   return multiply_add(-q, c.modulus_f[l], y);
 }
 
-/// The symmetric residue of x' modulo m_l as a float in [-128, 127], for a row of more than
+/// The symmetric residue of x' modulo an odd m_l (l >= 1) as a float, for a row of more than
 /// 62 bits (its high piece is nonzero) ...
-KOKKOS_INLINE_FUNCTION float residue_f(const ResidueDigits& x, const CrtConstants& c, int l) {
+KOKKOS_INLINE_FUNCTION float residue_f(const ResidueDigits<crt_wide_digits>& x,
+                                       const CrtConstants& c, int l) {
   const float* w = c.digit_weight[l];
   float y = x.d[0];
   float h = x.d[6] * w[6];
@@ -237,45 +258,48 @@ KOKKOS_INLINE_FUNCTION float residue_f(const ResidueDigits& x, const CrtConstant
   return reduce_f(y, c, l);
 }
 
-/// ... and for a row of at most 62 bits.
-KOKKOS_INLINE_FUNCTION float residue_f(const NarrowDigits& x, const CrtConstants& c, int l) {
+/// ... and for a row of at most 62 bits (D = 4 or 5 digits).
+template <int D>
+KOKKOS_INLINE_FUNCTION float residue_f(const ResidueDigits<D>& x, const CrtConstants& c, int l) {
   const float* w = c.narrow_weight[l];
   float y = x.d[0];
 #pragma unroll
-  for (int i = 1; i < crt_narrow_digits; ++i) y = multiply_add(x.d[i], w[i], y);
+  for (int i = 1; i < D; ++i) y = multiply_add(x.d[i], w[i], y);
   return reduce_f(y, c, l);
 }
 
-/// The low 8 bits of an integer-valued float |v| < 2^22 as two's complement: the bit pattern
-/// of v + 1.5 2^23 is that of 1.5 2^23 plus v as an integer.
-KOKKOS_INLINE_FUNCTION std::uint32_t low_byte_f(float v) {
-  const float w = v + 0x1.8p23f;
-  std::uint32_t bits;
-  std::memcpy(&bits, &w, sizeof bits);
-  return bits & 0xffu;
+/// The low bytes of four words as one word, w[0]'s lowest: on CUDA devices three byte
+/// permutations instead of four masks, three shifts and three ors (the residue kernels are
+/// bound by instruction issue on the H200: docs/benchmarks.md).
+KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const std::uint32_t (&w)[4]) {
+#if defined(__CUDA_ARCH__)
+  // __byte_perm(x, y, s): byte i of the result is byte s_i of y:x (x's bytes are 0-3).
+  const std::uint32_t low = __byte_perm(w[0], w[1], 0x0040);   // w1.0 w0.0 in bytes 1, 0
+  const std::uint32_t high = __byte_perm(w[2], w[3], 0x0040);  // w3.0 w2.0 in bytes 1, 0
+  return __byte_perm(low, high, 0x5410);
+#else
+  std::uint32_t word = 0;
+  for (int j = 0; j < 4; ++j) word |= (w[j] & 0xffu) << (8 * j);
+  return word;
+#endif
 }
 
-/// The low bytes of four integer-valued floats |v| < 2^22 as one word, v[0]'s lowest: on
-/// CUDA devices three byte permutations of their biased bit patterns (low_byte_f's bias)
-/// instead of four masks, three shifts and three ors (the residue kernels are bound by
-/// instruction issue on the H200: docs/benchmarks.md); elsewhere the same word from
-/// low_byte_f.
+/// The low bytes of four integer-valued floats |v| < 2^22 as two's complement, as one word:
+/// the bit pattern of v + 1.5 2^23 is that of 1.5 2^23 plus v as an integer.
 KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const float (&v)[4]) {
-#if defined(__CUDA_ARCH__)
   std::uint32_t b[4];
   for (int j = 0; j < 4; ++j) {
     const float w = v[j] + 0x1.8p23f;
     std::memcpy(&b[j], &w, sizeof b[j]);
   }
-  // __byte_perm(x, y, s): byte i of the result is byte s_i of y:x (x's bytes are 0-3).
-  const std::uint32_t low = __byte_perm(b[0], b[1], 0x0040);   // b1.0 b0.0 in bytes 1, 0
-  const std::uint32_t high = __byte_perm(b[2], b[3], 0x0040);  // b3.0 b2.0 in bytes 1, 0
-  return __byte_perm(low, high, 0x5410);
-#else
-  std::uint32_t word = 0;
-  for (int j = 0; j < 4; ++j) word |= low_byte_f(v[j]) << (8 * j);
-  return word;
-#endif
+  return pack_low_bytes(b);
+}
+
+/// Modulus 256's word of a quad: the low bytes of its elements' low words.
+template <class RowDigits>
+KOKKOS_INLINE_FUNCTION std::uint32_t low_byte_word(const RowDigits (&x)[4]) {
+  const std::uint32_t lows[4] = {x[0].low, x[1].low, x[2].low, x[3].low};
+  return pack_low_bytes(lows);
 }
 
 /// One quad's L words of residues (4 bytes each), residues(r, l kpad + k).
@@ -283,23 +307,25 @@ template <int L, class RowDigits, class Digits>
 KOKKOS_INLINE_FUNCTION void write_residue_words(const RowDigits (&x)[4], const CrtConstants& c,
                                                 const Digits& residues, int r, std::int64_t kpad,
                                                 std::int64_t k) {
+  // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
+  *reinterpret_cast<std::uint32_t*>(&residues(r, k)) = low_byte_word(x);  // modulus 256
 #pragma unroll
-  for (int l = 0; l < L; ++l) {
+  for (int l = 1; l < L; ++l) {
     float v[4];
     for (int j = 0; j < 4; ++j) v[j] = residue_f(x[j], c, l);
-    const std::uint32_t word = pack_low_bytes(v);
-    // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
-    *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = word;
+    *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = pack_low_bytes(v);
   }
 }
 
-/// One quad of consecutive elements of row r scaled, cut into digits and written as L words.
-template <int L, bool wide, class Digits>
+/// One quad of consecutive elements of row r scaled, cut into D digits each and written as L
+/// words.
+template <int L, int D, class Digits>
 KOKKOS_INLINE_FUNCTION void write_residue_quad(const double (&x)[4], double p1, double p2,
                                                const CrtConstants& c, const Digits& residues, int r,
                                                std::int64_t kpad, std::int64_t k) {
-  DigitsFor<wide> digits[4];
-  for (int j = 0; j < 4; ++j) digits[j] = residue_digits<wide>(scaled_pieces<wide>(x[j], p1, p2));
+  constexpr bool wide = D == crt_wide_digits;
+  ResidueDigits<D> digits[4];
+  for (int j = 0; j < 4; ++j) digits[j] = residue_digits<D>(scaled_pieces<wide>(x[j], p1, p2));
   write_residue_words<L>(digits, c, residues, r, kpad, k);
 }
 
@@ -317,12 +343,14 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
         const int b = r < rows ? bits(r) : 0;
         const int shift = r < rows ? b - exponents(r) : 0;
         const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        // One branch per row (a warp works on one row): most rows keep at most 62 bits, and
-        // their elements skip the high piece.
-        if (b > 62) {
-          write_residue_quad<L, true>(x, p1, p2, c, residues, r, kpad, k);
-        } else {
-          write_residue_quad<L, false>(x, p1, p2, c, residues, r, kpad, k);
+        // One branch per row (a warp works on one row): most rows keep at most 59 bits (four
+        // digits), and all of at most 62 bits skip the high piece.
+        switch (crt_row_digits(b)) {
+          case crt_wide_digits:
+            write_residue_quad<L, crt_wide_digits>(x, p1, p2, c, residues, r, kpad, k);
+            break;
+          case 5: write_residue_quad<L, 5>(x, p1, p2, c, residues, r, kpad, k); break;
+          default: write_residue_quad<L, 4>(x, p1, p2, c, residues, r, kpad, k); break;
         }
       });
 }

@@ -210,18 +210,25 @@ struct CrtConstants {
   float modulus_f[max_moduli] = {};
   float inverse_f[max_moduli] = {};
   float digit_weight[max_moduli][9] = {};
-  // The same for the five digits of a row of at most 62 bits (crt_narrow_digit_position).
+  // The same for the digits of a row of at most 62 bits (crt_narrow_digit_position).
   float narrow_weight[max_moduli][5] = {};
 };
+
+/// The first modulus is 256 (crt_moduli): a residue modulo 256 is the low byte of x' as two's
+/// complement, which the residue kernels take without arithmetic (residues.hpp).
+static_assert(crt_moduli[0] == 256, "the residue kernels take modulus 0 as the low byte");
 
 /// Positions of the nine FP32 digits of a scaled integer x' = hi 2^64 + mid 2^32 + lo:
 /// each 32-bit piece as a 13-bit, a 13-bit and a signed top digit.
 constexpr int crt_digit_position(int i) { return 32 * (i / 3) + 13 * (i % 3); }
 
-/// Positions of the five FP32 digits of an x' of a row of at most 62 bits (|x'| < 2^62): its
-/// 64-bit two's complement as four 13-bit digits and a signed top one (residues.hpp).
+/// Positions of the FP32 digits of an x' of a row of at most 62 bits (|x'| < 2^62), cut from
+/// its 64-bit two's complement (residues.hpp): a 20-bit digit (weight 1 for every modulus), then
+/// 13-bit digits, and a signed top digit.  Rows of at most crt_narrow4_bits bits take the first
+/// four (the top one at 46), the others five (the top one at 59).
 constexpr int crt_narrow_digits = 5;
-constexpr int crt_narrow_digit_position(int i) { return 13 * i; }
+constexpr int crt_narrow4_bits = 59;
+constexpr int crt_narrow_digit_position(int i) { return i == 0 ? 0 : 7 + 13 * i; }
 
 namespace detail {
 
