@@ -326,7 +326,7 @@ class CrtPipeline {
     passes_ = crt_passes<ExecSpace>(call_.plan, L_, call_.ops);
     Carver phase2(call_.base, call_.phase_offset);
     region_ = CrtProductRegion<ExecSpace>::carve(phase2, call_.plan, L_, passes_);
-    constants_ = make_crt_constants(L_);
+    constants_ = crt_constants(L_);
     residues_of(call_.space, call_.opA, rows_a(), region_.residues_a);
     call_.clock.lap(call_.report.seconds_split);
     if (passes_.buffers == 2) {

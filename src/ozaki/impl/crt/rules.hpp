@@ -337,5 +337,20 @@ inline CrtConstants make_crt_constants(int L) {
   return c;
 }
 
+/// make_crt_constants(L) for L = min_moduli .. max_moduli, made once per process (about 30 us
+/// each on a 2-core host: the pipeline needs them on every call, between its host wait and
+/// the residues' launch, where the GPU waits for the host).
+inline const CrtConstants& crt_constants(int L) {
+  static const std::vector<CrtConstants> table = [] {
+    std::vector<CrtConstants> t;
+    for (int l = min_moduli; l <= max_moduli; ++l) t.push_back(make_crt_constants(l));
+    return t;
+  }();
+  if (L < min_moduli || L > max_moduli) {
+    throw std::logic_error("crt_constants: " + std::to_string(L) + " moduli");
+  }
+  return table[L - min_moduli];
+}
+
 }  // namespace Impl
 }  // namespace ozaki
