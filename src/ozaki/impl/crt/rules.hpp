@@ -16,10 +16,12 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/options.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ozaki {
@@ -339,11 +341,15 @@ inline CrtConstants make_crt_constants(int L) {
 
 /// make_crt_constants(L) for L = min_moduli .. max_moduli, made once per process (about 30 us
 /// each on a 2-core host: the pipeline needs them on every call, between its host wait and
-/// the residues' launch, where the GPU waits for the host).
+/// the residues' launch, where the GPU waits for the host).  A plain array of a trivially
+/// destructible type: nothing is destroyed at exit, so calls made while static destructors
+/// run (the exit tests) still find it.
 inline const CrtConstants& crt_constants(int L) {
-  static const std::vector<CrtConstants> table = [] {
-    std::vector<CrtConstants> t;
-    for (int l = min_moduli; l <= max_moduli; ++l) t.push_back(make_crt_constants(l));
+  using Table = std::array<CrtConstants, max_moduli - min_moduli + 1>;
+  static_assert(std::is_trivially_destructible<Table>::value, "crt_constants outlives exit");
+  static const Table table = [] {
+    Table t;
+    for (int l = min_moduli; l <= max_moduli; ++l) t[l - min_moduli] = make_crt_constants(l);
     return t;
   }();
   if (L < min_moduli || L > max_moduli) {
