@@ -155,8 +155,8 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
   ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, native);
   const double err_native = error_of(C, A, B, samples);
   std::printf("%6lld %6lld %6lld %4.1f %4llu  Kqq %9.1f  dt %5.2f de %5.2f  L_f %2d  native %.2e ",
-              static_cast<long long>(s.m), static_cast<long long>(s.n),
-              static_cast<long long>(s.k), phi, static_cast<unsigned long long>(seed),
+              static_cast<long long>(s.m), static_cast<long long>(s.n), static_cast<long long>(s.k),
+              phi, static_cast<unsigned long long>(seed),
               ozaki::Impl::crt_peak_product(s.k, q_a, q_b), spread_a.tiles + spread_b.tiles,
               spread_a.elements + spread_b.elements, L_f, err_native);
   for (int extra = 0; extra <= 5 && L_f + extra <= ozaki::max_moduli; ++extra) {
@@ -194,15 +194,17 @@ int main(int argc, char** argv) {
       for (const auto& p : split_list(value)) phis.push_back(std::atof(p.c_str()));
     } else if (arg == "--seeds") {
       seeds.clear();
-      for (const auto& p : split_list(value)) seeds.push_back(std::strtoull(p.c_str(), nullptr, 10));
+      for (const auto& p : split_list(value))
+        seeds.push_back(std::strtoull(p.c_str(), nullptr, 10));
     } else if (arg == "--family") {
       anti_aligned = value == "anti";
     } else if (arg == "--samples") {
       samples = std::atoll(value.c_str());
     }
   }
-  std::printf("     M      N      K  phi seed  K q_A q_B        L_f  native err  "
-              "fast rule at L_f + j: err / native err\n");
+  std::printf(
+      "     M      N      K  phi seed  K q_A q_B      spreads dt, de      L_f  native err  "
+      "fast rule at L_f + j: err / native err\n");
   for (const Shape& s : shapes)
     for (const double phi : phis)
       for (const std::uint64_t seed : seeds) run_case(s, phi, seed, samples);

@@ -115,8 +115,7 @@ INSTANTIATE_TEST_SUITE_P(
 template <int D>
 void check_narrow_digits(std::int64_t mid, std::int64_t lo, int& checked) {
   const __int128 x = static_cast<__int128>(mid) * (std::int64_t(1) << 32) + lo;
-  const __int128 limit = static_cast<__int128>(1)
-                         << (D == 4 ? ozaki::Impl::crt_narrow4_bits : 62);
+  const __int128 limit = static_cast<__int128>(1) << (D == 4 ? ozaki::Impl::crt_narrow4_bits : 62);
   if (x >= limit || x <= -limit) return;  // not a row of D digits
   const ozaki::Impl::detail::ScaledPieces pieces{0.0, static_cast<double>(mid),
                                                  static_cast<double>(lo)};
@@ -159,10 +158,18 @@ TEST(Crt, NarrowDigitsAreExactAtThePieceEdges) {
                                edge4,
                                (std::int64_t(1) << 30) - 1,
                                std::int64_t(1) << 30};
-  const std::int64_t los[] = {
-      -(std::int64_t(1) << 31),    -(std::int64_t(1) << 31) + 1, -4097, -1, 0, 1, 8191, 8192,
-      (std::int64_t(1) << 20) - 1, std::int64_t(1) << 20,        (std::int64_t(1) << 31) - 1,
-      std::int64_t(1) << 31};
+  const std::int64_t los[] = {-(std::int64_t(1) << 31),
+                              -(std::int64_t(1) << 31) + 1,
+                              -4097,
+                              -1,
+                              0,
+                              1,
+                              8191,
+                              8192,
+                              (std::int64_t(1) << 20) - 1,
+                              std::int64_t(1) << 20,
+                              (std::int64_t(1) << 31) - 1,
+                              std::int64_t(1) << 31};
   int four = 0, five = 0;
   for (const std::int64_t mid : mids) {
     for (const std::int64_t lo : los) {
@@ -731,7 +738,7 @@ TEST(Crt, RowSummaryIsTheReductionsItReplaces) {
   Random rng(48);
   const std::int64_t M = 3000, N = 1500, K = 70;
   HostMatrix A = random_host(M, K, 2.0, rng), Bt = random_host(N, K, 1.0, rng);
-  for (std::int64_t k = 0; k < K; ++k) A.values[11 + k * M] = 0;  // a zero row
+  for (std::int64_t k = 0; k < K; ++k) A.values[11 + k * M] = 0;         // a zero row
   for (std::int64_t k = 1; k < K; ++k) Bt.values[2900 % N + k * N] = 0;  // one element left
   for (const Layout layout : {Layout::Left, Layout::Right}) {
     const TestSpace space;

@@ -143,10 +143,11 @@ int row_tiles_kernel(const char* label, const ExecSpace& space, std::int64_t row
       Kokkos::parallel_reduce(label, RangeLaunch<ExecSpace>(space, 0, rows), row,
                               Kokkos::Sum<int>(result));
     } else {
-      Kokkos::parallel_for(label, RangeLaunch<ExecSpace>(space, 0, rows), [=](const std::int64_t r) {
-        int unused = 0;
-        row(r, unused);
-      });
+      Kokkos::parallel_for(label, RangeLaunch<ExecSpace>(space, 0, rows),
+                           [=](const std::int64_t r) {
+                             int unused = 0;
+                             row(r, unused);
+                           });
     }
   } else {
     using policy_type = TeamLaunch<ExecSpace>;
@@ -205,9 +206,8 @@ int reduce_row_tiles(const char* label, const ExecSpace& space, std::int64_t row
 
 /// row_tiles_kernel without a result: nothing waits for it.
 template <class T, class ExecSpace, class Load, class Join, class Finish>
-void for_row_tiles(const char* label, const ExecSpace& space, std::int64_t rows,
-                   std::int64_t tiles, const T identity, const Load& load, const Join& join,
-                   const Finish& finish) {
+void for_row_tiles(const char* label, const ExecSpace& space, std::int64_t rows, std::int64_t tiles,
+                   const T identity, const Load& load, const Join& join, const Finish& finish) {
   row_tiles_kernel<false>(label, space, rows, tiles, identity, load, join, finish);
 }
 

@@ -145,8 +145,8 @@ class CrtPipeline {
     launch_exponents_and_norms(call_.space, call_.ops.strided_b, call_.opBt, t.max_b, t.squares_b,
                                t.sums_b, call_.exponents.b, scale_.l2b, scale_.l1b);
     // The one wait of pass 1: NaN/Inf, the peak ratios and the largest norms of both operands.
-    rows_ = row_summary(call_.space, call_.exponents.a, scale_.l2a, scale_.l1a,
-                        call_.exponents.b, scale_.l2b, scale_.l1b, scale_.summary);
+    rows_ = row_summary(call_.space, call_.exponents.a, scale_.l2a, scale_.l1a, call_.exponents.b,
+                        scale_.l2b, scale_.l1b, scale_.summary);
     if (rows_.a.nonfinite || rows_.b.nonfinite) return false;
     q_a_ = rows_.a.peak;
     q_b_ = rows_.b.peak;

@@ -119,8 +119,8 @@ void crt_complex_residues_fixed(const ExecSpace& space,
         // One branch per row (a block works on one row): most rows keep at most 59 bits.
         switch (crt_row_digits(b)) {
           case crt_wide_digits:
-            write_complex_residue_quad<L, crt_wide_digits>(x_re, x_im, p1, p2, c, residues, r,
-                                                           kpad, k0);
+            write_complex_residue_quad<L, crt_wide_digits>(x_re, x_im, p1, p2, c, residues, r, kpad,
+                                                           k0);
             break;
           case 5:
             write_complex_residue_quad<L, 5>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);

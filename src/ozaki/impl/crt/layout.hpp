@@ -59,8 +59,8 @@ struct CrtScaleRegion {
   static CrtScaleRegion carve(Carver& c, const Shape& s) {
     CrtScaleRegion r;
     const std::int64_t summary_rows = summary_teams(s.m + s.n);
-    r.summary =
-        typename V::Rows(c.take<double>(summary_rows * summary_values), summary_rows, summary_values);
+    r.summary = typename V::Rows(c.take<double>(summary_rows * summary_values), summary_rows,
+                                 summary_values);
     const std::int64_t tiles = (s.n + crt_min_tile - 1) / crt_min_tile;
     r.partial = typename V::IntTiles(c.take<int>(tiles * s.m), tiles, s.m);
     r.bits_a = typename V::Exponents(c.take<int>(s.m), s.m);

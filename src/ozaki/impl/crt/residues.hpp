@@ -197,9 +197,9 @@ KOKKOS_INLINE_FUNCTION ResidueDigits<D> narrow_digits(const ScaledPieces& x) {
   const std::uint32_t high = mid.low - lo.negative, low = lo.low;
   ResidueDigits<D> r;
   r.low = low;
-  r.d[0] = exact_float(low & 0xfffffu);                           // bits 0-19
+  r.d[0] = exact_float(low & 0xfffffu);                          // bits 0-19
   r.d[1] = exact_float(((low >> 20) | (high << 12)) & 0x1fffu);  // bits 20-32
-  r.d[2] = exact_float((high >> 1) & 0x1fffu);                    // bits 33-45
+  r.d[2] = exact_float((high >> 1) & 0x1fffu);                   // bits 33-45
   if constexpr (D == 4) {
     // x' >> 46 in [-2^13, 2^13): bits 46-59.
     r.d[3] = exact_float(((high >> 14) & 0x3fffu) ^ 0x2000u) - 8192.0f;

@@ -299,7 +299,8 @@ RowSummary row_summary(const ExecSpace& space, const typename Views<ExecSpace>::
   Kokkos::parallel_for(
       "ozaki::crt::row_summary", policy, KOKKOS_LAMBDA(const member_type& team) {
         const std::int64_t begin = std::int64_t(team.league_rank()) * summary_team_rows;
-        const std::int64_t end = begin + summary_team_rows < rows ? begin + summary_team_rows : rows;
+        const std::int64_t end =
+            begin + summary_team_rows < rows ? begin + summary_team_rows : rows;
         const int t = team.team_rank(), threads = team.team_size();
         double v[summary_values] = {};
         for (std::int64_t r = begin + t; r < end; r += threads) {
