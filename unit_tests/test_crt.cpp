@@ -188,8 +188,9 @@ struct SpaceScale {
 };
 
 /// Pass 1 and the exact row norms as scheme II's pipeline computes them
-/// (operand_exponents_and_norms): per norm tile, one thread per tile on consecutive rows
-/// (strided rows) or on consecutive tiles of a row (K-contiguous rows).  True on NaN/Inf.
+/// (launch_exponents_and_norms): per norm tile, one thread per tile on consecutive rows
+/// (strided rows) or on consecutive tiles of a row (K-contiguous rows).  True on NaN/Inf (a
+/// row's exponent is then nonfinite_row).
 bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::Norms& l2,
                       const V::Norms& l1) {
   const TestSpace space;
@@ -197,8 +198,11 @@ bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::N
   const bool strided = K > 1 && X.stride(1) != 1;
   const std::int64_t tiles = ozaki::Impl::norm_tiles(K);
   V::Rows tile_max("tile_max", tiles, R), squares("squares", tiles, R), sums("sums", tiles, R);
-  return ozaki::Impl::operand_exponents_and_norms(space, strided, X, tile_max, squares, sums, e, l2,
-                                                  l1);
+  ozaki::Impl::launch_exponents_and_norms(space, strided, X, tile_max, squares, sums, e, l2, l1);
+  for (const int exponent : host_vector(e)) {
+    if (exponent == ozaki::Impl::nonfinite_row) return true;
+  }
+  return false;
 }
 
 /// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N), both

@@ -29,7 +29,7 @@
   PREFIX template ::ozaki::Impl::SliceCountChoice choose_slice_count<SPACE>(                       \
       const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Exponents&,             \
       const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
-  PREFIX template bool operand_exponents_and_norms<SPACE>(                                         \
+  PREFIX template void launch_exponents_and_norms<SPACE>(                                          \
       const SPACE&, bool, const V::ConstMatrix&, const V::Rows&, const V::Rows&, const V::Rows&,   \
       const V::Exponents&, const V::Norms&, const V::Norms&);                                      \
   PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \

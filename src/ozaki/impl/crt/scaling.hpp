@@ -3,7 +3,7 @@
 /// Portable Kokkos kernels that choose scheme II's integer scaling (the rules are in
 /// rules.hpp, the derivations in docs/design.md §5):
 ///
-///   operand_exponents_and_norms    pass 1 and n_r, l1_r per row, from one read of every
+///   launch_exponents_and_norms     pass 1 and n_r, l1_r per row, from one read of every
 ///                                  element in norm tiles: exact, order-independent norms
 ///                                  (rules.hpp), the same bits on every backend
 ///   row_summary                    the one wait after both operands' norms: NaN/Inf, the
@@ -195,25 +195,6 @@ void launch_exponents_and_norms(const ExecSpace& space, bool strided,
   norm_tile_partials(space, strided, X, tile_max, squares, sums);
   tile_max_exponents<false>(space, tile_max, exponents);
   norms_from_tiles(space, tile_max, squares, sums, exponents, l2, l1);
-}
-
-/// The same, waiting for the answer: true on NaN/Inf (the tests' entry).
-template <class ExecSpace>
-bool operand_exponents_and_norms(const ExecSpace& space, bool strided,
-                                 const typename Views<ExecSpace>::ConstMatrix& X,
-                                 const typename Views<ExecSpace>::Rows& tile_max,
-                                 const typename Views<ExecSpace>::Rows& squares,
-                                 const typename Views<ExecSpace>::Rows& sums,
-                                 const typename Views<ExecSpace>::Exponents& exponents,
-                                 const typename Views<ExecSpace>::Norms& l2,
-                                 const typename Views<ExecSpace>::Norms& l1) {
-  launch_exponents_and_norms(space, strided, X, tile_max, squares, sums, exponents, l2, l1);
-  int nonfinite = 0;
-  flat_reduce<Kokkos::Sum>(
-      "ozaki::crt::nonfinite_rows", space, exponents.extent(0),
-      KOKKOS_LAMBDA(const std::int64_t r, int& n) { n += exponents(r) == nonfinite_row ? 1 : 0; },
-      nonfinite);
-  return nonfinite > 0;
 }
 
 /// max_r l2(r) / l1(r) over nonzero rows (0 when all are zero): the q of rules.hpp.
