@@ -196,21 +196,6 @@ int row_tiles_kernel(const char* label, const ExecSpace& space, std::int64_t row
   return result;
 }
 
-/// row_tiles_kernel returning the sum of finish's results (a wait for the kernel).
-template <class T, class ExecSpace, class Load, class Join, class Finish>
-int reduce_row_tiles(const char* label, const ExecSpace& space, std::int64_t rows,
-                     std::int64_t tiles, const T identity, const Load& load, const Join& join,
-                     const Finish& finish) {
-  return row_tiles_kernel<true>(label, space, rows, tiles, identity, load, join, finish);
-}
-
-/// row_tiles_kernel without a result: nothing waits for it.
-template <class T, class ExecSpace, class Load, class Join, class Finish>
-void for_row_tiles(const char* label, const ExecSpace& space, std::int64_t rows, std::int64_t tiles,
-                   const T identity, const Load& load, const Join& join, const Finish& finish) {
-  row_tiles_kernel<false>(label, space, rows, tiles, identity, load, join, finish);
-}
-
 /// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i:
 /// 256-thread blocks along i on a GPU (no 64-bit division per element), a plain range on host
 /// spaces.

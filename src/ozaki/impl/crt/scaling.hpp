@@ -152,7 +152,7 @@ void norms_from_tiles(const ExecSpace& space, const typename Views<ExecSpace>::R
                       const typename Views<ExecSpace>::Exponents& exponents,
                       const typename Views<ExecSpace>::Norms& l2,
                       const typename Views<ExecSpace>::Norms& l1) {
-  for_row_tiles<NormQuanta>(
+  row_tiles_kernel<false>(
       "ozaki::crt::norms_from_tiles", space, exponents.extent(0), tile_max.extent(0), NormQuanta{},
       KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t r) {
         NormQuanta q;
