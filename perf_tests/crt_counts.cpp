@@ -10,6 +10,7 @@
 // native's.
 //
 //   crt_counts --shapes 16x16x4096,1024 --phi 2,4 --seeds 1,2,3 [--samples N] [--family iid|anti]
+#include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/crt/rules.hpp>
 #include <ozaki/ozaki.hpp>
 #include <ozaki/serial/crt.hpp>
@@ -81,32 +82,30 @@ struct Spread {
 
 Spread spread_of(const ozaki::serial::ConstMatrixRef& X) {
   Spread s;
-  constexpr std::int64_t block = 1024;
+  const std::int64_t tiles = ozaki::Impl::norm_tiles(X.cols);
   for (std::int64_t r = 0; r < X.rows; ++r) {
     const int e = ozaki::serial::row_scale_exponent(X, r);
     double tile_sum = 0, element_sum = 0;
-    std::int64_t tiles = 0, elements = 0;
-    for (std::int64_t b0 = 0; b0 < X.cols; b0 += block) {
-      const std::int64_t end = std::min(b0 + block, X.cols), stride = (end - b0 + 31) / 32;
-      for (std::int64_t j = 0; j < stride; ++j) {
-        double mu = 0;
-        for (std::int64_t k = b0 + j; k < end; k += stride) {
-          const double x = std::fabs(X(r, k));
-          mu = std::max(mu, x);
-          if (x > 0) {
-            int ex = 0;
-            std::frexp(x, &ex);
-            element_sum += ex;
-            ++elements;
-          }
-        }
-        if (mu > 0) {
-          tile_sum += ozaki::serial::scale_exponent(mu);
-          ++tiles;
+    std::int64_t nonzero_tiles = 0, elements = 0;
+    for (std::int64_t t = 0; t < tiles; ++t) {
+      const ozaki::Impl::NormTile tile = ozaki::Impl::norm_tile(t, X.cols);
+      double mu = 0;
+      for (int i = 0; i < tile.count; ++i) {
+        const double x = std::fabs(X(r, tile.first + tile.stride * i));
+        mu = std::max(mu, x);
+        if (x > 0) {
+          int ex = 0;
+          std::frexp(x, &ex);
+          element_sum += ex;
+          ++elements;
         }
       }
+      if (mu > 0) {
+        tile_sum += ozaki::serial::scale_exponent(mu);
+        ++nonzero_tiles;
+      }
     }
-    if (tiles > 0) s.tiles = std::max(s.tiles, e - tile_sum / tiles);
+    if (nonzero_tiles > 0) s.tiles = std::max(s.tiles, e - tile_sum / nonzero_tiles);
     if (elements > 0) s.elements = std::max(s.elements, e - element_sum / elements);
   }
   return s;
@@ -127,7 +126,9 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
   };
   Matrix A("A", s.m, s.k), B("B", s.k, s.n), C("C", s.m, s.n);
   std::vector<double> z(static_cast<std::size_t>(s.k));
-  for (double& v : z) v = normal();
+  if (anti_aligned) {
+    for (double& v : z) v = normal();  // (only here: iid data keep their random stream)
+  }
   for (std::int64_t j = 0; j < s.k; ++j)
     for (std::int64_t i = 0; i < s.m; ++i)
       A(i, j) = (uniform() - 0.5) * std::exp(phi * (anti_aligned ? z[j] : normal()));
