@@ -79,6 +79,21 @@ int magnitude7(double x, int e) {
   return v < 0x1p-100L ? 0 : static_cast<int>(std::ceil(v));
 }
 
+/// The counted rule's window magnitude: min(127, floor(|x| 2^(7+s-e))).
+int window_magnitude7(double x, int e, int s) {
+  const long double v = std::floor(std::ldexp(std::fabs(static_cast<long double>(x)), 7 + s - e));
+  return v > 127 ? 127 : static_cast<int>(v);
+}
+
+/// The counted rule's window shift: 2^-s_r is the power of two just above
+/// crt_window_mean_factor l1_r / K (the row's mean magnitude times the factor), 0 to 60.
+int window_shift(double l1, std::int64_t K) {
+  if (l1 == 0) return 0;
+  int ex = 0;
+  std::frexp(l1 * Impl::crt_window_mean_factor / static_cast<double>(K), &ex);
+  return std::min(Impl::crt_max_window_shift, std::max(0, -ex));
+}
+
 /// Symmetric residue of x modulo m.
 int symmetric_residue(__int128 x, int m) {
   int r = static_cast<int>(x % m);  // in (-m, m), sign of x
@@ -105,6 +120,35 @@ double crt_peak_ratio(const CrtRowNorms& n) {
     if (n.l1[r] > 0) worst = std::max(worst, n.l2[r] / n.l1[r]);
   }
   return worst;
+}
+
+double crt_counted_ratio(const ConstMatrixRef& opA, const ConstMatrixRef& opB) {
+  const std::int64_t M = opA.rows, K = opA.cols, N = opB.cols;
+  const RowNorms na = row_norms(opA), nb = row_norms(opB.transposed());
+  // The window magnitudes first, row by row (p_a[m K + k], p_b[n K + k]).
+  std::vector<int> shift_a(M), shift_b(N), p_a(M * K), p_b(N * K);
+  for (std::int64_t m = 0; m < M; ++m) {
+    shift_a[m] = window_shift(na.l1[m], K);
+    for (std::int64_t k = 0; k < K; ++k)
+      p_a[m * K + k] = window_magnitude7(opA(m, k), na.exponent[m], shift_a[m]);
+  }
+  for (std::int64_t n = 0; n < N; ++n) {
+    shift_b[n] = window_shift(nb.l1[n], K);
+    for (std::int64_t k = 0; k < K; ++k)
+      p_b[n * K + k] = window_magnitude7(opB(k, n), nb.exponent[n], shift_b[n]);
+  }
+  double G = 0;
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t m = 0; m < M; ++m) {
+      if (na.l2[m] == 0 || nb.l2[n] == 0) continue;  // an exact zero product
+      std::int64_t P = 0;
+      for (std::int64_t k = 0; k < K; ++k) P += std::int64_t(p_a[m * K + k]) * p_b[n * K + k];
+      if (P == 0) return HUGE_VAL;
+      G = std::max(
+          G, std::ldexp(na.l2[m] * nb.l2[n] / static_cast<double>(P), shift_a[m] + shift_b[n]));
+    }
+  }
+  return G;
 }
 
 CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,

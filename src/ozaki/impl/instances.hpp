@@ -39,6 +39,15 @@
       const V::Norms&, const V::Norms&, const V::Rows&);                                           \
   PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \
                                           const V::Exponents&, const V::Digits&);                  \
+  PREFIX template void window_magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,              \
+                                                 const V::Exponents&, const V::Norms&,             \
+                                                 const V::Digits&);                                \
+  PREFIX template double counted_ratio<SPACE>(const SPACE&, const V::Products&, std::int64_t,      \
+                                              std::int64_t, const V::Norms&, const V::Norms&,      \
+                                              const V::Norms&, const V::Norms&);                   \
+  PREFIX template double sampled_counted_ratio<SPACE, V::ConstMatrix>(                             \
+      const SPACE&, const V::ConstMatrix&, const V::ConstMatrix&, const V::Digits&,                \
+      const V::Rows&);                                                                             \
   PREFIX template int accurate_bits<SPACE>(const SPACE&, const V::Products&, std::int64_t, double, \
                                            const V::Exponents&, const V::IntTiles&,                \
                                            const V::Exponents&, const V::Exponents&);              \

@@ -43,6 +43,12 @@ CrtRowNorms crt_row_norms(const ConstMatrixRef& X);
 /// rules' tests (rules.hpp, crt_peak_class).
 double crt_peak_ratio(const CrtRowNorms& norms);
 
+/// The counted fast rule's G = max_mn n_m n_n 2^(s_m+s_n) / Plo_mn (rules.hpp,
+/// crt_counted_model) with the window magnitudes p(x) = min(127, floor(|x| 2^(7+s-e))): +Inf
+/// where some Plo_mn = 0 under nonzero norms, 0 when every product is an exact zero.  To be matched
+/// bit for bit by the Kokkos kernels (opA M x K, opB K x N, finite).
+double crt_counted_ratio(const ConstMatrixRef& opA, const ConstMatrixRef& opB);
+
 /// round(x 2^(bits - e)), rounding half away from zero, exactly (|result| < 2^95).
 __int128 crt_scaled_integer(double x, int e, int bits);
 

@@ -7,7 +7,10 @@
 ///                     rule: fast (norms only) or accurate (one INT8 product of magnitudes)
 ///   bound_product     the accurate rule's INT8 product of 7-bit magnitudes
 ///   choose_moduli     automatic moduli count from the rule's error model, if asked for; Auto
-///                     may stop before the bound product or here for native FP64
+///                     may stop before the bound product or here for native FP64.  Wide
+///                     exponent ranges with an automatic count take the counted fast rule:
+///                     the fast rule's bits, the count from one INT8 product of window
+///                     magnitudes (a lower bound of |A||B|, rules.hpp crt_counted_model)
 ///   make_room         scratch for L moduli: grown once, everything before redone if it grew
 ///   choose_bits       bits of every row and column for L moduli (rules.hpp)
 ///   multiply_passes   residues of op(A), all moduli in one pass; then per pass of columns of
@@ -89,16 +92,18 @@ class CrtPipeline {
       call_.decided();
       return Int8Outcome::NativeFaster;
     }
-    call_.base = call_.scratch.reserve(
-        crt_bytes<ExecSpace>(call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast,
-                             call_.plan.auto_moduli, call_.ops));
+    // An automatic count may take an INT8 product of magnitudes under any rule (the counted
+    // fast rule's window product, the accurate rule's bound product).
+    call_.base = call_.scratch.reserve(crt_bytes<ExecSpace>(
+        call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast || call_.plan.auto_moduli,
+        call_.plan.auto_moduli, call_.ops));
     if (!scale_rows()) return Int8Outcome::NonFinite;
     if (complex_ != nullptr && accurate()) {
       // Karatsuba runs the fast rule only (its bound product would bound Re, not Im).
       *complex_->needs_embedding = true;
       return Int8Outcome::NeedsEmbedding;
     }
-    if (native_wins_before_bound()) {
+    if (!counted_ && native_wins_before_bound()) {
       call_.decided();
       return Int8Outcome::NativeFaster;
     }
@@ -132,6 +137,13 @@ class CrtPipeline {
  private:
   bool accurate() const { return scaling_ == CrtScaling::Accurate; }
 
+  /// Whether wide exponent ranges under an automatic count may take the counted fast rule:
+  /// real rows (Karatsuba's complex rows take the embedding there) and a rule that may be fast.
+  bool counted_may_apply() const {
+    return complex_ == nullptr && call_.plan.auto_moduli &&
+           call_.plan.crt_scaling != CrtScaling::Accurate;
+  }
+
   /// Everything before the residues that lives through the call: carves exponents, tile
   /// partials, bits and norms; pass 1, row norms, and the Auto scaling rule's choice.  Run
   /// again when the scratch grows (growing loses its contents).  False on NaN/Inf.
@@ -150,7 +162,21 @@ class CrtPipeline {
     if (rows_.a.nonfinite || rows_.b.nonfinite) return false;
     q_a_ = rows_.a.peak;
     q_b_ = rows_.b.peak;
+    if (!rule_chosen_) choose_rule();
+    rule_chosen_ = true;
+    return true;
+  }
+
+  /// The scaling rule from the peak class (once: scale_rows runs again when the scratch grows).
+  void choose_rule() {
     const CrtPeakClass peaks = crt_peak_class(call_.plan.shape.k, q_a_, q_b_);
+    if (peaks == CrtPeakClass::Accurate && counted_may_apply()) {
+      // The fast model's count does not hold for rows this peaked; a lower bound of |A||B|
+      // gives the count instead (choose_moduli), the fast rule's bits stay.
+      scaling_ = CrtScaling::Fast;
+      counted_ = true;
+      return;
+    }
     if (scaling_ == CrtScaling::Auto) {
       // With a fixed count the accurate rule's bits serve any peaked rows best; an automatic
       // count keeps the fast rule with one modulus more while that is measured to hold.
@@ -174,7 +200,6 @@ class CrtPipeline {
                             "), so the fast scaling rule took " +
                             std::to_string(crt_fast_extra_moduli) + " modulus more than its model";
     }
-    return true;
   }
 
   double cost_of(int moduli, int products) const {
@@ -201,7 +226,40 @@ class CrtPipeline {
     if (!auto_may_stop_early() || call_.plan.peaks_sampled) return false;
     constexpr std::int64_t sample = 64;
     const SampledPeaks q = sampled_peak_ratios(call_.space, call_.opA, call_.opBt, sample);
+    // The sample's peaks bound the full ones from below: a wide class here is one for all rows.
+    if (counted_may_apply() &&
+        crt_peak_class(call_.plan.shape.k, q.x, q.y) == CrtPeakClass::Accurate) {
+      return sampled_counts_say_native();
+    }
     return native_wins_at_peaks(q.x, q.y, "a sample of rows");
+  }
+
+  /// Wide exponent ranges in the sample: the counted fast rule's G over the sampled entries
+  /// (about the full G's value there: sampled_counted_ratio).  Native FP64 GEMM where the
+  /// window cannot see some sampled entry or where the count it gives makes native faster.
+  bool sampled_counts_say_native() {
+    const std::int64_t K = call_.plan.shape.k;
+    Carver sample_carver(nullptr);
+    CountedSampleRegion<ExecSpace>::carve(sample_carver, K);
+    Carver carver(call_.scratch.reserve(sample_carver.used()));
+    const CountedSampleRegion<ExecSpace> sample = CountedSampleRegion<ExecSpace>::carve(carver, K);
+    const double G =
+        sampled_counted_ratio(call_.space, call_.opA, call_.opBt, sample.codes, sample.stats);
+    if (!(G < HUGE_VAL)) {
+      call_.report.reason =
+          "wide exponent range: some sampled entry of |A||B| has no pair of elements inside the "
+          "INT8 lower bound's windows, so no moduli count can be modelled there; native FP64 "
+          "GEMM";
+      return true;
+    }
+    const int L = crt_counted_moduli(K, G);
+    const double cost = cost_of(L, L + static_cast<int>(call_.plan.k_chunks));
+    if (!native_is_faster(cost)) return false;
+    call_.report.reason =
+        native_faster_reason("wide exponent range in a sample of rows: at least " +
+                                 std::to_string(L) + " moduli under the counted fast rule",
+                             cost);
+    return true;
   }
 
   /// The same with the peak ratios of all rows, after pass 1 and the row norms.
@@ -239,7 +297,26 @@ class CrtPipeline {
   /// The moduli count for FP64-equivalent accuracy under the rule in force.  False when Auto
   /// then prefers native FP64 GEMM (the Report says why).
   bool choose_moduli() {
-    if (scaling_ == CrtScaling::Fast) {
+    if (counted_ && !choose_counted_moduli()) {
+      if (call_.plan.requested == Algorithm::Auto) {
+        call_.report.reason =
+            "wide exponent range: some entry of |A||B| has no pair of elements inside the INT8 "
+            "lower bound's windows, so no moduli count can be modelled there; native FP64 GEMM";
+        return false;
+      }
+      // Int8Crt asked for: the accurate rule's bound product and estimate instead.
+      counted_ = false;
+      scaling_ = CrtScaling::Accurate;
+      bound_product();
+      call_.report.estimate_int8_gemms += static_cast<int>(call_.plan.k_chunks);
+      call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
+      call_.report.reason =
+          "automatic moduli count: some entry of |A||B| has no pair of elements inside the INT8 "
+          "lower bound's windows, so the accurate scaling rule was taken";
+      choose_accurate_moduli();
+    } else if (counted_) {
+      // choose_counted_moduli set L_.
+    } else if (scaling_ == CrtScaling::Fast) {
       L_ = crt_fast_auto_moduli(call_.plan.shape.k, q_a_, q_b_);
       call_.report.modeled_error = crt_fast_model(L_, call_.plan.shape.k, q_a_, q_b_);
     } else {
@@ -255,6 +332,31 @@ class CrtPipeline {
                                  std::to_string(products) + " INT8 products",
                              cost);
     return false;
+  }
+
+  /// The counted fast rule's count: window magnitudes of both operands, their INT8 product (a
+  /// lower bound of |A||B|, in the bound region) and G (one wait).  False where G is +Inf.
+  bool choose_counted_moduli() {
+    Carver phase1(call_.base, call_.phase_offset);
+    bound_ = CrtBoundRegion<ExecSpace>::carve(phase1, call_.plan);
+    window_magnitudes7(call_.space, call_.opA, call_.exponents.a, scale_.l1a, bound_.q_a);
+    window_magnitudes7(call_.space, call_.opBt, call_.exponents.b, scale_.l1b, bound_.q_b);
+    const Int8GemmProblem p =
+        packed_int8_problem(call_.plan.mpad, call_.plan.npad, call_.plan.kpad, bound_.q_a.data(),
+                            bound_.q_b.data(), bound_.bound.data());
+    int8_gemm_in_k_chunks(call_.space, p, call_.plan.k_block, call_.plan.npad * call_.plan.mpad);
+    call_.report.estimate_int8_gemms = static_cast<int>(call_.plan.k_chunks);
+    call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
+    const double G =
+        counted_ratio(call_.space, bound_.bound, call_.plan.k_chunks, call_.plan.shape.k,
+                      scale_.l2a, scale_.l1a, scale_.l2b, scale_.l1b);
+    if (!(G < HUGE_VAL)) return false;
+    L_ = crt_counted_moduli(call_.plan.shape.k, G);
+    call_.report.modeled_error = crt_counted_model(L_, call_.plan.shape.k, G);
+    call_.report.reason =
+        "automatic moduli count: rows this peaked (wide exponent ranges) took the fast scaling "
+        "rule with the count from an INT8 lower bound of |A||B| (counted fast rule)";
+    return true;
   }
 
   /// Lower bounds of |A||B| from INT8 magnitudes (scheme I's estimate), then the accurate
@@ -466,14 +568,16 @@ class CrtPipeline {
     call_.report.int8_gemms = gemms_;
     call_.report.k_chunk = std::min(call_.plan.k_block, products_.kpad);
     call_.report.complex_products = complex_ != nullptr ? 3 : 0;
-    call_.report.workspace_bytes =
-        crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops);
+    call_.report.workspace_bytes = crt_bytes<ExecSpace>(call_.plan, L_, accurate() || counted_,
+                                                        call_.plan.auto_moduli, call_.ops);
   }
 
   PipelineState<ExecSpace>& call_;
   DeviceRates rates_;
   CrtScaling scaling_;
   int L_;
+  bool counted_ = false;      // the counted fast rule (choose_rule)
+  bool rule_chosen_ = false;  // choose_rule ran
   int gemms_ = 0;
   double q_a_ = 0, q_b_ = 0;
   RowSummary rows_;

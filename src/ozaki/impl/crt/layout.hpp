@@ -90,6 +90,22 @@ struct CrtBoundRegion {
   }
 };
 
+/// The counted rule's sample (scaling.hpp, sampled_counted_ratio), at the start of the scratch:
+/// it runs before anything else is carved.
+template <class ExecSpace>
+struct CountedSampleRegion {
+  using V = Views<ExecSpace>;
+  typename V::Digits codes;
+  typename V::Rows stats;
+  static CountedSampleRegion carve(Carver& c, std::int64_t K) {
+    CountedSampleRegion r;
+    const std::int64_t rows = 2 * counted_sample_rows;
+    r.codes = typename V::Digits(c.take<std::int8_t>(rows * K), rows, K);
+    r.stats = typename V::Rows(c.take<double>(rows * 2), rows, 2);
+    return r;
+  }
+};
+
 /// Scheme II's operand plan: strided rows (`strided_*`: rows not K-contiguous) are read in
 /// place (tile kernels), except by the estimate of an automatic count under the accurate rule:
 /// a GPU copies them for it, in the estimate's scratch, once the estimate is sure to run

@@ -181,6 +181,47 @@ inline int crt_accurate_moduli(double error_at_max) {
   return max_moduli;
 }
 
+/// Counted fast rule: the fast rule's bits with the count taken from a lower bound of
+/// (|A||B|)_mn instead of the mean-field value, for the wide exponent ranges whose peaks the
+/// fast model does not cover (CrtPeakClass::Accurate).  Each row r gets a window shift s_r
+/// (crt_window_shift: the row's mean magnitude l1_r / K lands near 2^(7-3) = 16 units of the
+/// window) and window magnitudes
+///     p(x) = min(127, floor(|x| 2^(7+s_r-e_r)))  in [0, 127]
+/// (exact: a power-of-two scaling, a truncation and a clip, each only lowering |x|), and
+/// Plo_mn = sum_k p(a_mk) p(b_kn) (one INT8 GEMM): (|A||B|)_mn >= 2^(e_m-s_m+f_n-s_n-14) Plo_mn.
+/// The window, not the row's top 7 bits, is what the lower bound needs: at phi = 2 most
+/// elements lie more than 2^7 below their row's largest, and with the top window some
+/// (|A||B|)_mn of a 128 x 128 x 8192 product had no pair of visible elements at all (host
+/// analysis, docs/benchmarks.md).  The split's rounding errors, up to 1/2 unit with random
+/// signs as in crt_fast_model, give
+///     error_mn ~ (2^(e_m-b_m-1) ||b_n||_2 + 2^(f_n-c_n-1) ||a_m||_2) / (|A||B|)_mn
+///             <= 2^13 (2^-b_m n_n + 2^-c_n n_m) 2^(s_m+s_n) / Plo_mn
+///             <= 2^15 G_mn / T,   G_mn = n_m n_n 2^(s_m+s_n) / Plo_mn   (2^-b_m < 2 n_m / T)
+/// so the model is 2^15 G / T with G = max_mn G_mn (+Inf where some Plo_mn = 0 under nonzero
+/// norms: an entry the lower bound cannot see).  Unlike the mean-field model it sees how the two
+/// operands' spreads line up (anti-aligned rows: small (|A||B|)_mn under large norms).  G is the
+/// same on every backend: exact integer norms and Plo, then one rounded product, one rounded
+/// division and an exact power of two per entry, and a max.
+constexpr double crt_counted_model_scale = 0x1p15;
+/// crt_window_shift puts the mean magnitude l1_r / K of a row at crt_window_mean_factor
+/// times the window's top 2^-s (within a factor 2); shifts are capped at crt_max_window_shift.
+constexpr double crt_window_mean_factor = 8;
+constexpr int crt_max_window_shift = 60;
+
+inline double crt_counted_model(int L, std::int64_t K, double G) {
+  const double T = crt_fast_target(L, K);
+  if (!(T > 0) || !(G < HUGE_VAL)) return HUGE_VAL;
+  return crt_counted_model_scale * G / T;
+}
+
+/// Smallest L whose counted model meets the target (max_moduli if none does, or G = +Inf).
+inline int crt_counted_moduli(std::int64_t K, double G) {
+  for (int L = min_moduli; L < max_moduli; ++L) {
+    if (crt_counted_model(L, K, G) <= crt_target_error) return L;
+  }
+  return max_moduli;
+}
+
 /// Throws when the bits a rule left are too few (too few moduli for this K).
 inline void check_crt_bits(int fewest_bits, int L, std::int64_t K) {
   if (fewest_bits < crt_min_bits) {

@@ -12,6 +12,8 @@
 ///   set_fast_bits                  bits per row from the Cauchy-Schwarz rule
 ///   magnitudes7 + INT8 GEMM + accurate_bits    bits from the per-entry bound (accurate rule)
 ///   crt_model_error                the accurate rule's error model, for an automatic count
+///   window_magnitudes7 + INT8 GEMM + counted_ratio    the counted fast rule's count (wide
+///                                  exponent ranges), and sampled_counted_ratio before pass 1
 
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
@@ -458,6 +460,174 @@ void magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>::ConstM
         }
         *reinterpret_cast<std::uint32_t*>(&q(r, k)) = word;
       });
+}
+
+/// Counted fast rule (rules.hpp, crt_counted_model): the window shift of a row with lower
+/// 1-norm bound l1 (of x 2^-e) along K: 2^-s is the power of two just above
+/// crt_window_mean_factor l1 / K, s in [0, crt_max_window_shift].
+KOKKOS_INLINE_FUNCTION int crt_window_shift(double l1, std::int64_t K) {
+  if (!(l1 > 0)) return 0;
+  int e = 0;
+  compat::frexp(l1 * crt_window_mean_factor / static_cast<double>(K), &e);
+  return -e < 0 ? 0 : (-e > crt_max_window_shift ? crt_max_window_shift : -e);
+}
+
+/// min(127, floor(|x| 2^(7+s-e))): exact (a power-of-two scaling of a finite double either
+/// is exact or underflows below 1, where the floor is 0 either way).
+KOKKOS_INLINE_FUNCTION int window_magnitude7(double x, int e, int s) {
+  const double v = compat::ldexp(magnitude(x), 7 + s - e);
+  return v >= 127 ? 127 : static_cast<int>(v);
+}
+
+/// Counted rule, step 1: the window magnitudes of every row (shift from its l1), into
+/// rows x kpad int8 storage with zero padding (magnitudes7's layout).
+template <class ExecSpace>
+void window_magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
+                        const typename Views<ExecSpace>::Exponents& exponents,
+                        const typename Views<ExecSpace>::Norms& l1,
+                        const typename Views<ExecSpace>::Digits& q) {
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
+  for_each_quad(
+      "ozaki::crt::window_magnitudes7", space, X, q.extent(0), q.extent(1),
+      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
+        const int e = r < rows ? exponents(r) : 0;
+        const int shift = r < rows ? crt_window_shift(l1(r), K) : 0;
+        std::uint32_t word = 0;
+        for (int j = 0; j < 4; ++j)
+          word |= std::uint32_t(window_magnitude7(x[j], e, shift)) << (8 * j);
+        *reinterpret_cast<std::uint32_t*>(&q(r, k)) = word;
+      });
+}
+
+/// Counted rule, step 2: G = max_mn n_m n_n 2^(s_m+s_n) / Plo_mn from the chunks of the
+/// window product (+Inf where some Plo_mn = 0 under nonzero norms).  One wait.
+template <class ExecSpace>
+double counted_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
+                     std::int64_t chunks, std::int64_t K,
+                     const typename Views<ExecSpace>::Norms& l2a,
+                     const typename Views<ExecSpace>::Norms& l1a,
+                     const typename Views<ExecSpace>::Norms& l2b,
+                     const typename Views<ExecSpace>::Norms& l1b) {
+  const std::int64_t M = l2a.extent(0), N = l2b.extent(0);
+  double G = 0;
+  flat_reduce<Kokkos::Max>(
+      "ozaki::crt::counted_ratio", space, M * N,
+      KOKKOS_LAMBDA(const std::int64_t idx, double& w) {
+        const std::int64_t m = idx % M, n = idx / M;
+        if (!(l2a(m) > 0) || !(l2b(n) > 0)) return;  // an exact zero product
+        double p = 0;                                // exact: a few chunks of < 2^31
+        for (std::int64_t c = 0; c < chunks; ++c) p += P(c, n, m);
+        const double g = p > 0 ? compat::ldexp(l2a(m) * l2b(n) / p, crt_window_shift(l1a(m), K) +
+                                                                        crt_window_shift(l1b(n), K))
+                               : positive_infinity();
+        if (g > w) w = g;
+      },
+      G);
+  return G > 0 ? G : 0.0;
+}
+
+/// The counted rule's G over a sample (sampled_counted_ratio): per sampled row its scale
+/// exponent's norms in integer quanta of the row's exponent (not the norm tiles': an upper
+/// bound of the 2-norm and a lower bound of the 1-norm all the same, order-independent sums),
+/// its window magnitudes in `codes` (2 count x K int8) and n, s in `stats` (2 count x 2):
+/// CountedSampleRegion, layout.hpp.
+constexpr std::int64_t counted_sample_rows = 64;
+
+/// G of the counted rule over the sampled rows' pairs (up to counted_sample_rows evenly spread
+/// rows of X and of Y): about the full G's value on those entries (the sample's norms are
+/// quantized at the row's exponent, the full norms per tile), so a count it makes native FP64
+/// GEMM faster with, or a sampled entry the window cannot see (+Inf), says so for the full data
+/// too, before any pass over it.  Rows holding NaN or Inf, and zero rows, are left out.  Exact
+/// integer sums: the same on every backend.  Two launches, one wait.
+template <class ExecSpace, class Matrix>
+double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matrix& Y,
+                             const typename Views<ExecSpace>::Digits& codes,
+                             const typename Views<ExecSpace>::Rows& stats) {
+  using policy_type = TeamLaunch<ExecSpace>;
+  using member_type = typename policy_type::member_type;
+  const std::int64_t K = X.extent(1);
+  const std::int64_t count = counted_sample_rows;
+  const std::int64_t sampled_x = X.extent(0) < count ? X.extent(0) : count;
+  const std::int64_t sampled_y = Y.extent(0) < count ? Y.extent(0) : count;
+  if (K == 0 || sampled_x == 0 || sampled_y == 0) return 0;
+  Kokkos::parallel_for(
+      "ozaki::crt::sampled_window_rows", row_policy(space, sampled_x + sampled_y),
+      KOKKOS_LAMBDA(const member_type& team) {
+        const bool of_x = team.league_rank() < sampled_x;
+        const Matrix& M = of_x ? X : Y;
+        const std::int64_t i = of_x ? team.league_rank() : team.league_rank() - sampled_x;
+        const std::int64_t r = i * M.extent(0) / (of_x ? sampled_x : sampled_y);
+        const std::int64_t out = of_x ? i : count + i;
+        double mu = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, double& v) {
+              const double x = M(r, k);
+              const double a = is_finite(x) ? magnitude(x) : positive_infinity();
+              if (a > v) v = a;
+            },
+            Kokkos::Max<double>(mu));
+        if (!(mu > 0) || !is_finite(mu)) {
+          Kokkos::single(Kokkos::PerTeam(team), [&]() { stats(out, 0) = 0, stats(out, 1) = 0; });
+          return;
+        }
+        const int e = scale_exponent(mu);
+        std::int64_t squares = 0, sum = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, std::int64_t& v) {
+              const double a = magnitude(M(r, k));
+              if (a > 0) {  // s2 = max(1, ceil(a 2^(16-e))), at most 2^16
+                const double up = compat::ldexp(a, crt_l2_quantum_bits - e);
+                std::int64_t s2 = static_cast<std::int64_t>(up);
+                if (s2 < up) ++s2;
+                if (s2 < 1) s2 = 1;
+                v += s2 * s2;
+              }
+            },
+            Kokkos::Sum<std::int64_t>(squares));
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, std::int64_t& v) {
+              v += static_cast<std::int64_t>(
+                  compat::ldexp(magnitude(M(r, k)), crt_l1_quantum_bits - e));
+            },
+            Kokkos::Sum<std::int64_t>(sum));
+        const double l1 = compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
+        const int shift = crt_window_shift(l1, K);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K), [&](const std::int64_t k) {
+          codes(out, k) = static_cast<std::int8_t>(window_magnitude7(M(r, k), e, shift));
+        });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          stats(out, 0) =
+              compat::ldexp(compat::sqrt(static_cast<double>(squares)), -crt_l2_quantum_bits);
+          stats(out, 1) = shift;
+        });
+      });
+  double G = 0;
+  Kokkos::parallel_reduce(
+      "ozaki::crt::sampled_counted_ratio", row_policy(space, sampled_x * sampled_y),
+      KOKKOS_LAMBDA(const member_type& team, double& w) {
+        const std::int64_t i = team.league_rank() % sampled_x;
+        const std::int64_t j = count + team.league_rank() / sampled_x;
+        const double n = stats(i, 0) * stats(j, 0);
+        if (!(n > 0)) return;  // the same for every thread of the team
+        std::int64_t p = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, K),
+            [&](const std::int64_t k, std::int64_t& v) {
+              v += std::int64_t(codes(i, k)) * std::int64_t(codes(j, k));
+            },
+            Kokkos::Sum<std::int64_t>(p));
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          const int shifts = static_cast<int>(stats(i, 1) + stats(j, 1));
+          const double g =
+              p > 0 ? compat::ldexp(n / static_cast<double>(p), shifts) : positive_infinity();
+          if (g > w) w = g;
+        });
+      },
+      Kokkos::Max<double>(G));
+  return G > 0 ? G : 0.0;
 }
 
 /// lambda_mn of the accurate rule from the chunks of P = q(A) q(B): floor(log2(range / P)) +
