@@ -4,10 +4,11 @@
 //
 // For each shape, phi and seed: A (M x K) and B (K x N) with entries (U - 1/2) exp(phi N),
 // native FP64 GEMM (KokkosBlas on the host space: the BLAS of this build) and Int8Crt with the
-// fast rule at the fast model's own count L_f and at L_f + 1 .. L_f + 3 moduli, each error
-// max |c - ref| / (|A||B|)_mn over sampled entries against a double-double reference.  One
-// line per case: the shape, phi, seed, the peak ratios' statistics and the errors' ratios to
-// native's.
+// fast rule at the counted rule's count L_c (rules.hpp, crt_counted_moduli, from the oracle's
+// G = serial::crt_counted_ratio; 24 where G is +Inf), and at the fast model's own count L_f and
+// L_f + 1 .. L_f + 5 moduli, each error max |c - ref| / (|A||B|)_mn over sampled entries
+// against a double-double reference.  One line per case: the shape, phi, seed, the peak
+// ratios' statistics, G and L_c, and the errors' ratios to native's.
 //
 //   crt_counts --shapes 16x16x4096,1024 --phi 2,4 --seeds 1,2,3 [--samples N] [--family iid|anti]
 #include <ozaki/impl/common/kernels.hpp>
@@ -160,6 +161,18 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
               phi, static_cast<unsigned long long>(seed),
               ozaki::Impl::crt_peak_product(s.k, q_a, q_b), spread_a.tiles + spread_b.tiles,
               spread_a.elements + spread_b.elements, L_f, err_native);
+  // The counted fast rule's count (rules.hpp, crt_counted_moduli) and its error.
+  const double G = ozaki::serial::crt_counted_ratio(ref_of(A), ref_of(B));
+  const int L_c = ozaki::Impl::crt_counted_moduli(s.k, G);
+  {
+    ozaki::Options o;
+    o.algorithm = ozaki::Algorithm::Int8Crt;
+    o.crt_scaling = ozaki::CrtScaling::Fast;
+    o.moduli = L_c;
+    ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, o);
+    const double err = error_of(C, A, B, samples);
+    std::printf(" G %.2e L_c %2d %6.3f ", G, L_c, err_native > 0 ? err / err_native : HUGE_VAL);
+  }
   for (int extra = 0; extra <= 5 && L_f + extra <= ozaki::max_moduli; ++extra) {
     ozaki::Options o;
     o.algorithm = ozaki::Algorithm::Int8Crt;
@@ -205,7 +218,7 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "     M      N      K  phi seed  K q_A q_B      spreads dt, de      L_f  native err  "
-      "fast rule at L_f + j: err / native err\n");
+      "counted G, L_c: err / native err  fast rule at L_f + j: err / native err\n");
   for (const Shape& s : shapes)
     for (const double phi : phis)
       for (const std::uint64_t seed : seeds) run_case(s, phi, seed, samples);
