@@ -378,7 +378,7 @@ TEST(Crt, SampledCountedRatioMatchesItsDefinition) {
   // row) and fewer, a zero row among the sampled ones, iid and anti-aligned data.
   for (const bool anti : {false, true}) {
     Random rng(3200 + (anti ? 1 : 0));
-    const std::int64_t M = 300, N = 50, K = 900;
+    const std::int64_t M = 300, N = 50, K = 901;
     auto [A, B] = anti ? anti_aligned(M, N, K, 1.5, rng)
                        : std::make_pair(random_host(M, K, 2.0, rng), random_host(K, N, 2.0, rng));
     for (std::int64_t k = 0; k < K; ++k) A.values[0 + k * M] = 0;  // sampled row 0 is zero
@@ -388,7 +388,7 @@ TEST(Crt, SampledCountedRatioMatchesItsDefinition) {
     for (const Layout layout : {Layout::Right, Layout::Left}) {
       const TestSpace space;
       const DeviceMatrix dA = device_copy(A, layout), dBt = device_copy(Bt, layout);
-      V::Digits codes("codes", 2 * ozaki::Impl::counted_sample_rows, K);
+      V::Digits codes("codes", 2 * ozaki::Impl::counted_sample_rows, (K + 3) / 4 * 4);
       V::Rows stats("stats", 2 * ozaki::Impl::counted_sample_rows, 2);
       EXPECT_EQ(
           ozaki::Impl::sampled_counted_ratio(space, as_const(dA), as_const(dBt), codes, stats),

@@ -16,6 +16,7 @@ namespace {
 using namespace ozaki_test;
 using ozaki::Options;
 using ozaki::Report;
+using V = ozaki::Impl::Views<TestSpace>;
 
 static_assert(std::is_same<TestSpace, Kokkos::Cuda>::value, "test_cuda.cpp is for Kokkos::Cuda");
 
@@ -304,12 +305,14 @@ TEST(Cuda, AutoTakesNativeOnWideRangesFromASampleOfRows) {
   ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
   ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
   const Operands ops = make_operands(8192, 8192, 4096, 4.0, 6);
+  ozaki::release_scratch(TestSpace());
   const Report automatic =
       ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left);
   if (prop.major == 9 && prop.minor == 0) {  // the cost model's rates are sm_90's
     EXPECT_EQ(automatic.algorithm, ozaki::Algorithm::Native) << automatic.reason;
     EXPECT_NE(automatic.reason.find("a sample of rows"), std::string::npos) << automatic.reason;
-    EXPECT_FALSE(automatic.scratch_allocated);
+    // At most the sample's codes (2 x 64 rows of K bytes) and statistics: not the call's scratch.
+    EXPECT_LE(ozaki::scratch_bytes(TestSpace()), std::size_t(2 * 64 * 4096 + 4096));
   }
   ASSERT_TRUE(automatic.algorithm == ozaki::Algorithm::Native ||
               automatic.algorithm == ozaki::Algorithm::Int8Crt);
@@ -320,6 +323,52 @@ TEST(Cuda, AutoTakesNativeOnWideRangesFromASampleOfRows) {
     ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, native);
     EXPECT_EQ(to_host(ops.dC.view).values, auto_c.values);
   }
+}
+
+TEST(Cuda, AutoRunsTheCountedRuleOnWideRangesWhereItPays) {
+  // 8192^3 at phi = 2: rows too peaked for the fast model (K q_A q_B in the hundreds), so
+  // Auto takes the counted fast rule with the count from 64 x 64 sampled entries; on the H200
+  // (the cost model's rates) that count makes scheme II faster than native.  The count must be
+  // the sample's (sampled_counted_ratio on the same operands), and the error on sampled
+  // entries no worse than native FP64 GEMM's, both against double-double.
+  int device = 0;
+  cudaDeviceProp prop;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, device), cudaSuccess);
+  if (!(prop.major == 9 && prop.minor == 0)) GTEST_SKIP() << "the cost model's rates are sm_90's";
+  const std::int64_t n = 8192;
+  const Operands ops = make_operands(n, n, n, 2.0, 21);
+  const Report automatic =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left);
+  ASSERT_EQ(automatic.algorithm, ozaki::Algorithm::Int8Crt) << automatic.reason;
+  EXPECT_EQ(automatic.crt_scaling, ozaki::CrtScaling::Fast);
+  EXPECT_NE(automatic.reason.find("sampled entries"), std::string::npos) << automatic.reason;
+  EXPECT_EQ(automatic.estimate_int8_gemms, 0);
+  const HostMatrix C_auto = to_host(ops.dC.view);
+  // The sample's G on the same operands: op(A) = A, op(B)^T = B^T (B's columns as rows).
+  const V::ConstMatrix opA = ops.dA.view;
+  const V::ConstMatrix opBt(ops.dB.left.data(), Kokkos::LayoutStride(n, n, n, 1));
+  V::Digits codes("codes", 2 * ozaki::Impl::counted_sample_rows, n);
+  V::Rows stats("stats", 2 * ozaki::Impl::counted_sample_rows, 2);
+  const double G = ozaki::Impl::sampled_counted_ratio(TestSpace(), opA, opBt, codes, stats);
+  EXPECT_EQ(automatic.moduli, ozaki::Impl::crt_counted_moduli(n, G)) << "G = " << G;
+  Options native;
+  native.algorithm = ozaki::Algorithm::Native;
+  ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, native);
+  const HostMatrix C_native = to_host(ops.dC.view);
+  double err = 0, err_native = 0;
+  Random pick(5);
+  for (int i = 0; i < 256; ++i) {
+    const std::int64_t m = static_cast<std::int64_t>(pick.uniform() * n);
+    const std::int64_t c = static_cast<std::int64_t>(pick.uniform() * n);
+    const ozaki::serial::DoubleDouble ref = ozaki::serial::dd_dot(ops.A.cref(), ops.B.cref(), m, c);
+    double abs_ab = 0;
+    for (std::int64_t k = 0; k < n; ++k) abs_ab += std::fabs(ops.A(m, k) * ops.B(k, c));
+    err = std::max(err, std::fabs((C_auto(m, c) - ref.hi) - ref.lo) / abs_ab);
+    err_native = std::max(err_native, std::fabs((C_native(m, c) - ref.hi) - ref.lo) / abs_ab);
+  }
+  EXPECT_GT(err_native, 0.0);
+  EXPECT_LE(err, err_native) << automatic.moduli << " moduli";
 }
 
 }  // namespace

@@ -43,8 +43,9 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
 
 bool Int8Gemm<Kokkos::Cuda, true>::torn_down(std::string& why) {
   if (!cuda::cublas_torn_down()) return false;
-  why = "ozaki::gemm on CUDA was called after the process began to exit: cuBLAS has released "
-        "its state by then (call it before exit, or on a host space)";
+  why =
+      "ozaki::gemm on CUDA was called after the process began to exit: cuBLAS has released "
+      "its state by then (call it before exit, or on a host space)";
   return true;
 }
 
@@ -61,10 +62,12 @@ double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cud
   const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
   // Measured rates where we have them (docs/benchmarks.md, "Rates the cost model uses"),
   // datasheet dense rates otherwise:
-  //   sm_90 (H100/H200): cublasGemmEx INT8 TN 1461 TOP/s over cublasDgemm 56.6 TFLOP/s
+  //   sm_90 (H100/H200): cublasGemmEx INT8 TN 1500 TOP/s over cublasDgemm 56.6 TFLOP/s (scheme
+  //   II's products at 8192^3 and 16384^3 ran at 1.45-1.56 POP/s in the GPU timelines of
+  //   9c9c7a8 and abdcd20; 1461 was int8_rates' square products before 128-padding)
   //   sm_80 (A100): 624 / 19.5; sm_86/89/75 (FP64 at 1/64 of FP32): INT8 far ahead.
   switch (prop.major * 10 + prop.minor) {
-    case 90: return 1461.0 / 56.6;
+    case 90: return 1500.0 / 56.6;
     case 80: return 624.0 / 19.5;
     case 75:
     case 86:

@@ -34,10 +34,11 @@ inline int slices_products(int S, PairPolicy policy, int pair_count) {
   return selected_pair_count(S, policy, std::min(pair_count, S * S));
 }
 
-/// Residue kernels' cost per element and modulus, in FP64 GEMM flops (about 6 FP64 vector
-/// operations, which run at about half the FP64 tensor-core GEMM rate, plus memory stalls):
-/// calibrated on the H200 (docs/benchmarks.md).
-constexpr double crt_residue_flops = 84;
+/// Residue kernels' cost per element and modulus beyond their bytes, in FP64 GEMM flops:
+/// calibrated on the H200 (docs/benchmarks.md).  84 until the FP32 digit kernels (9c9c7a8); at
+/// abdcd20 an 8192^3 call's memory-bound phases took 3.37 ms of 13.3 (0.172 native GEMMs), which
+/// the bytes term (0.124) and 21 flops per element and modulus give; 30 keeps a margin.
+constexpr double crt_residue_flops = 30;
 /// A call's fixed cost (about 25 kernels and a few host synchronisations, ~0.25 ms on the
 /// H200), in FP64 GEMM flops at 56.6 TFLOP/s.
 constexpr double crt_fixed_flops = 1.4e10;

@@ -235,31 +235,43 @@ class CrtPipeline {
   }
 
   /// Wide exponent ranges in the sample: the counted fast rule's G over the sampled entries
-  /// (about the full G's value there: sampled_counted_ratio).  Native FP64 GEMM where the
-  /// window cannot see some sampled entry or where the count it gives makes native faster.
+  /// (sampled_counted_ratio), which is Auto's count (choose_moduli).  Native FP64 GEMM where
+  /// the windows cannot see some sampled entry or where that count makes native faster.
   bool sampled_counts_say_native() {
+    sample_counted_ratio(nullptr);
     const std::int64_t K = call_.plan.shape.k;
-    Carver sample_carver(nullptr);
-    CountedSampleRegion<ExecSpace>::carve(sample_carver, K);
-    Carver carver(call_.scratch.reserve(sample_carver.used()));
-    const CountedSampleRegion<ExecSpace> sample = CountedSampleRegion<ExecSpace>::carve(carver, K);
-    const double G =
-        sampled_counted_ratio(call_.space, call_.opA, call_.opBt, sample.codes, sample.stats);
-    if (!(G < HUGE_VAL)) {
-      call_.report.reason =
-          "wide exponent range: some sampled entry of |A||B| has no pair of elements inside the "
-          "INT8 lower bound's windows, so no moduli count can be modelled there; native FP64 "
-          "GEMM";
+    if (!(sampled_G_ < HUGE_VAL)) {
+      call_.report.reason = unseen_entry_reason("a sample of rows");
       return true;
     }
-    const int L = crt_counted_moduli(K, G);
-    const double cost = cost_of(L, L + static_cast<int>(call_.plan.k_chunks));
+    const int L = crt_counted_moduli(K, sampled_G_);
+    const double cost = cost_of(L, L);
     if (!native_is_faster(cost)) return false;
     call_.report.reason =
-        native_faster_reason("wide exponent range in a sample of rows: at least " +
-                                 std::to_string(L) + " moduli under the counted fast rule",
+        native_faster_reason("wide exponent range in a sample of rows: " + std::to_string(L) +
+                                 " moduli under the counted fast rule",
                              cost);
     return true;
+  }
+
+  /// G of the counted fast rule over 64 x 64 sampled entries, into sampled_G_: in scratch of
+  /// its own before anything is carved (`base` null: the sample is Auto's first work), or in
+  /// phase-1 scratch after pass 1.
+  void sample_counted_ratio(unsigned char* base) {
+    const std::int64_t K = call_.plan.shape.k;
+    Carver counter(nullptr);
+    CountedSampleRegion<ExecSpace>::carve(counter, K);
+    Carver carver = base == nullptr ? Carver(call_.scratch.reserve(counter.used()))
+                                    : Carver(base, call_.phase_offset);
+    const CountedSampleRegion<ExecSpace> sample = CountedSampleRegion<ExecSpace>::carve(carver, K);
+    sampled_G_ =
+        sampled_counted_ratio(call_.space, call_.opA, call_.opBt, sample.codes, sample.stats);
+  }
+
+  static std::string unseen_entry_reason(const std::string& where) {
+    return "wide exponent range: some entry of |A||B| in " + where +
+           " has no pair of elements inside the INT8 lower bound's windows, so no moduli count "
+           "can be modelled there; native FP64 GEMM";
   }
 
   /// The same with the peak ratios of all rows, after pass 1 and the row norms.
@@ -297,13 +309,9 @@ class CrtPipeline {
   /// The moduli count for FP64-equivalent accuracy under the rule in force.  False when Auto
   /// then prefers native FP64 GEMM (the Report says why).
   bool choose_moduli() {
-    if (counted_ && !choose_counted_moduli()) {
-      if (call_.plan.requested == Algorithm::Auto) {
-        call_.report.reason =
-            "wide exponent range: some entry of |A||B| has no pair of elements inside the INT8 "
-            "lower bound's windows, so no moduli count can be modelled there; native FP64 GEMM";
-        return false;
-      }
+    if (counted_ && call_.plan.requested == Algorithm::Auto) {
+      if (!choose_sampled_counted_moduli()) return false;
+    } else if (counted_ && !choose_counted_moduli()) {
       // Int8Crt asked for: the accurate rule's bound product and estimate instead.
       counted_ = false;
       scaling_ = CrtScaling::Accurate;
@@ -332,6 +340,26 @@ class CrtPipeline {
                                  std::to_string(products) + " INT8 products",
                              cost);
     return false;
+  }
+
+  /// Auto's counted count: from the sampled entries' G (the sample before pass 1, or one now
+  /// where only the full rows were in the wide class).  Not the largest G_mn of all M N
+  /// entries, which the lower bound's worst entries set (2 moduli more at 8192^3, phi = 2:
+  /// docs/benchmarks.md), but that of typical entries' worst, without an INT8 product.  False
+  /// (native FP64 GEMM) where some sampled entry is unseen.
+  bool choose_sampled_counted_moduli() {
+    if (!(sampled_G_ >= 0)) sample_counted_ratio(call_.base);
+    if (!(sampled_G_ < HUGE_VAL)) {
+      call_.report.reason = unseen_entry_reason("a sample of rows");
+      return false;
+    }
+    L_ = crt_counted_moduli(call_.plan.shape.k, sampled_G_);
+    call_.report.modeled_error = crt_counted_model(L_, call_.plan.shape.k, sampled_G_);
+    call_.report.reason =
+        "automatic moduli count: rows this peaked (wide exponent ranges) took the fast scaling "
+        "rule with the count from an INT8 lower bound of |A||B| on 64 x 64 sampled entries "
+        "(counted fast rule)";
+    return true;
   }
 
   /// The counted fast rule's count: window magnitudes of both operands, their INT8 product (a
@@ -577,6 +605,7 @@ class CrtPipeline {
   CrtScaling scaling_;
   int L_;
   bool counted_ = false;      // the counted fast rule (choose_rule)
+  double sampled_G_ = -1;     // its G over sampled entries, once computed
   bool rule_chosen_ = false;  // choose_rule ran
   int gemms_ = 0;
   double q_a_ = 0, q_b_ = 0;

@@ -100,7 +100,8 @@ struct CountedSampleRegion {
   static CountedSampleRegion carve(Carver& c, std::int64_t K) {
     CountedSampleRegion r;
     const std::int64_t rows = 2 * counted_sample_rows;
-    r.codes = typename V::Digits(c.take<std::int8_t>(rows * K), rows, K);
+    const std::int64_t row_bytes = (K + 3) / 4 * 4;  // whole 32-bit words (zero padding)
+    r.codes = typename V::Digits(c.take<std::int8_t>(rows * row_bytes), rows, row_bytes);
     r.stats = typename V::Rows(c.take<double>(rows * 2), rows, 2);
     return r;
   }
@@ -254,6 +255,10 @@ std::size_t crt_bytes(const CallPlan& p, int L, bool accurate, bool with_estimat
       EstimateCopyRegion<ExecSpace>::carve(phase1, p.shape, ops);
     }
     bytes = std::max(bytes, phase1.used());
+    // The counted fast rule's sample may be taken in phase-1 scratch after pass 1 (driver.hpp).
+    Carver sample(nullptr, front);
+    CountedSampleRegion<ExecSpace>::carve(sample, p.shape.k);
+    bytes = std::max(bytes, sample.used());
   }
   return bytes;
 }

@@ -529,7 +529,8 @@ double counted_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Pr
 /// The counted rule's G over a sample (sampled_counted_ratio): per sampled row its scale
 /// exponent's norms in integer quanta of the row's exponent (not the norm tiles': an upper
 /// bound of the 2-norm and a lower bound of the 1-norm all the same, order-independent sums),
-/// its window magnitudes in `codes` (2 count x K int8) and n, s in `stats` (2 count x 2):
+/// its window magnitudes in `codes` (2 count rows of K int8 and zeros up to whole 32-bit
+/// words) and n, s in `stats` (2 count x 2):
 /// CountedSampleRegion, layout.hpp.
 constexpr std::int64_t counted_sample_rows = 64;
 
@@ -595,9 +596,11 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
             Kokkos::Sum<std::int64_t>(sum));
         const double l1 = compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
         const int shift = crt_window_shift(l1, K);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K), [&](const std::int64_t k) {
-          codes(out, k) = static_cast<std::int8_t>(window_magnitude7(M(r, k), e, shift));
-        });
+        Kokkos::parallel_for(
+            Kokkos::TeamThreadRange(team, codes.extent(1)), [&](const std::int64_t k) {
+              codes(out, k) =
+                  static_cast<std::int8_t>(k < K ? window_magnitude7(M(r, k), e, shift) : 0);
+            });
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           stats(out, 0) =
               compat::ldexp(compat::sqrt(static_cast<double>(squares)), -crt_l2_quantum_bits);
@@ -612,11 +615,17 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
         const std::int64_t j = count + team.league_rank() / sampled_x;
         const double n = stats(i, 0) * stats(j, 0);
         if (!(n > 0)) return;  // the same for every thread of the team
+        // Four codes (0..127 each) per 32-bit word: 4 x 127^2 < 2^16 per word.
+        const std::uint32_t* row_i = reinterpret_cast<const std::uint32_t*>(&codes(i, 0));
+        const std::uint32_t* row_j = reinterpret_cast<const std::uint32_t*>(&codes(j, 0));
         std::int64_t p = 0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, std::int64_t& v) {
-              v += std::int64_t(codes(i, k)) * std::int64_t(codes(j, k));
+            Kokkos::TeamThreadRange(team, codes.extent(1) / 4),
+            [&](const std::int64_t w, std::int64_t& v) {
+              const std::uint32_t x = row_i[w], y = row_j[w];
+              std::int64_t s = 0;
+              for (int b = 0; b < 32; b += 8) s += ((x >> b) & 0xffu) * ((y >> b) & 0xffu);
+              v += s;
             },
             Kokkos::Sum<std::int64_t>(p));
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
