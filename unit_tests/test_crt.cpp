@@ -659,6 +659,10 @@ TEST(Crt, CountedRuleKeepsNativeErrorWhereTheFastModelFails) {
     EXPECT_LE(err, err_native) << what << ": " << run.report.moduli << " moduli, ozaki " << err
                                << " vs native " << err_native;
     expect_crt_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run);
+    // The Report's options replay the call (a fixed count under the fast rule), bit for bit.
+    const GemmRun replay = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, run.report.options);
+    EXPECT_EQ(replay.report.moduli, run.report.moduli);
+    EXPECT_EQ(replay.C.values, run.C.values) << what;
   }
 }
 

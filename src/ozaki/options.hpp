@@ -49,8 +49,11 @@ enum class PairPolicy {
 /// product of the scaled integers must stay below half the moduli's product; the tighter the
 /// bound on it, the more bits each element keeps.
 enum class CrtScaling {
-  /// Accurate where the rows or columns are peaked (their 2-norm far above their 1-norm over
-  /// sqrt(K): wide exponent ranges), Fast elsewhere.  A cheap test on the row norms.
+  /// From a cheap test on the row norms (peaked rows: 2-norm far above the 1-norm over
+  /// sqrt(K), wide exponent ranges).  With a fixed moduli count: Accurate for peaked rows, Fast
+  /// elsewhere.  With an automatic count: Fast, and for wide ranges the count from an INT8
+  /// lower bound of |A||B| (the counted fast rule, docs/design.md §5.5); Accurate only where
+  /// that bound cannot see some entry.
   Auto,
   /// Cauchy-Schwarz: |C'_mn| <= ||a'_m||_2 ||b'_n||_2, from row norms alone.
   Fast,

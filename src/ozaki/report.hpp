@@ -51,7 +51,9 @@ struct Report {
   /// |A||B| at the chosen S (docs/design.md, "Choosing S"); 0 when S was given.
   double modeled_error = 0;
   /// With an automatic slice count: INT8 GEMM calls spent estimating it (1 for data of one
-  /// magnitude, up to 9 for very wide exponent ranges).
+  /// magnitude, up to 9 for very wide exponent ranges).  Int8Crt: the accurate rule's bound
+  /// product and estimate, or the counted fast rule's window product (one per K chunk; none
+  /// where Auto took the count of sampled entries).
   int estimate_int8_gemms = 0;
   /// True when the requested algorithm was replaced by another one (see reason).
   bool fallback = false;
