@@ -309,21 +309,12 @@ class CrtPipeline {
   /// The moduli count for FP64-equivalent accuracy under the rule in force.  False when Auto
   /// then prefers native FP64 GEMM (the Report says why).
   bool choose_moduli() {
-    if (counted_ && call_.plan.requested == Algorithm::Auto) {
-      if (!choose_sampled_counted_moduli()) return false;
-    } else if (counted_ && !choose_counted_moduli()) {
-      // Int8Crt asked for: the accurate rule's bound product and estimate instead.
-      counted_ = false;
-      scaling_ = CrtScaling::Accurate;
-      bound_product();
-      call_.report.estimate_int8_gemms += static_cast<int>(call_.plan.k_chunks);
-      call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
-      call_.report.reason =
-          "automatic moduli count: some entry of |A||B| has no pair of elements inside the INT8 "
-          "lower bound's windows, so the accurate scaling rule was taken";
-      choose_accurate_moduli();
-    } else if (counted_) {
-      // choose_counted_moduli set L_.
+    if (counted_) {
+      if (call_.plan.requested == Algorithm::Auto) {
+        if (!choose_sampled_counted_moduli()) return false;  // native: the reason says why
+      } else if (!choose_counted_moduli()) {
+        counted_to_accurate();
+      }
     } else if (scaling_ == CrtScaling::Fast) {
       L_ = crt_fast_auto_moduli(call_.plan.shape.k, q_a_, q_b_);
       call_.report.modeled_error = crt_fast_model(L_, call_.plan.shape.k, q_a_, q_b_);
@@ -340,6 +331,20 @@ class CrtPipeline {
                                  std::to_string(products) + " INT8 products",
                              cost);
     return false;
+  }
+
+  /// An explicit Int8Crt call whose window product cannot see some entry: the accurate rule's
+  /// bound product and estimate instead.
+  void counted_to_accurate() {
+    counted_ = false;
+    scaling_ = CrtScaling::Accurate;
+    bound_product();
+    call_.report.estimate_int8_gemms += static_cast<int>(call_.plan.k_chunks);
+    call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
+    call_.report.reason =
+        "automatic moduli count: some entry of |A||B| has no pair of elements inside the INT8 "
+        "lower bound's windows, so the accurate scaling rule was taken";
+    choose_accurate_moduli();
   }
 
   /// Auto's counted count: from the sampled entries' G (the sample before pass 1, or one now
