@@ -501,9 +501,10 @@ void window_magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>:
 
 /// Counted rule, step 2: G = max_mn n_m n_n 2^(s_m+s_n) / Plo_mn from the chunks of the
 /// window product (+Inf where some Plo_mn = 0 under nonzero norms).  One wait.  A team per
-/// column n of C, its threads on consecutive m (coalesced reads of Plo): a flat index over
-/// the M N entries took 1.18 ms at 8192^3 on the H200 (its 64-bit division and remainder per
-/// entry, most likely; 6569a9a timeline), for 268 MB that need 0.07 ms.
+/// column n of C, its threads on consecutive m (coalesced reads of Plo): 0.60 ms at 8192^3 on
+/// the H200 (40d9092), where a flat index over the M N entries took 1.18 ms (its 64-bit
+/// division and remainder per entry, most likely).  Still 8x the 268 MB's time: the per-entry
+/// frexp, ldexp and division remain (per-row scaled norms would remove the first two).
 template <class ExecSpace>
 double counted_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
                      std::int64_t chunks, std::int64_t K,
