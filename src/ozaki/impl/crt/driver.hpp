@@ -5,7 +5,8 @@
 ///
 ///   scale_rows        scale exponents (NaN/Inf -> native FP64) and row norms; the scaling
 ///                     rule: fast (norms only) or accurate (one INT8 product of magnitudes)
-///   bound_product     the accurate rule's INT8 product of 7-bit magnitudes
+///   magnitude_product the accurate rule's INT8 product of 7-bit magnitudes (or the counted
+///                     fast rule's, of window magnitudes)
 ///   choose_moduli     automatic moduli count from the rule's error model, if asked for; Auto
 ///                     may stop before the bound product or here for native FP64.  Wide
 ///                     exponent ranges with an automatic count take the counted fast rule:
@@ -98,6 +99,7 @@ class CrtPipeline {
         call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast || call_.plan.auto_moduli,
         call_.plan.auto_moduli, call_.ops));
     if (!scale_rows()) return Int8Outcome::NonFinite;
+    choose_rule();
     if (complex_ != nullptr && accurate()) {
       // Karatsuba runs the fast rule only (its bound product would bound Re, not Im).
       *complex_->needs_embedding = true;
@@ -108,9 +110,8 @@ class CrtPipeline {
       return Int8Outcome::NativeFaster;
     }
     if (accurate()) {
-      bound_product();
-      call_.report.estimate_int8_gemms = static_cast<int>(call_.plan.k_chunks);
-      call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
+      magnitude_product(false);
+      count_magnitude_product();
     }
     call_.clock.lap(call_.report.seconds_split);
     if (call_.plan.auto_moduli) {
@@ -145,7 +146,7 @@ class CrtPipeline {
   }
 
   /// Everything before the residues that lives through the call: carves exponents, tile
-  /// partials, bits and norms; pass 1, row norms, and the Auto scaling rule's choice.  Run
+  /// partials, bits and norms; pass 1, row norms and their summary (choose_rule reads it).  Run
   /// again when the scratch grows (growing loses its contents).  False on NaN/Inf.
   bool scale_rows() {
     Carver carver = call_.carve_row_regions();
@@ -162,12 +163,11 @@ class CrtPipeline {
     if (rows_.a.nonfinite || rows_.b.nonfinite) return false;
     q_a_ = rows_.a.peak;
     q_b_ = rows_.b.peak;
-    if (!rule_chosen_) choose_rule();
-    rule_chosen_ = true;
     return true;
   }
 
-  /// The scaling rule from the peak class (once: scale_rows runs again when the scratch grows).
+  /// The scaling rule from the peak class, once, after the first scale_rows (which runs again
+  /// where the scratch grows: the same rows, the same class).
   void choose_rule() {
     const CrtPeakClass peaks = crt_peak_class(call_.plan.shape.k, q_a_, q_b_);
     if (peaks == CrtPeakClass::Accurate && counted_may_apply()) {
@@ -279,17 +279,30 @@ class CrtPipeline {
     return auto_may_stop_early() && native_wins_at_peaks(q_a_, q_b_, "A and B");
   }
 
-  /// The accurate rule's bound product P = q(A) q(B), in phase-1 scratch.
-  void bound_product() {
+  /// One INT8 product of both operands' 7-bit magnitudes, in phase-1 scratch (the bound
+  /// region): the accurate rule's bound P = q(A) q(B) of magnitudes rounded up, or (`window`)
+  /// the counted fast rule's lower bound Plo of window magnitudes rounded down.
+  void magnitude_product(bool window) {
     Carver phase1(call_.base, call_.phase_offset);
     bound_ = CrtBoundRegion<ExecSpace>::carve(phase1, call_.plan);
     bound_end_ = phase1.used();
-    magnitudes7(call_.space, call_.opA, call_.exponents.a, bound_.q_a);
-    magnitudes7(call_.space, call_.opBt, call_.exponents.b, bound_.q_b);
+    if (window) {
+      window_magnitudes7(call_.space, call_.opA, call_.exponents.a, scale_.l1a, bound_.q_a);
+      window_magnitudes7(call_.space, call_.opBt, call_.exponents.b, scale_.l1b, bound_.q_b);
+    } else {
+      magnitudes7(call_.space, call_.opA, call_.exponents.a, bound_.q_a);
+      magnitudes7(call_.space, call_.opBt, call_.exponents.b, bound_.q_b);
+    }
     const Int8GemmProblem p =
         packed_int8_problem(call_.plan.mpad, call_.plan.npad, call_.plan.kpad, bound_.q_a.data(),
                             bound_.q_b.data(), bound_.bound.data());
     int8_gemm_in_k_chunks(call_.space, p, call_.plan.k_block, call_.plan.npad * call_.plan.mpad);
+  }
+
+  /// A magnitude product in the Report: INT8 products beside the moduli's.
+  void count_magnitude_product() {
+    call_.report.estimate_int8_gemms += static_cast<int>(call_.plan.k_chunks);
+    call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
   }
 
   /// The bits of every row and column for `moduli` moduli; returns the fewest (under the fast
@@ -338,9 +351,8 @@ class CrtPipeline {
   void counted_to_accurate() {
     counted_ = false;
     scaling_ = CrtScaling::Accurate;
-    bound_product();
-    call_.report.estimate_int8_gemms += static_cast<int>(call_.plan.k_chunks);
-    call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
+    magnitude_product(false);
+    count_magnitude_product();
     call_.report.reason =
         "automatic moduli count: some entry of |A||B| has no pair of elements inside the INT8 "
         "lower bound's windows, so the accurate scaling rule was taken";
@@ -370,16 +382,8 @@ class CrtPipeline {
   /// The counted fast rule's count: window magnitudes of both operands, their INT8 product (a
   /// lower bound of |A||B|, in the bound region) and G (one wait).  False where G is +Inf.
   bool choose_counted_moduli() {
-    Carver phase1(call_.base, call_.phase_offset);
-    bound_ = CrtBoundRegion<ExecSpace>::carve(phase1, call_.plan);
-    window_magnitudes7(call_.space, call_.opA, call_.exponents.a, scale_.l1a, bound_.q_a);
-    window_magnitudes7(call_.space, call_.opBt, call_.exponents.b, scale_.l1b, bound_.q_b);
-    const Int8GemmProblem p =
-        packed_int8_problem(call_.plan.mpad, call_.plan.npad, call_.plan.kpad, bound_.q_a.data(),
-                            bound_.q_b.data(), bound_.bound.data());
-    int8_gemm_in_k_chunks(call_.space, p, call_.plan.k_block, call_.plan.npad * call_.plan.mpad);
-    call_.report.estimate_int8_gemms = static_cast<int>(call_.plan.k_chunks);
-    call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad;
+    magnitude_product(true);
+    count_magnitude_product();
     const double G =
         counted_ratio(call_.space, bound_.bound, call_.plan.k_chunks, call_.plan.shape.k,
                       scale_.l2a, scale_.l1a, scale_.l2b, scale_.l1b);
@@ -449,7 +453,7 @@ class CrtPipeline {
         crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops),
         call_.base, [&] {
           scale_rows();
-          if (accurate()) bound_product();
+          if (accurate()) magnitude_product(false);
         });
   }
 
@@ -609,9 +613,8 @@ class CrtPipeline {
   DeviceRates rates_;
   CrtScaling scaling_;
   int L_;
-  bool counted_ = false;      // the counted fast rule (choose_rule)
-  double sampled_G_ = -1;     // its G over sampled entries, once computed
-  bool rule_chosen_ = false;  // choose_rule ran
+  bool counted_ = false;   // the counted fast rule (choose_rule)
+  double sampled_G_ = -1;  // its G over sampled entries, once computed
   int gemms_ = 0;
   double q_a_ = 0, q_b_ = 0;
   RowSummary rows_;

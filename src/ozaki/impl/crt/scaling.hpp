@@ -576,42 +576,28 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
         const std::int64_t i = of_x ? team.league_rank() : team.league_rank() - sampled_x;
         const std::int64_t r = i * M.extent(0) / (of_x ? sampled_x : sampled_y);
         const std::int64_t out = of_x ? i : count + i;
-        double mu = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, double& v) {
-              const double x = M(r, k);
-              const double a = is_finite(x) ? magnitude(x) : positive_infinity();
-              if (a > v) v = a;
-            },
-            Kokkos::Max<double>(mu));
+        const double mu = team_row_max(team, M, r, K);  // NaN and Inf as +Inf
         if (!(mu > 0) || !is_finite(mu)) {
           Kokkos::single(Kokkos::PerTeam(team), [&]() { stats(out, 0) = 0, stats(out, 1) = 0; });
           return;
         }
+        // The norm tiles' quanta (norm_quanta), at the row's exponent instead of each tile's.
         const int e = scale_exponent(mu);
-        std::int64_t squares = 0, sum = 0;
+        const NormScales scales = norm_scales(e);
+        std::uint64_t squares = 0, sum = 0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, std::int64_t& v) {
-              const double a = magnitude(M(r, k));
-              if (a > 0) {  // s2 = max(1, ceil(a 2^(16-e))), at most 2^16
-                const double up = compat::ldexp(a, crt_l2_quantum_bits - e);
-                std::int64_t s2 = static_cast<std::int64_t>(up);
-                if (s2 < up) ++s2;
-                if (s2 < 1) s2 = 1;
-                v += s2 * s2;
-              }
+            [&](const std::int64_t k, std::uint64_t& v) {
+              v += norm_quanta(M(r, k), scales).square;
             },
-            Kokkos::Sum<std::int64_t>(squares));
+            Kokkos::Sum<std::uint64_t>(squares));
+        team.team_barrier();  // the next team reduction reuses the broadcast (team_row_max)
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, std::int64_t& v) {
-              v += static_cast<std::int64_t>(
-                  compat::ldexp(magnitude(M(r, k)), crt_l1_quantum_bits - e));
-            },
-            Kokkos::Sum<std::int64_t>(sum));
-        const double l1 = compat::ldexp(static_cast<double>(sum), -crt_l1_quantum_bits);
+            [&](const std::int64_t k, std::uint64_t& v) { v += norm_quanta(M(r, k), scales).l1; },
+            Kokkos::Sum<std::uint64_t>(sum));
+        team.team_barrier();
+        const double l1 = norm_from_l1(sum);
         const int shift = crt_window_shift(l1, K);
         Kokkos::parallel_for(
             Kokkos::TeamThreadRange(team, codes.extent(1)), [&](const std::int64_t k) {
@@ -619,8 +605,7 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
                   static_cast<std::int8_t>(k < K ? window_magnitude7(M(r, k), e, shift) : 0);
             });
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          stats(out, 0) =
-              compat::ldexp(compat::sqrt(static_cast<double>(squares)), -crt_l2_quantum_bits);
+          stats(out, 0) = norm_from_squares(squares);
           stats(out, 1) = shift;
         });
       });
