@@ -205,36 +205,69 @@ bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::N
   return false;
 }
 
+/// op(B)^T of B (K x N) as an N x K host matrix.
+HostMatrix transposed(const HostMatrix& B) {
+  HostMatrix Bt;
+  Bt.rows = B.cols;
+  Bt.cols = B.rows;
+  for (std::int64_t k = 0; k < B.rows; ++k)
+    for (std::int64_t n = 0; n < B.cols; ++n) Bt.values.push_back(B(k, n));
+  return Bt;
+}
+
+/// op(A) = A (M x K) and op(B)^T = B^T (N x K) on the test space, stored with `layout`
+/// (Left: rows read in place as strided rows), with pass 1 and the exact row norms.
+struct RowsOnSpace {
+  DeviceMatrix dA, dBt;
+  V::Exponents ea, eb;
+  V::Norms l2a, l1a, l2b, l1b;
+};
+RowsOnSpace rows_on_space(const HostMatrix& A, const HostMatrix& B, Layout layout) {
+  const std::int64_t M = A.rows, N = B.cols;
+  RowsOnSpace r{device_copy(A, layout), device_copy(transposed(B), layout),
+                V::Exponents("ea", M),  V::Exponents("eb", N),
+                V::Norms("l2a", M),     V::Norms("l1a", M),
+                V::Norms("l2b", N),     V::Norms("l1b", N)};
+  EXPECT_FALSE(scales_and_norms(as_const(r.dA), r.ea, r.l2a, r.l1a));
+  EXPECT_FALSE(scales_and_norms(as_const(r.dBt), r.eb, r.l2b, r.l1b));
+  return r;
+}
+
+/// The INT8 product of both operands' 7-bit magnitudes, as the driver's magnitude_product
+/// makes it: the accurate rule's (magnitudes7), or the counted rule's (`window`).
+V::Products magnitude_product_on_space(const RowsOnSpace& r, bool window) {
+  const TestSpace space;
+  const std::int64_t M = r.ea.extent(0), N = r.eb.extent(0), K = r.dA.view.extent(1);
+  const std::int64_t kpad = ozaki::Impl::padded_k(K);
+  const std::int64_t mpad = (M + 15) / 16 * 16, npad = (N + 15) / 16 * 16;
+  V::Digits qa("qa", mpad, kpad), qb("qb", npad, kpad);
+  V::Products P("P", 1, npad, mpad);
+  if (window) {
+    ozaki::Impl::window_magnitudes7(space, as_const(r.dA), r.ea, r.l1a, qa);
+    ozaki::Impl::window_magnitudes7(space, as_const(r.dBt), r.eb, r.l1b, qb);
+  } else {
+    ozaki::Impl::magnitudes7(space, as_const(r.dA), r.ea, qa);
+    ozaki::Impl::magnitudes7(space, as_const(r.dBt), r.eb, qb);
+  }
+  ozaki::Impl::Int8Gemm<TestSpace>::run(
+      space, ozaki::Impl::packed_int8_problem(mpad, npad, kpad, qa.data(), qb.data(), P.data()));
+  return P;
+}
+
 /// The scaling rule on the test space for op(A) = A (M x K) and op(B) = B (K x N), both
 /// stored with `layout` (Left: rows read in place as strided rows, one thread per chunk).
 SpaceScale scale_on_space(const HostMatrix& A, const HostMatrix& B, int L, CrtScaling scaling,
                           Layout layout = Layout::Right) {
   TestSpace space;
   const std::int64_t M = A.rows, K = A.cols, N = B.cols;
-  const DeviceMatrix dA = device_copy(A, layout);
-  HostMatrix Bt;  // op(B)^T, N x K
-  Bt.rows = N;
-  Bt.cols = K;
-  for (std::int64_t k = 0; k < K; ++k)
-    for (std::int64_t n = 0; n < N; ++n) Bt.values.push_back(B(k, n));
-  const DeviceMatrix dBt = device_copy(Bt, layout);
-  V::Exponents ea("ea", M), eb("eb", N), bits_a("bits_a", M), bits_b("bits_b", N), rho("rho", M);
-  V::Norms l2a("l2a", M), l1a("l1a", M), l2b("l2b", N), l1b("l1b", N);
-  EXPECT_FALSE(scales_and_norms(as_const(dA), ea, l2a, l1a));
-  EXPECT_FALSE(scales_and_norms(as_const(dBt), eb, l2b, l1b));
+  const RowsOnSpace r = rows_on_space(A, B, layout);
+  V::Exponents bits_a("bits_a", M), bits_b("bits_b", N), rho("rho", M);
   if (scaling == CrtScaling::Fast) {
     const double T = ozaki::Impl::crt_fast_target(L, K);
-    ozaki::Impl::fast_bits(space, l2a, T, bits_a);
-    ozaki::Impl::fast_bits(space, l2b, T, bits_b);
+    ozaki::Impl::fast_bits(space, r.l2a, T, bits_a);
+    ozaki::Impl::fast_bits(space, r.l2b, T, bits_b);
   } else {
-    const std::int64_t kpad = ozaki::Impl::padded_k(K);
-    const std::int64_t mpad = (M + 15) / 16 * 16, npad = (N + 15) / 16 * 16;
-    V::Digits qa("qa", mpad, kpad), qb("qb", npad, kpad);
-    V::Products P("P", 1, npad, mpad);
-    ozaki::Impl::magnitudes7(space, as_const(dA), ea, qa);
-    ozaki::Impl::magnitudes7(space, as_const(dBt), eb, qb);
-    ozaki::Impl::Int8Gemm<TestSpace>::run(
-        space, ozaki::Impl::packed_int8_problem(mpad, npad, kpad, qa.data(), qb.data(), P.data()));
+    const V::Products P = magnitude_product_on_space(r, false);
     Kokkos::View<int**, Kokkos::LayoutRight, typename V::device_type> partial("partial",
                                                                               (N + 255) / 256, M);
     ozaki::Impl::accurate_bits(space, P, 1, ozaki::Impl::crt_accurate_range(L), rho, partial,
@@ -259,35 +292,12 @@ std::pair<HostMatrix, HostMatrix> anti_aligned(std::int64_t M, std::int64_t N, s
   return {A, B};
 }
 
-/// op(B)^T of B (K x N) as an N x K host matrix.
-HostMatrix transposed(const HostMatrix& B) {
-  HostMatrix Bt;
-  Bt.rows = B.cols;
-  Bt.cols = B.rows;
-  for (std::int64_t k = 0; k < B.rows; ++k)
-    for (std::int64_t n = 0; n < B.cols; ++n) Bt.values.push_back(B(k, n));
-  return Bt;
-}
-
 /// The counted fast rule's G (rules.hpp, crt_counted_model) on the test space: pass 1 and the
 /// norms, the window magnitudes, their INT8 product and counted_ratio, as the driver runs them.
 double counted_on_space(const HostMatrix& A, const HostMatrix& B, Layout layout) {
-  TestSpace space;
-  const std::int64_t M = A.rows, K = A.cols, N = B.cols;
-  const DeviceMatrix dA = device_copy(A, layout), dBt = device_copy(transposed(B), layout);
-  V::Exponents ea("ea", M), eb("eb", N);
-  V::Norms l2a("l2a", M), l1a("l1a", M), l2b("l2b", N), l1b("l1b", N);
-  EXPECT_FALSE(scales_and_norms(as_const(dA), ea, l2a, l1a));
-  EXPECT_FALSE(scales_and_norms(as_const(dBt), eb, l2b, l1b));
-  const std::int64_t kpad = ozaki::Impl::padded_k(K);
-  const std::int64_t mpad = (M + 15) / 16 * 16, npad = (N + 15) / 16 * 16;
-  V::Digits qa("qa", mpad, kpad), qb("qb", npad, kpad);
-  V::Products P("P", 1, npad, mpad);
-  ozaki::Impl::window_magnitudes7(space, as_const(dA), ea, l1a, qa);
-  ozaki::Impl::window_magnitudes7(space, as_const(dBt), eb, l1b, qb);
-  ozaki::Impl::Int8Gemm<TestSpace>::run(
-      space, ozaki::Impl::packed_int8_problem(mpad, npad, kpad, qa.data(), qb.data(), P.data()));
-  return ozaki::Impl::counted_ratio(space, P, 1, K, l2a, l1a, l2b, l1b);
+  const RowsOnSpace r = rows_on_space(A, B, layout);
+  return ozaki::Impl::counted_ratio(TestSpace(), magnitude_product_on_space(r, true), 1, A.cols,
+                                    r.l2a, r.l1a, r.l2b, r.l1b);
 }
 
 TEST(Crt, CountedRatioMatchesTheOracleBitForBit) {
