@@ -144,12 +144,19 @@ inline double crt_fast_model(int L, std::int64_t K, double q_a, double q_b) {
 /// Target of the models: u = 2^-53, as for scheme I (slices/accuracy.hpp).
 constexpr double crt_target_error = 0x1p-53;
 
-/// Smallest L whose fast-rule model meets the target (max_moduli if none does).
-inline int crt_fast_moduli(std::int64_t K, double q_a, double q_b) {
+/// Smallest L whose modelled error model(L) meets the target (max_moduli if none does): the
+/// search every automatic count makes, whatever its model.
+template <class Model>
+int crt_smallest_moduli(const Model& model) {
   for (int L = min_moduli; L < max_moduli; ++L) {
-    if (crt_fast_model(L, K, q_a, q_b) <= crt_target_error) return L;
+    if (model(L) <= crt_target_error) return L;
   }
   return max_moduli;
+}
+
+/// Smallest L whose fast-rule model meets the target (max_moduli if none does).
+inline int crt_fast_moduli(std::int64_t K, double q_a, double q_b) {
+  return crt_smallest_moduli([&](int L) { return crt_fast_model(L, K, q_a, q_b); });
 }
 
 /// The automatic count under the fast rule: the model's, plus crt_fast_extra_moduli for
@@ -175,10 +182,8 @@ inline int crt_first_guess(std::int64_t K) {
 inline int crt_accurate_moduli(double error_at_max) {
   if (!(error_at_max < HUGE_VAL)) return max_moduli;
   const double top = crt_log2_range(max_moduli);
-  for (int L = min_moduli; L < max_moduli; ++L) {
-    if (error_at_max * std::exp2(0.5 * (top - crt_log2_range(L))) <= crt_target_error) return L;
-  }
-  return max_moduli;
+  return crt_smallest_moduli(
+      [&](int L) { return error_at_max * std::exp2(0.5 * (top - crt_log2_range(L))); });
 }
 
 /// Counted fast rule: the fast rule's bits with the count taken from a lower bound of
@@ -216,10 +221,7 @@ inline double crt_counted_model(int L, std::int64_t K, double G) {
 
 /// Smallest L whose counted model meets the target (max_moduli if none does, or G = +Inf).
 inline int crt_counted_moduli(std::int64_t K, double G) {
-  for (int L = min_moduli; L < max_moduli; ++L) {
-    if (crt_counted_model(L, K, G) <= crt_target_error) return L;
-  }
-  return max_moduli;
+  return crt_smallest_moduli([&](int L) { return crt_counted_model(L, K, G); });
 }
 
 /// Throws when the bits a rule left are too few (too few moduli for this K).
