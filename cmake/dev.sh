@@ -158,6 +158,7 @@ cmd_demo() {
 #                               with opcode counts, to sass.txt (cuobjdump)
 #   OZAKI_TIMELINE_RUNS="ARGS; ARGS" ozaki_bench runs under the GPU timeline tool (timeline.log)
 #   OZAKI_BENCH_RUNS="ARGS; ARGS" further ozaki_bench runs (run<i>.csv), e.g. --complex ones
+#   OZAKI_TOOL_RUNS="TOOL ARGS; ..." other perf_tests tools, e.g. int8_algos (tools.log)
 #   OZAKI_SANITIZE="exit_cuda ..." runs compute-sanitizer's three tools on those test binaries
 #                                  ("all": every CUDA test binary; OZAKI_SANITIZE_TOOLS picks
 #                                  tools) (sanitize.log)
@@ -337,6 +338,18 @@ cmd_device() {
            fflush()
            for (n in t) printf "%10.3f %4d %s\n", t[n], c[n], n | "sort -k1,1nr"
          }' "$repo/build-cuda/timeline.txt" >>"$out/timeline.log" 2>/dev/null || true
+  done
+  # OZAKI_TOOL_RUNS="TOOL ARGS; TOOL ARGS": other perf_tests tools (built through
+  # OZAKI_BUILD_TARGETS), e.g. "int8_algos --shapes 16384x2048x16384", output to tools.log.
+  local tool_runs
+  IFS=';' read -ra tool_runs <<<"${OZAKI_TOOL_RUNS:-}"
+  for args in "${tool_runs[@]}"; do
+    [ -n "${args// /}" ] || continue
+    t0=$SECONDS
+    echo "== $args" >>"$out/tools.log"
+    # shellcheck disable=SC2086 # ARGS is a list of words
+    (cd "$repo/build-cuda/perf_tests" && ./$args) >>"$out/tools.log" 2>&1 || echo "(failed)" >>"$out/tools.log"
+    echo "tool ($args): $((SECONDS - t0)) s" >>"$log"
   done
   # OZAKI_BENCH_RUNS="ARGS; ARGS; ...": further ozaki_bench runs after the suites, each with its
   # own arguments (e.g. "--complex --shapes 8192,16384 --configs native,default"), tables to
