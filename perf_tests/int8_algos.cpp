@@ -3,7 +3,7 @@
 // not its rate on a cool card, is what a call gets).
 //
 //   int8_algos --shapes 16384x2048x16384[,...] [--algos 16] [--rounds 7] [--burst 14]
-//              [--sets 4] [--heat-ms 2000] [--workspace-mb 64]
+//              [--sets 4] [--interleave L] [--heat-ms 2000] [--workspace-mb 64]
 //
 // For each shape M x N x K (C is M x N int32, A and B int8 and K-contiguous: the TN form the
 // backend calls), the candidates are cublasGemmEx's default kernel and the first --algos of
@@ -12,6 +12,10 @@
 // L2 would flatter every kernel).  After --heat-ms of the default kernel, --rounds rounds run
 // one burst of --burst products per candidate in turn, so that every candidate sees the same
 // power and thermal state; a candidate's time is the median over the rounds after the first.
+// --interleave L stores the operands as scheme II does: one buffer per operand whose rows hold
+// L moduli's K residues each (leading dimension L K), product p taking modulus p mod L; the
+// heuristic is then also asked for the contiguous layout (leading dimension K), and those
+// kernels (marked c) run on the interleaved operands too.
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -61,19 +65,22 @@ std::int64_t positive(const std::string& s, const char* what) {
 }
 
 /// Device buffer of `bytes` filled with pseudo-random int8 (random data: constant data runs
-/// faster on these units than real residues do).
+/// faster on these units than real residues do): one random block of up to 64 MiB, repeated.
 std::int8_t* random_int8(std::size_t bytes, std::uint64_t seed) {
-  std::vector<std::int8_t> host(bytes);
+  std::vector<std::int8_t> host(std::min<std::size_t>(bytes, std::size_t(64) << 20));
   std::uint64_t h = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (std::size_t i = 0; i < bytes; ++i) {
+  for (auto& x : host) {
     h ^= h << 13;
     h ^= h >> 7;
     h ^= h << 17;
-    host[i] = static_cast<std::int8_t>(h >> 56);
+    x = static_cast<std::int8_t>(h >> 56);
   }
   void* d = nullptr;
   check(cudaMalloc(&d, bytes), "cudaMalloc");
-  check(cudaMemcpy(d, host.data(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  for (std::size_t at = 0; at < bytes; at += host.size())
+    check(cudaMemcpy(static_cast<char*>(d) + at, host.data(), std::min(host.size(), bytes - at),
+                     cudaMemcpyHostToDevice),
+          "cudaMemcpy");
   return static_cast<std::int8_t*>(d);
 }
 
@@ -96,7 +103,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char* argv[]) {
   std::vector<Shape> shapes;
-  int algos = 16, rounds = 7, burst = 14, sets = 4;
+  int algos = 16, rounds = 7, burst = 14, sets = 4, interleave = 0;
   double heat_ms = 2000, workspace_mb = 64;
   try {
     for (int i = 1; i < argc; ++i) {
@@ -117,6 +124,8 @@ int main(int argc, char* argv[]) {
         burst = int(positive(value, "--burst"));
       } else if (arg == "--sets") {
         sets = int(positive(value, "--sets"));
+      } else if (arg == "--interleave") {
+        interleave = int(positive(value, "--interleave"));
       } else if (arg == "--heat-ms") {
         heat_ms = double(positive(value, "--heat-ms"));
       } else if (arg == "--workspace-mb") {
@@ -146,10 +155,18 @@ int main(int argc, char* argv[]) {
     check(cudaEventCreate(&end), "cudaEventCreate");
 
     for (const Shape& s : shapes) {
+      // Operand p: a[p % sets] (distinct copies), or modulus p % interleave of one buffer.
+      const std::int64_t ld = interleave > 0 ? interleave * s.k : s.k;
+      if (interleave > 0) sets = interleave;
       std::vector<std::int8_t*> a(sets), b(sets);
       for (int i = 0; i < sets; ++i) {
-        a[i] = random_int8(std::size_t(s.m * s.k), 2 * i + 1);
-        b[i] = random_int8(std::size_t(s.n * s.k), 2 * i + 2);
+        if (interleave > 0 && i > 0) {
+          a[i] = a[0] + i * s.k;
+          b[i] = b[0] + i * s.k;
+          continue;
+        }
+        a[i] = random_int8(std::size_t(s.m * ld), 2 * i + 1);
+        b[i] = random_int8(std::size_t(s.n * ld), 2 * i + 2);
       }
       void* c = nullptr;
       check(cudaMalloc(&c, std::size_t(s.m * s.n) * 4), "cudaMalloc(C)");
@@ -161,8 +178,8 @@ int main(int argc, char* argv[]) {
                                            sizeof(transpose)),
             "TRANSA");
       cublasLtMatrixLayout_t la, lb, lc;
-      check(cublasLtMatrixLayoutCreate(&la, CUDA_R_8I, s.k, s.m, s.k), "layout A");
-      check(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8I, s.k, s.n, s.k), "layout B");
+      check(cublasLtMatrixLayoutCreate(&la, CUDA_R_8I, s.k, s.m, ld), "layout A");
+      check(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8I, s.k, s.n, ld), "layout B");
       check(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32I, s.m, s.n, s.m), "layout C");
       cublasLtMatmulPreference_t pref;
       check(cublasLtMatmulPreferenceCreate(&pref), "PreferenceCreate");
@@ -175,26 +192,42 @@ int main(int argc, char* argv[]) {
                                            &returned),
             "AlgoGetHeuristic");
       found.resize(returned);
+      const int own = returned;  // found[own..]: the contiguous layout's kernels
+      if (interleave > 0) {
+        cublasLtMatrixLayout_t la0, lb0;
+        check(cublasLtMatrixLayoutCreate(&la0, CUDA_R_8I, s.k, s.m, s.k), "layout A");
+        check(cublasLtMatrixLayoutCreate(&lb0, CUDA_R_8I, s.k, s.n, s.k), "layout B");
+        std::vector<cublasLtMatmulHeuristicResult_t> more(algos);
+        int extra = 0;
+        check(cublasLtMatmulAlgoGetHeuristic(lt, desc, la0, lb0, lc, lc, pref, algos, more.data(),
+                                             &extra),
+              "AlgoGetHeuristic");
+        found.insert(found.end(), more.begin(), more.begin() + extra);
+        returned += extra;
+        cublasLtMatrixLayoutDestroy(la0);
+        cublasLtMatrixLayoutDestroy(lb0);
+      }
 
       const std::int32_t one = 1, zero = 0;
       int product = 0;
       // candidate -1: cublasGemmEx's default; candidate i >= 0: found[i].
       auto run = [&](int candidate) {
         const int set = product++ % sets;
-        if (candidate < 0) {
-          check(cublasGemmEx_64(blas, CUBLAS_OP_T, CUBLAS_OP_N, s.m, s.n, s.k, &one, a[set],
-                                CUDA_R_8I, s.k, b[set], CUDA_R_8I, s.k, &zero, c, CUDA_R_32I, s.m,
-                                CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
-                "cublasGemmEx_64");
-        } else {
-          check(cublasLtMatmul(lt, desc, &one, a[set], la, b[set], lb, &zero, c, lc, c, lc,
-                               &found[candidate].algo, workspace, workspace_bytes, stream),
-                "cublasLtMatmul");
-        }
+        if (candidate < 0)
+          return cublasGemmEx_64(blas, CUBLAS_OP_T, CUBLAS_OP_N, s.m, s.n, s.k, &one, a[set],
+                                 CUDA_R_8I, ld, b[set], CUDA_R_8I, ld, &zero, c, CUDA_R_32I, s.m,
+                                 CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+        return cublasLtMatmul(lt, desc, &one, a[set], la, b[set], lb, &zero, c, lc, c, lc,
+                              &found[candidate].algo, workspace, workspace_bytes, stream);
       };
+      // Seconds per product of one burst; +infinity where the kernel refused the layout.
       auto time_burst = [&](int candidate) {
         check(cudaEventRecord(begin, stream), "cudaEventRecord");
-        for (int p = 0; p < burst; ++p) run(candidate);
+        for (int p = 0; p < burst; ++p)
+          if (run(candidate) != CUBLAS_STATUS_SUCCESS) {
+            check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+            return 1.0 / 0.0;
+          }
         check(cudaEventRecord(end, stream), "cudaEventRecord");
         check(cudaEventSynchronize(end), "cudaEventSynchronize");
         float ms = 0;
@@ -226,8 +259,8 @@ int main(int argc, char* argv[]) {
           continue;
         }
         const cublasLtMatmulAlgo_t& algo = found[i - 1].algo;
-        std::printf("%4d %5d %5d %6d %6d %6d %8d %8d %7.2f %7.1f %10.4f %8.1f %8.1f\n", i - 1,
-                    config<int>(algo, CUBLASLT_ALGO_CONFIG_ID),
+        std::printf("%3d%c %5d %5d %6d %6d %6d %8d %8d %7.2f %7.1f %10.4f %8.1f %8.1f\n", i - 1,
+                    i - 1 >= own ? 'c' : ' ', config<int>(algo, CUBLASLT_ALGO_CONFIG_ID),
                     int(config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID)),
                     int(config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID)),
                     int(config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)),
@@ -243,7 +276,7 @@ int main(int argc, char* argv[]) {
       cublasLtMatrixLayoutDestroy(lb);
       cublasLtMatrixLayoutDestroy(lc);
       cublasLtMatmulDescDestroy(desc);
-      for (int i = 0; i < sets; ++i) {
+      for (int i = 0; i < (interleave > 0 ? 1 : sets); ++i) {
         cudaFree(a[i]);
         cudaFree(b[i]);
       }
