@@ -339,8 +339,9 @@ cmd_device() {
            for (n in t) printf "%10.3f %4d %s\n", t[n], c[n], n | "sort -k1,1nr"
          }' "$repo/build-cuda/timeline.txt" >>"$out/timeline.log" 2>/dev/null || true
   done
-  # OZAKI_TOOL_RUNS="TOOL ARGS; TOOL ARGS": other perf_tests tools (built through
-  # OZAKI_BUILD_TARGETS), e.g. "int8_algos --shapes 16384x2048x16384", output to tools.log.
+  # OZAKI_TOOL_RUNS="[VAR=VALUE ...] TOOL ARGS; ...": perf_tests tools (built through
+  # OZAKI_BUILD_TARGETS), e.g. "int8_algos --shapes 16384x2048x16384" or
+  # "OZAKI_CUBLAS_INT8=gemmex ozaki_bench --shapes 16384", output to tools.log.
   local tool_runs
   IFS=';' read -ra tool_runs <<<"${OZAKI_TOOL_RUNS:-}"
   for args in "${tool_runs[@]}"; do
@@ -348,7 +349,8 @@ cmd_device() {
     t0=$SECONDS
     echo "== $args" >>"$out/tools.log"
     # shellcheck disable=SC2086 # ARGS is a list of words
-    (cd "$repo/build-cuda/perf_tests" && ./$args) >>"$out/tools.log" 2>&1 || echo "(failed)" >>"$out/tools.log"
+    (cd "$repo/build-cuda/perf_tests" && env PATH="$PWD:$PATH" $args) >>"$out/tools.log" 2>&1 ||
+      echo "(failed)" >>"$out/tools.log"
     echo "tool ($args): $((SECONDS - t0)) s" >>"$log"
   done
   # OZAKI_BENCH_RUNS="ARGS; ARGS; ...": further ozaki_bench runs after the suites, each with its

@@ -20,6 +20,7 @@ namespace {
 struct Entry {
   cublasHandle_t handle = nullptr;
   std::unique_ptr<std::mutex> mutex = std::make_unique<std::mutex>();
+  std::unique_ptr<Int8Kernels> int8_kernels = std::make_unique<Int8Kernels>();
 };
 
 using Key = std::tuple<int, cudaStream_t, HandleUse>;
@@ -39,11 +40,23 @@ std::map<Key, Entry>& registry() {
 
 void destroy_all() {
   std::lock_guard<std::mutex> lock(registry_mutex());
-  for (auto& kv : registry()) cublasDestroy(kv.second.handle);  // at finalize: nothing to report to
+  for (auto& kv : registry()) {  // at finalize: nothing to report to
+    cublasDestroy(kv.second.handle);
+    for (auto& chosen : kv.second.int8_kernels->chosen) release(chosen.second);
+    if (kv.second.int8_kernels->lt != nullptr) cublasLtDestroy(kv.second.int8_kernels->lt);
+  }
   registry().clear();
 }
 
 }  // namespace
+
+void release(Int8Kernels::Choice& choice) {
+  if (choice.a != nullptr) cublasLtMatrixLayoutDestroy(choice.a);
+  if (choice.b != nullptr) cublasLtMatrixLayoutDestroy(choice.b);
+  if (choice.c != nullptr) cublasLtMatrixLayoutDestroy(choice.c);
+  if (choice.desc != nullptr) cublasLtMatmulDescDestroy(choice.desc);
+  choice = Int8Kernels::Choice{};
+}
 
 namespace {
 std::atomic<bool> exiting{false};  // trivially destructible: valid to the very end
@@ -103,7 +116,10 @@ BoundHandle handle_for(cudaStream_t stream, HandleUse use) {
     }
     entry.handle = h;
   }
-  return {entry.handle, entry.mutex.get()};
+  if (use == HandleUse::Int8 && entry.int8_kernels->lt == nullptr)
+    check(cublasLtCreate(&entry.int8_kernels->lt), "cublasLtCreate");
+  return {entry.handle, entry.mutex.get(),
+          use == HandleUse::Int8 ? entry.int8_kernels.get() : nullptr};
 }
 
 }  // namespace cuda

@@ -8,9 +8,13 @@
 // mode, mantissa control) live on a handle, so the emulation path has handles of its own.
 // All handles are destroyed when Kokkos finalizes.
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <array>
+#include <cstdint>
+#include <map>
 #include <mutex>
 
 namespace ozaki {
@@ -19,10 +23,29 @@ namespace cuda {
 
 enum class HandleUse { Int8, Emulation };
 
-/// A handle and the mutex that serialises host threads enqueueing work through it.
+/// The cuBLASLt kernel chosen for one INT8 product shape (int8_gemm_cublas.cpp): keyed on
+/// M, N, K, the three leading dimensions and the operands' common alignment, never on data.
+struct Int8Kernels {
+  using Shape = std::array<std::int64_t, 7>;
+  struct Choice {
+    bool found = false;  // false: cuBLASLt offered no kernel; cublasGemmEx runs the product
+    cublasLtMatmulAlgo_t algo{};
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  };
+  cublasLtHandle_t lt = nullptr;
+  std::map<Shape, Choice> chosen;
+};
+
+/// Destroys a choice's descriptors.
+void release(Int8Kernels::Choice& choice);
+
+/// A handle and the mutex that serialises host threads enqueueing work through it (and, for
+/// HandleUse::Int8, the cuBLASLt handle and kernel choices used under the same mutex).
 struct BoundHandle {
   cublasHandle_t handle = nullptr;
   std::mutex* mutex = nullptr;
+  Int8Kernels* int8_kernels = nullptr;
 };
 
 /// The handle for (current device, stream, use): created and bound on first use.

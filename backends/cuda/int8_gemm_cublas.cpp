@@ -7,10 +7,89 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 
 namespace ozaki {
 namespace Impl {
+
+namespace {
+
+/// OZAKI_CUBLAS_INT8=gemmex runs the products through cublasGemmEx's own kernel choice
+/// instead of cuBLASLt's (read once): for comparing the two on one machine in one run.
+bool gemm_ex_forced() {
+  static const bool forced = [] {
+    const char* v = std::getenv("OZAKI_CUBLAS_INT8");
+    return v != nullptr && std::string(v) == "gemmex";
+  }();
+  return forced;
+}
+
+/// The largest power of two, at most 256, that divides the three addresses: cuBLASLt's
+/// heuristic assumes 256-byte alignment unless told less, and offers only kernels that the
+/// given alignment allows.
+std::uint32_t common_alignment(const void* a, const void* b, const void* c) {
+  const std::uintptr_t bits = reinterpret_cast<std::uintptr_t>(a) |
+                              reinterpret_cast<std::uintptr_t>(b) |
+                              reinterpret_cast<std::uintptr_t>(c) | 256u;
+  return static_cast<std::uint32_t>(bits & (~bits + 1));
+}
+
+/// The cuBLASLt kernel for P (rows x columns) = A^T B, K = length (TN, INT8 -> INT32), chosen
+/// once per shape and alignment by cuBLASLt's heuristic (its first answer, no workspace).
+/// Why not cublasGemmEx's own choice: on the H200 at scheme II's pass shape 16384 x 2048 x
+/// 16384, the heuristic's first kernel (256 x 128 tiles, 2 x 1 clusters) ran 1425 TOP/s on a
+/// hot card against cublasGemmEx's 1375, and the same elsewhere (int8_algos,
+/// docs/benchmarks.md).  Integer products are exact: every kernel gives the same bits.
+const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int64_t rows,
+                                           std::int64_t columns, std::int64_t length,
+                                           std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
+                                           std::uint32_t alignment) {
+  const cuda::Int8Kernels::Shape key{rows, columns, length, lda, ldb, ldc, alignment};
+  auto found = kernels.chosen.find(key);
+  if (found != kernels.chosen.end()) return found->second;
+  // A bounded memory of shapes: programs that multiply many shapes ask the heuristic again.
+  if (kernels.chosen.size() >= 256) {
+    for (auto& kv : kernels.chosen) cuda::release(kv.second);
+    kernels.chosen.clear();
+  }
+  cuda::Int8Kernels::Choice& choice = kernels.chosen[key];
+  cuda::check(cublasLtMatmulDescCreate(&choice.desc, CUBLAS_COMPUTE_32I, CUDA_R_32I),
+              "cublasLtMatmulDescCreate");
+  const cublasOperation_t transpose = CUBLAS_OP_T;
+  cuda::check(cublasLtMatmulDescSetAttribute(choice.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose,
+                                             sizeof transpose),
+              "cublasLtMatmulDescSetAttribute(TRANSA)");
+  cuda::check(cublasLtMatrixLayoutCreate(&choice.a, CUDA_R_8I, length, rows, lda),
+              "cublasLtMatrixLayoutCreate(A)");
+  cuda::check(cublasLtMatrixLayoutCreate(&choice.b, CUDA_R_8I, length, columns, ldb),
+              "cublasLtMatrixLayoutCreate(B)");
+  cuda::check(cublasLtMatrixLayoutCreate(&choice.c, CUDA_R_32I, rows, columns, ldc),
+              "cublasLtMatrixLayoutCreate(C)");
+  cublasLtMatmulPreference_t preference = nullptr;
+  cuda::check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
+  const std::size_t no_workspace = 0;
+  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
+      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace, sizeof no_workspace);
+  for (const auto attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status =
+          cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof alignment);
+  cublasLtMatmulHeuristicResult_t result{};
+  int results = 0;
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = cublasLtMatmulAlgoGetHeuristic(kernels.lt, choice.desc, choice.a, choice.b, choice.c,
+                                            choice.c, preference, 1, &result, &results);
+  cublasLtMatmulPreferenceDestroy(preference);
+  // No kernel offered (or the heuristic refused the problem): cublasGemmEx runs it.
+  choice.found = status == CUBLAS_STATUS_SUCCESS && results > 0;
+  if (choice.found) choice.algo = result.algo;
+  return choice;
+}
+
+}  // namespace
 
 void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8GemmProblem& p) {
   if (p.rows_a == 0 || p.rows_b == 0) return;
@@ -32,10 +111,23 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
     const std::int64_t columns = std::min(column_block, p.rows_b - n0);
     // Column-major view of the TN form: P (rows_a x columns) = A^T B with A stored
     // length x rows_a (lda) and B stored length x columns (ldb), both K-contiguous.
+    const std::int8_t* b = p.b + n0 * p.ldb;
+    std::int32_t* c = p.c + n0 * p.ldc;
+    if (!gemm_ex_forced()) {
+      const cuda::Int8Kernels::Choice& kernel =
+          lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,
+                    common_alignment(p.a, b, c));
+      if (kernel.found) {
+        cuda::check(
+            cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, p.a, kernel.a, b, kernel.b, &zero,
+                           c, kernel.c, c, kernel.c, &kernel.algo, nullptr, 0, space.cuda_stream()),
+            "cublasLtMatmul(INT8 x INT8 -> INT32, TN)");
+        continue;
+      }
+    }
     cuda::check(cublasGemmEx_64(h.handle, CUBLAS_OP_T, CUBLAS_OP_N, p.rows_a, columns, p.length,
-                                &one, p.a, CUDA_R_8I, p.lda, p.b + n0 * p.ldb, CUDA_R_8I, p.ldb,
-                                &zero, p.c + n0 * p.ldc, CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I,
-                                CUBLAS_GEMM_DEFAULT),
+                                &one, p.a, CUDA_R_8I, p.lda, b, CUDA_R_8I, p.ldb, &zero, c,
+                                CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
                 "cublasGemmEx_64(INT8 x INT8 -> INT32, TN)");
   }
   cuda::note_cublas_used();
