@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -23,6 +24,15 @@ bool gemm_ex_forced() {
     return v != nullptr && std::string(v) == "gemmex";
   }();
   return forced;
+}
+
+/// OZAKI_CUBLAS_INT8=log prints cuBLASLt's offered kernels per shape to stderr.
+bool int8_log() {
+  static const bool log = [] {
+    const char* v = std::getenv("OZAKI_CUBLAS_INT8");
+    return v != nullptr && std::string(v) == "log";
+  }();
+  return log;
 }
 
 /// The largest power of two, at most 256, that divides the three addresses: cuBLASLt's
@@ -77,15 +87,40 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
     if (status == CUBLAS_STATUS_SUCCESS)
       status =
           cublasLtMatmulPreferenceSetAttribute(preference, attribute, &alignment, sizeof alignment);
-  cublasLtMatmulHeuristicResult_t result{};
+  cublasLtMatmulHeuristicResult_t result[8]{};
   int results = 0;
   if (status == CUBLAS_STATUS_SUCCESS)
     status = cublasLtMatmulAlgoGetHeuristic(kernels.lt, choice.desc, choice.a, choice.b, choice.c,
-                                            choice.c, preference, 1, &result, &results);
+                                            choice.c, preference, 8, result, &results);
   cublasLtMatmulPreferenceDestroy(preference);
   // No kernel offered (or the heuristic refused the problem): cublasGemmEx runs it.
   choice.found = status == CUBLAS_STATUS_SUCCESS && results > 0;
-  if (choice.found) choice.algo = result.algo;
+  if (choice.found) choice.algo = result[0].algo;
+  if (int8_log()) {
+    std::fprintf(stderr,
+                 "[ozaki] INT8 %lld x %lld x %lld (lda %lld, ldb %lld, ldc %lld, align %u):",
+                 (long long)rows, (long long)columns, (long long)length, (long long)lda,
+                 (long long)ldb, (long long)ldc, alignment);
+    for (int i = 0; i < results; ++i) {
+      std::uint32_t tile = 0, stages = 0;
+      std::uint16_t cluster = 0;
+      std::int32_t id = 0, split = 0;
+      std::size_t w = 0;
+      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id,
+                                           &w);
+      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+                                           sizeof tile, &w);
+      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                           sizeof stages, &w);
+      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                           sizeof split, &w);
+      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                                           &cluster, sizeof cluster, &w);
+      std::fprintf(stderr, " [%d: algo %d tile %u stages %u splitk %d cluster %u]", i, id, tile,
+                   stages, split, unsigned(cluster));
+    }
+    std::fprintf(stderr, "\n");
+  }
   return choice;
 }
 
