@@ -61,8 +61,16 @@ class ScratchBuffer {
  public:
   using memory_space = typename ExecSpace::memory_space;
 
-  std::size_t bytes() const { return buffer_.extent(0); }
-  unsigned char* data() const { return buffer_.data(); }
+  /// Every buffer starts at a multiple of this many bytes (Carver::alignment): Kokkos puts a
+  /// 128-byte header in front of a View's data, and cuBLASLt offers its Hopper INT8 kernels
+  /// only for operands aligned to 256 bytes (docs/benchmarks.md, int8_algos).
+  static constexpr std::size_t base_alignment = 256;
+
+  std::size_t bytes() const { return bytes_; }
+  unsigned char* data() const {
+    const auto address = reinterpret_cast<std::uintptr_t>(buffer_.data());
+    return buffer_.data() + (base_alignment - address % base_alignment) % base_alignment;
+  }
   /// How many times the buffer was (re)allocated.
   std::int64_t allocations() const { return allocations_; }
 
@@ -74,23 +82,30 @@ class ScratchBuffer {
     if (poison_new_scratch() && bytes() > 0)
       Kokkos::deep_copy(buffer_, static_cast<unsigned char>(0xA5));
     buffer_ = Buffer();  // free first: old and new need not both fit
+    bytes_ = 0;
     try {
       if (needed > injected_allocation_limit()) throw std::bad_alloc();
-      buffer_ = Buffer(Kokkos::view_alloc("ozaki::scratch", Kokkos::WithoutInitializing), needed);
+      buffer_ = Buffer(Kokkos::view_alloc("ozaki::scratch", Kokkos::WithoutInitializing),
+                       needed + base_alignment - 1);
     } catch (const std::exception& e) {
       throw ScratchUnavailable("could not allocate " + std::to_string(needed) +
                                " bytes of scratch: " + e.what());
     }
+    bytes_ = needed;
     ++allocations_;
     if (poison_new_scratch()) Kokkos::deep_copy(buffer_, static_cast<unsigned char>(0xA5));
     return data();
   }
 
-  void release() { buffer_ = Buffer(); }
+  void release() {
+    buffer_ = Buffer();
+    bytes_ = 0;
+  }
 
  private:
   using Buffer = Kokkos::View<unsigned char*, memory_space>;
   Buffer buffer_;
+  std::size_t bytes_ = 0;  // usable bytes from data()
   std::int64_t allocations_ = 0;
 };
 
