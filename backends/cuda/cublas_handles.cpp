@@ -116,8 +116,6 @@ BoundHandle handle_for(cudaStream_t stream, HandleUse use) {
     }
     entry.handle = h;
   }
-  if (use == HandleUse::Int8 && entry.int8_kernels->lt == nullptr)
-    check(cublasLtCreate(&entry.int8_kernels->lt), "cublasLtCreate");
   return {entry.handle, entry.mutex.get(),
           use == HandleUse::Int8 ? entry.int8_kernels.get() : nullptr};
 }

@@ -23,8 +23,9 @@ namespace cuda {
 
 enum class HandleUse { Int8, Emulation };
 
-/// The cuBLASLt kernel chosen for one INT8 product shape (int8_gemm_cublas.cpp): keyed on
-/// M, N, K, the three leading dimensions and the operands' common alignment, never on data.
+/// The cuBLASLt handle (created on first use) and the kernel chosen per INT8 product shape
+/// (int8_gemm_cublas.cpp, OZAKI_CUBLAS_INT8=lt): keyed on M, N, K, the three leading
+/// dimensions and the operands' common alignment, never on data.
 struct Int8Kernels {
   using Shape = std::array<std::int64_t, 7>;
   struct Choice {

@@ -16,23 +16,24 @@ namespace Impl {
 
 namespace {
 
-/// OZAKI_CUBLAS_INT8=gemmex runs the products through cublasGemmEx's own kernel choice
-/// instead of cuBLASLt's (read once): for comparing the two on one machine in one run.
-bool gemm_ex_forced() {
-  static const bool forced = [] {
-    const char* v = std::getenv("OZAKI_CUBLAS_INT8");
-    return v != nullptr && std::string(v) == "gemmex";
-  }();
-  return forced;
-}
+/// Which cuBLAS entry point runs the INT8 products, from OZAKI_CUBLAS_INT8 (read once):
+///   unset or "gemmex"  cublasGemmEx with its own kernel choice (the default);
+///   "lt"               cuBLASLt with its heuristic's first kernel (lt_kernel);
+///   "log"              as "lt", printing the kernels cuBLASLt offers per shape to stderr.
+/// cuBLASLt is not the default because it has not been measured faster in a call yet: at
+/// cf10686 it ran 889-930 TOP/s (the library's operands were 128-byte aligned, and cuBLASLt
+/// then offers only its algo 21), against 1410-1440 for cublasGemmEx; on 256-byte aligned
+/// operands of the same layout (int8_algos) its first kernel ran 1401-1425 against
+/// cublasGemmEx's 1366 (docs/benchmarks.md, 2026-12-02 "cuBLASLt").
+enum class Int8Entry { GemmEx, Lt, LtLogged };
 
-/// OZAKI_CUBLAS_INT8=log prints cuBLASLt's offered kernels per shape to stderr.
-bool int8_log() {
-  static const bool log = [] {
+Int8Entry int8_entry() {
+  static const Int8Entry entry = [] {
     const char* v = std::getenv("OZAKI_CUBLAS_INT8");
-    return v != nullptr && std::string(v) == "log";
+    const std::string value = v != nullptr ? v : "";
+    return value == "lt" ? Int8Entry::Lt : value == "log" ? Int8Entry::LtLogged : Int8Entry::GemmEx;
   }();
-  return log;
+  return entry;
 }
 
 /// The largest power of two, at most 256, that divides the three addresses: cuBLASLt's
@@ -47,14 +48,14 @@ std::uint32_t common_alignment(const void* a, const void* b, const void* c) {
 
 /// The cuBLASLt kernel for P (rows x columns) = A^T B, K = length (TN, INT8 -> INT32), chosen
 /// once per shape and alignment by cuBLASLt's heuristic (its first answer, no workspace).
-/// Why not cublasGemmEx's own choice: on the H200 at scheme II's pass shape 16384 x 2048 x
-/// 16384, the heuristic's first kernel (256 x 128 tiles, 2 x 1 clusters) ran 1425 TOP/s on a
-/// hot card against cublasGemmEx's 1375, and the same elsewhere (int8_algos,
-/// docs/benchmarks.md).  Integer products are exact: every kernel gives the same bits.
+/// At scheme II's pass shape 16384 x 2048 x 16384 on the H200, 256-byte aligned, that is algo
+/// 39 with 256 x 128 tiles and 2 x 1 clusters.  Integer products are exact: every kernel gives
+/// the same bits (the CUDA tests and the cross replay pass with cuBLASLt at cf10686).
 const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int64_t rows,
                                            std::int64_t columns, std::int64_t length,
                                            std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
                                            std::uint32_t alignment) {
+  if (kernels.lt == nullptr) cuda::check(cublasLtCreate(&kernels.lt), "cublasLtCreate");
   const cuda::Int8Kernels::Shape key{rows, columns, length, lda, ldb, ldc, alignment};
   auto found = kernels.chosen.find(key);
   if (found != kernels.chosen.end()) return found->second;
@@ -96,7 +97,7 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
   // No kernel offered (or the heuristic refused the problem): cublasGemmEx runs it.
   choice.found = status == CUBLAS_STATUS_SUCCESS && results > 0;
   if (choice.found) choice.algo = result[0].algo;
-  if (int8_log()) {
+  if (int8_entry() == Int8Entry::LtLogged) {
     std::fprintf(stderr,
                  "[ozaki] INT8 %lld x %lld x %lld (lda %lld, ldb %lld, ldc %lld, align %u):",
                  (long long)rows, (long long)columns, (long long)length, (long long)lda,
@@ -148,7 +149,7 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
     // length x rows_a (lda) and B stored length x columns (ldb), both K-contiguous.
     const std::int8_t* b = p.b + n0 * p.ldb;
     std::int32_t* c = p.c + n0 * p.ldc;
-    if (!gemm_ex_forced()) {
+    if (int8_entry() != Int8Entry::GemmEx) {
       const cuda::Int8Kernels::Choice& kernel =
           lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,
                     common_alignment(p.a, b, c));
