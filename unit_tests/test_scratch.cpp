@@ -158,6 +158,34 @@ TEST(LibraryScratch, GrowsOnlyForLargerCallsAndReleaseFreesIt) {
   EXPECT_LT(ozaki::scratch_bytes(space), held);
 }
 
+// Every scratch buffer starts at a 256-byte boundary, whatever the allocator's own alignment
+// (a Kokkos View's data follows a 128-byte header): Carver's pieces are then 256-aligned in
+// absolute terms, which cuBLASLt's Hopper INT8 kernels require (scratch.hpp).  The buffer
+// reports the bytes asked for, and growing keeps both promises.
+TEST(Scratch, BuffersStartAt256ByteBoundariesAndReportTheBytesAskedFor) {
+  ozaki::Impl::ScratchBuffer<TestSpace> buffer;
+  EXPECT_EQ(buffer.bytes(), 0u);
+  for (const std::size_t bytes : {std::size_t(1), std::size_t(255), std::size_t(4096),
+                                  std::size_t(100000), std::size_t(1) << 22}) {
+    unsigned char* base = buffer.reserve(bytes);
+    EXPECT_EQ(base, buffer.data());
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(base) % 256, 0u) << bytes;
+    EXPECT_EQ(buffer.bytes(), bytes);
+    // The last byte asked for is inside the allocation: writing it must not fault, and a
+    // later read gives it back.
+    Kokkos::View<unsigned char*, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> tail(
+        base + bytes - 1, 1);
+    Kokkos::deep_copy(tail, static_cast<unsigned char>(0x3c));
+    unsigned char back = 0;
+    Kokkos::deep_copy(back, Kokkos::subview(tail, 0));
+    EXPECT_EQ(back, 0x3c) << bytes;
+  }
+  EXPECT_EQ(buffer.reserve(10), buffer.data());  // fits: no new allocation
+  EXPECT_EQ(buffer.bytes(), std::size_t(1) << 22);
+  buffer.release();
+  EXPECT_EQ(buffer.bytes(), 0u);
+}
+
 TEST(LibraryScratch, StaysWithinTheWorkspaceLimit) {
   const TestSpace space;
   ozaki::release_scratch(space);
