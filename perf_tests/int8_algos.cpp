@@ -34,7 +34,13 @@
 #include <string>
 #include <vector>
 
+#include "tool_args.hpp"
+
 namespace {
+
+using perf_tool::median;
+using perf_tool::positive;
+using perf_tool::Shape;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
@@ -42,31 +48,6 @@ void check(cudaError_t e, const char* what) {
 void check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(int(s)));
-}
-
-struct Shape {
-  std::int64_t m, n, k;
-};
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-std::int64_t positive(const std::string& s, const char* what) {
-  std::size_t used = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || v < 1) throw std::invalid_argument(std::string(what) + " '" + s + "'");
-  return v;
 }
 
 /// Device buffer of `bytes` filled with pseudo-random int8 (random data: constant data runs
@@ -99,11 +80,6 @@ T config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t 
   return value;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -116,11 +92,7 @@ int main(int argc, char* argv[]) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       const std::string value = argv[++i];
       if (arg == "--shapes") {
-        for (const auto& item : split(value, ',')) {
-          const auto d = split(item, 'x');
-          if (d.size() != 3) throw std::invalid_argument("shape '" + item + "' (expected MxNxK)");
-          shapes.push_back({positive(d[0], "M"), positive(d[1], "N"), positive(d[2], "K")});
-        }
+        for (const Shape& s : perf_tool::parse_shapes(value)) shapes.push_back(s);
       } else if (arg == "--algos") {
         algos = int(positive(value, "--algos"));
       } else if (arg == "--rounds") {

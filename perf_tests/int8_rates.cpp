@@ -22,41 +22,17 @@
 #include <string>
 #include <vector>
 
+#include "tool_args.hpp"
+
 namespace {
+
+using perf_tool::median;
+using perf_tool::positive;
+using perf_tool::Shape;
 
 using Space = Kokkos::DefaultExecutionSpace;
 
-struct Shape {
-  std::int64_t m, n, k;
-};
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-std::int64_t positive(const std::string& s, const char* what) {
-  std::size_t used = 0;
-  long long v = -1;
-  try {
-    v = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != s.size() || v < 1) throw std::invalid_argument(std::string(what) + " '" + s + "'");
-  return v;
-}
-
 std::int64_t round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 /// x(i) = pseudo-random int8 (a multiplicative hash of i and the seed): random data, since
 /// constant data runs faster than real data on these units.
@@ -107,14 +83,10 @@ int main(int argc, char* argv[]) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       const std::string value = argv[++i];
       if (arg == "--shapes") {
-        for (const auto& item : split(value, ',')) {
-          const auto d = split(item, 'x');
-          if (d.size() != 3) throw std::invalid_argument("shape '" + item + "' (expected MxNxK)");
-          shapes.push_back({positive(d[0], "M"), positive(d[1], "N"), positive(d[2], "K")});
-        }
+        for (const Shape& s : perf_tool::parse_shapes(value)) shapes.push_back(s);
       } else if (arg == "--pads") {
         pads.clear();
-        for (const auto& item : split(value, ',')) {
+        for (const auto& item : perf_tool::split(value, ',')) {
           const std::int64_t p = positive(item, "padding");
           if (p % 16 != 0) throw std::invalid_argument("padding " + item + " (a multiple of 16)");
           pads.push_back(p);
