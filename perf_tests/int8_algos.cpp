@@ -1,6 +1,6 @@
-// int8_algos: which of cuBLASLt's INT8 kernels runs scheme II's products fastest on a hot card
-// (docs/benchmarks.md: the INT8 products run at the H200's power cap, so a kernel's rate there,
-// not its rate on a cool card, is what a call gets).
+// int8_algos: which INT8 kernel (cublasGemmEx's or one cuBLASLt lists) runs scheme II's products
+// fastest on a hot card (docs/benchmarks.md: the INT8 products run at the H200's power cap, so a
+// kernel's rate there, not its rate on a cool card, is what a call gets).
 //
 //   int8_algos --shapes 16384x2048x16384[,...] [--algos 16] [--rounds 7] [--burst 14]
 //              [--sets 4] [--interleave L] [--gap-every P --gap-mb MB] [--heat-ms 2000]

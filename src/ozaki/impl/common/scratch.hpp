@@ -56,15 +56,19 @@ inline std::size_t injected_allocation_limit() {
                       : static_cast<std::size_t>(-1);
 }
 
+/// Every piece of scratch starts at a multiple of this many bytes: the buffer itself
+/// (ScratchBuffer) and each piece carved from it (Carver).  cuBLASLt offers its Hopper INT8
+/// kernels only for operands aligned to 256 bytes (docs/benchmarks.md, int8_algos).
+constexpr std::size_t scratch_alignment = 256;
+
 template <class ExecSpace>
 class ScratchBuffer {
  public:
   using memory_space = typename ExecSpace::memory_space;
 
-  /// Every buffer starts at a multiple of this many bytes (Carver::alignment): Kokkos puts a
-  /// 128-byte header in front of a View's data, and cuBLASLt offers its Hopper INT8 kernels
-  /// only for operands aligned to 256 bytes (docs/benchmarks.md, int8_algos).
-  static constexpr std::size_t base_alignment = 256;
+  /// The buffer starts at a multiple of scratch_alignment although Kokkos puts a 128-byte
+  /// header in front of a View's data: it is allocated base_alignment - 1 bytes longer.
+  static constexpr std::size_t base_alignment = scratch_alignment;
 
   std::size_t bytes() const { return bytes_; }
   unsigned char* data() const {
@@ -126,7 +130,7 @@ void ensure_scratch(ScratchBuffer<ExecSpace>& scratch, std::size_t needed, unsig
 /// Hands out aligned, typed pieces of a byte buffer, or only counts them (null base).
 class Carver {
  public:
-  static constexpr std::size_t alignment = 256;
+  static constexpr std::size_t alignment = scratch_alignment;
   explicit Carver(unsigned char* base, std::size_t offset = 0) : base_(base), offset_(offset) {}
   template <class T>
   T* take(std::size_t count) {

@@ -268,6 +268,13 @@ class CrtPipeline {
         sampled_counted_ratio(call_.space, call_.opA, call_.opBt, sample.codes, sample.stats);
   }
 
+  /// The Report's reason for a count from the counted fast rule, its G taken `over` entries.
+  static std::string counted_reason(const std::string& over) {
+    return "automatic moduli count: rows this peaked (wide exponent ranges) took the fast "
+           "scaling rule with the count from an INT8 lower bound of |A||B|" +
+           over + " (counted fast rule)";
+  }
+
   static std::string unseen_entry_reason(const std::string& where) {
     return "wide exponent range: some entry of |A||B| in " + where +
            " has no pair of elements inside the INT8 lower bound's windows, so no moduli count "
@@ -372,10 +379,7 @@ class CrtPipeline {
     }
     L_ = crt_counted_moduli(call_.plan.shape.k, sampled_G_);
     call_.report.modeled_error = crt_counted_model(L_, call_.plan.shape.k, sampled_G_);
-    call_.report.reason =
-        "automatic moduli count: rows this peaked (wide exponent ranges) took the fast scaling "
-        "rule with the count from an INT8 lower bound of |A||B| on 64 x 64 sampled entries "
-        "(counted fast rule)";
+    call_.report.reason = counted_reason(" on 64 x 64 sampled entries");
     return true;
   }
 
@@ -390,9 +394,7 @@ class CrtPipeline {
     if (!(G < HUGE_VAL)) return false;
     L_ = crt_counted_moduli(call_.plan.shape.k, G);
     call_.report.modeled_error = crt_counted_model(L_, call_.plan.shape.k, G);
-    call_.report.reason =
-        "automatic moduli count: rows this peaked (wide exponent ranges) took the fast scaling "
-        "rule with the count from an INT8 lower bound of |A||B| (counted fast rule)";
+    call_.report.reason = counted_reason("");
     return true;
   }
 
