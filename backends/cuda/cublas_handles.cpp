@@ -44,6 +44,7 @@ void destroy_all() {
     cublasDestroy(kv.second.handle);
     for (auto& chosen : kv.second.int8_kernels->chosen) release(chosen.second);
     if (kv.second.int8_kernels->lt != nullptr) cublasLtDestroy(kv.second.int8_kernels->lt);
+    if (kv.second.int8_kernels->workspace != nullptr) cudaFree(kv.second.int8_kernels->workspace);
   }
   registry().clear();
 }

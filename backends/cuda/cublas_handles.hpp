@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -35,8 +36,15 @@ struct Int8Kernels {
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   };
   cublasLtHandle_t lt = nullptr;
+  /// cuBLASLt's workspace for this handle's stream (lt_workspace_bytes, allocated with the
+  /// cuBLASLt handle, freed at finalize): with no workspace the heuristic lists only its
+  /// algo 21 kernels for scheme II's products (docs/benchmarks.md, 2026-12-02).
+  void* workspace = nullptr;
   std::map<Shape, Choice> chosen;
 };
+
+/// The bytes of Int8Kernels::workspace: cuBLAS's own default workspace on Hopper.
+constexpr std::size_t lt_workspace_bytes = std::size_t(32) << 20;
 
 /// Destroys a choice's descriptors.
 void release(Int8Kernels::Choice& choice);

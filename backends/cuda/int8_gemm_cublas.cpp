@@ -47,7 +47,8 @@ std::uint32_t common_alignment(const void* a, const void* b, const void* c) {
 }
 
 /// The cuBLASLt kernel for P (rows x columns) = A^T B, K = length (TN, INT8 -> INT32), chosen
-/// once per shape and alignment by cuBLASLt's heuristic (its first answer, no workspace).
+/// once per shape and alignment by cuBLASLt's heuristic (its first answer, within the handle's
+/// workspace of lt_workspace_bytes).
 /// At scheme II's pass shape 16384 x 2048 x 16384 on the H200, 256-byte aligned, that is algo
 /// 39 with 256 x 128 tiles and 2 x 1 clusters.  Integer products are exact: every kernel gives
 /// the same bits (the CUDA tests and the cross replay pass with cuBLASLt at cf10686).
@@ -55,7 +56,11 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
                                            std::int64_t columns, std::int64_t length,
                                            std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
                                            std::uint32_t alignment) {
-  if (kernels.lt == nullptr) cuda::check(cublasLtCreate(&kernels.lt), "cublasLtCreate");
+  if (kernels.lt == nullptr) {
+    cuda::check(cublasLtCreate(&kernels.lt), "cublasLtCreate");
+    cuda::check(cudaMalloc(&kernels.workspace, cuda::lt_workspace_bytes),
+                "cudaMalloc(cuBLASLt workspace)");
+  }
   const cuda::Int8Kernels::Shape key{rows, columns, length, lda, ldb, ldc, alignment};
   auto found = kernels.chosen.find(key);
   if (found != kernels.chosen.end()) return found->second;
@@ -79,9 +84,10 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
               "cublasLtMatrixLayoutCreate(C)");
   cublasLtMatmulPreference_t preference = nullptr;
   cuda::check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
-  const std::size_t no_workspace = 0;
-  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace, sizeof no_workspace);
+  const std::size_t workspace_bytes = cuda::lt_workspace_bytes;
+  cublasStatus_t status =
+      cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &workspace_bytes, sizeof workspace_bytes);
   for (const auto attribute :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
@@ -117,8 +123,8 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
                                            sizeof split, &w);
       cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
                                            &cluster, sizeof cluster, &w);
-      std::fprintf(stderr, " [%d: algo %d tile %u stages %u splitk %d cluster %u]", i, id, tile,
-                   stages, split, unsigned(cluster));
+      std::fprintf(stderr, " [%d: algo %d tile %u stages %u splitk %d cluster %u ws %zu]", i, id,
+                   tile, stages, split, unsigned(cluster), result[i].workspaceSize);
     }
     std::fprintf(stderr, "\n");
   }
@@ -156,7 +162,8 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
       if (kernel.found) {
         cuda::check(
             cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, p.a, kernel.a, b, kernel.b, &zero,
-                           c, kernel.c, c, kernel.c, &kernel.algo, nullptr, 0, space.cuda_stream()),
+                           c, kernel.c, c, kernel.c, &kernel.algo, h.int8_kernels->workspace,
+                           cuda::lt_workspace_bytes, space.cuda_stream()),
             "cublasLtMatmul(INT8 x INT8 -> INT32, TN)");
         continue;
       }
