@@ -130,4 +130,54 @@ TEST(Int8Gemm, OracleRejectsOverflow) {
                std::overflow_error);
 }
 
+/// Scheme II's products of one pass: `batch` operands interleaved in each row (block l of row r
+/// at r ld + l length), products stride_c apart, in K chunks through int8_gemm_in_k_chunks: the
+/// one entry the pipeline uses, batched where the backend batches (CUDA), item by item
+/// elsewhere.  Every product must be the oracle's, and nothing outside them written.
+TEST(Int8Gemm, BatchedChunkedProductsMatchOracle) {
+  const std::int64_t rows_a = 48, rows_b = 32, length = 96, batch = 3, block = 64;
+  const std::int64_t chunks = (length + block - 1) / block;
+  const std::int64_t ld = batch * length, stride_c = chunks * rows_a * rows_b + 64;
+  Random rng(2026);
+  std::vector<std::int8_t> a(rows_a * ld), b(rows_b * ld);
+  for (auto& x : a) x = rng.int8();
+  for (auto& x : b) x = rng.int8();
+  Kokkos::View<std::int8_t*, MemSpace> da("a", a.size()), db("b", b.size());
+  Kokkos::View<std::int32_t*, MemSpace> dc("c", batch * stride_c);
+  Kokkos::deep_copy(da, Kokkos::View<const std::int8_t*, Kokkos::HostSpace>(a.data(), a.size()));
+  Kokkos::deep_copy(db, Kokkos::View<const std::int8_t*, Kokkos::HostSpace>(b.data(), b.size()));
+  Kokkos::deep_copy(dc, -7);
+  ozaki::Impl::Int8GemmProblem p;
+  p.rows_a = rows_a;
+  p.rows_b = rows_b;
+  p.length = length;
+  p.a = da.data();
+  p.lda = ld;
+  p.b = db.data();
+  p.ldb = ld;
+  p.c = dc.data();
+  p.ldc = rows_a;
+  p.batch = batch;
+  p.stride_a = p.stride_b = length;
+  p.stride_c = stride_c;
+  const int products = ozaki::Impl::int8_gemm_in_k_chunks(TestSpace(), p, block, rows_a * rows_b);
+  EXPECT_EQ(products, batch * chunks);
+  auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), dc);
+  std::vector<std::int32_t> want(rows_a * rows_b);
+  for (std::int64_t i = 0; i < batch; ++i) {
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t k0 = c * block, kc = std::min(block, length - k0);
+      ozaki::serial::int8_gemm(rows_a, rows_b, kc, a.data() + i * length + k0, ld,
+                               b.data() + i * length + k0, ld, want.data(), rows_a);
+      for (std::int64_t e = 0; e < rows_a * rows_b; ++e) {
+        ASSERT_EQ(got(i * stride_c + c * rows_a * rows_b + e), want[e])
+            << "product " << i << ", chunk " << c << ", element " << e;
+      }
+    }
+    for (std::int64_t e = chunks * rows_a * rows_b; e < stride_c; ++e) {
+      ASSERT_EQ(got(i * stride_c + e), -7) << "written beyond product " << i;
+    }
+  }
+}
+
 }  // namespace

@@ -19,19 +19,24 @@ namespace {
 /// Which cuBLAS entry point runs the INT8 products, from OZAKI_CUBLAS_INT8 (read once):
 ///   unset or "gemmex"  cublasGemmEx with its own kernel choice (the default);
 ///   "lt"               cuBLASLt with its heuristic's first kernel (lt_kernel);
-///   "log"              as "lt", printing the kernels cuBLASLt offers per shape to stderr.
+///   "log"              as "lt", printing the kernels cuBLASLt offers per shape to stderr;
+///   "batched"          a batch of products (a pass's moduli) as one
+///                      cublasGemmStridedBatchedEx call.
 /// cuBLASLt is not the default because it has not been measured faster in a call yet: at
 /// cf10686 it ran 889-930 TOP/s (the library's operands were 128-byte aligned, and cuBLASLt
 /// then offers only its algo 21), against 1410-1440 for cublasGemmEx; on 256-byte aligned
 /// operands of the same layout (int8_algos) its first kernel ran 1401-1425 against
 /// cublasGemmEx's 1366 (docs/benchmarks.md, 2026-12-02 "cuBLASLt").
-enum class Int8Entry { GemmEx, Lt, LtLogged };
+enum class Int8Entry { GemmEx, Lt, LtLogged, Batched };
 
 Int8Entry int8_entry() {
   static const Int8Entry entry = [] {
     const char* v = std::getenv("OZAKI_CUBLAS_INT8");
     const std::string value = v != nullptr ? v : "";
-    return value == "lt" ? Int8Entry::Lt : value == "log" ? Int8Entry::LtLogged : Int8Entry::GemmEx;
+    return value == "lt"        ? Int8Entry::Lt
+           : value == "log"     ? Int8Entry::LtLogged
+           : value == "batched" ? Int8Entry::Batched
+                                : Int8Entry::GemmEx;
   }();
   return entry;
 }
@@ -134,18 +139,20 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
 }  // namespace
 
 void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8GemmProblem& p) {
-  if (p.rows_a == 0 || p.rows_b == 0) return;
+  if (p.rows_a == 0 || p.rows_b == 0 || p.batch == 0) return;
   auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
   if ((p.rows_a | p.rows_b | p.length | p.lda | p.ldb | p.ldc) % 16 != 0 || !aligned(p.a) ||
-      !aligned(p.b) || !aligned(p.c)) {
+      !aligned(p.b) || !aligned(p.c) ||
+      (p.batch > 1 && (p.stride_a | p.stride_b | 4 * p.stride_c) % 16 != 0)) {
     // cuBLAS answers such calls with CUBLAS_STATUS_NOT_SUPPORTED or a slow path.
     throw InvalidArgument(
-        "INT8 GEMM operands must have dimensions and leading dimensions that are "
-        "multiples of 16 and 16-byte aligned pointers");
+        "INT8 GEMM operands must have dimensions, leading dimensions and batch strides that "
+        "are multiples of 16 and 16-byte aligned pointers");
   }
   const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Int8);
   std::lock_guard<std::mutex> lock(*h.mutex);
   const std::int32_t one = 1, zero = 0;
+  const Int8Entry entry = int8_entry();
   // cuBLAS's INT8 rate drops for very wide outputs; calls of at most 8192 output columns
   // recover part of it (docs/benchmarks.md, "Rates the cost model uses").
   constexpr std::int64_t column_block = 8192;
@@ -155,23 +162,37 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
     // length x rows_a (lda) and B stored length x columns (ldb), both K-contiguous.
     const std::int8_t* b = p.b + n0 * p.ldb;
     std::int32_t* c = p.c + n0 * p.ldc;
-    if (int8_entry() != Int8Entry::GemmEx) {
-      const cuda::Int8Kernels::Choice& kernel =
-          lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,
-                    common_alignment(p.a, b, c));
-      if (kernel.found) {
-        cuda::check(
-            cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, p.a, kernel.a, b, kernel.b, &zero,
-                           c, kernel.c, c, kernel.c, &kernel.algo, h.int8_kernels->workspace,
-                           cuda::lt_workspace_bytes, space.cuda_stream()),
-            "cublasLtMatmul(INT8 x INT8 -> INT32, TN)");
-        continue;
-      }
+    if (entry == Int8Entry::Batched) {
+      cuda::check(cublasGemmStridedBatchedEx_64(h.handle, CUBLAS_OP_T, CUBLAS_OP_N, p.rows_a,
+                                                columns, p.length, &one, p.a, CUDA_R_8I, p.lda,
+                                                p.stride_a, b, CUDA_R_8I, p.ldb, p.stride_b, &zero,
+                                                c, CUDA_R_32I, p.ldc, p.stride_c, p.batch,
+                                                CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmStridedBatchedEx_64(INT8 x INT8 -> INT32, TN)");
+      continue;
     }
-    cuda::check(cublasGemmEx_64(h.handle, CUBLAS_OP_T, CUBLAS_OP_N, p.rows_a, columns, p.length,
-                                &one, p.a, CUDA_R_8I, p.lda, b, CUDA_R_8I, p.ldb, &zero, c,
-                                CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
-                "cublasGemmEx_64(INT8 x INT8 -> INT32, TN)");
+    for (std::int64_t i = 0; i < p.batch; ++i) {
+      const std::int8_t* ai = p.a + i * p.stride_a;
+      const std::int8_t* bi = b + i * p.stride_b;
+      std::int32_t* ci = c + i * p.stride_c;
+      if (entry != Int8Entry::GemmEx) {
+        const cuda::Int8Kernels::Choice& kernel =
+            lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,
+                      common_alignment(ai, bi, ci));
+        if (kernel.found) {
+          cuda::check(cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, ai, kernel.a, bi,
+                                     kernel.b, &zero, ci, kernel.c, ci, kernel.c, &kernel.algo,
+                                     h.int8_kernels->workspace, cuda::lt_workspace_bytes,
+                                     space.cuda_stream()),
+                      "cublasLtMatmul(INT8 x INT8 -> INT32, TN)");
+          continue;
+        }
+      }
+      cuda::check(cublasGemmEx_64(h.handle, CUBLAS_OP_T, CUBLAS_OP_N, p.rows_a, columns, p.length,
+                                  &one, ai, CUDA_R_8I, p.lda, bi, CUDA_R_8I, p.ldb, &zero, ci,
+                                  CUDA_R_32I, p.ldc, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT),
+                  "cublasGemmEx_64(INT8 x INT8 -> INT32, TN)");
+    }
   }
   cuda::note_cublas_used();
 }

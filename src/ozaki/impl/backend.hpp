@@ -47,7 +47,21 @@ struct Int8GemmProblem {
   std::int64_t ldb = 0;
   std::int32_t* c = nullptr;
   std::int64_t ldc = 0;
+  /// `batch` products of this shape: product i multiplies a + i stride_a by b + i stride_b
+  /// into c + i stride_c (scheme II's moduli of one pass: one call where a backend batches).
+  std::int64_t batch = 1;
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;
 };
+
+/// Product i of a batched problem, as a problem of its own.
+inline Int8GemmProblem batch_item(const Int8GemmProblem& p, std::int64_t i) {
+  Int8GemmProblem q = p;
+  q.a = p.a + i * p.stride_a;
+  q.b = p.b + i * p.stride_b;
+  q.c = p.c + i * p.stride_c;
+  q.batch = 1;
+  return q;
+}
 
 /// The product of two packed row blocks: rows_a (rows_b) rows of `length` int8 each, stored
 /// one after another, into a packed column-major rows_a x rows_b result.
@@ -78,6 +92,9 @@ struct Int8Gemm {
   /// What scheme II pads M, N and K of its products to (a multiple of 16).
   static constexpr std::int64_t padding = 16;
   static void run(const ExecSpace& space, const Int8GemmProblem& p);
+  /// Whether run takes a whole batch (Int8GemmProblem::batch); otherwise the caller hands it
+  /// the products one by one.
+  static constexpr bool batched = false;
   /// Every space runs the portable kernel.
   static bool supported(const ExecSpace&, std::string&) { return true; }
   /// Whether the backend's library is being torn down at exit (then a call is refused).
@@ -225,22 +242,28 @@ struct EmulationBackend {
   }
 };
 
-/// The INT8 product `whole` (inner length a multiple of 16) as INT8 GEMMs of at most `block`
-/// terms each, so that no INT32 sum can overflow: chunk c multiplies columns
-/// [c block, (c+1) block) of both operands into whole.c + c * c_stride.  Returns the calls.
+/// The INT8 product `whole` (inner length a multiple of 16; each of its `batch` products) as
+/// INT8 GEMMs of at most `block` terms each, so that no INT32 sum can overflow: chunk c
+/// multiplies columns [c block, (c+1) block) of both operands into whole.c + c * c_stride.  A
+/// backend that batches gets each chunk's products in one call.  Returns the products
+/// multiplied (batch times chunks).
 template <class ExecSpace>
 int int8_gemm_in_k_chunks(const ExecSpace& space, const Int8GemmProblem& whole, std::int64_t block,
                           std::int64_t c_stride) {
-  int calls = 0;
-  for (std::int64_t offset = 0; offset < whole.length; offset += block, ++calls) {
+  int chunks = 0;
+  for (std::int64_t offset = 0; offset < whole.length; offset += block, ++chunks) {
     Int8GemmProblem p = whole;
     p.length = std::min(block, whole.length - offset);
     p.a = whole.a + offset;
     p.b = whole.b + offset;
-    p.c = whole.c + calls * c_stride;
-    Int8Gemm<ExecSpace>::run(space, p);
+    p.c = whole.c + chunks * c_stride;
+    if constexpr (Int8Gemm<ExecSpace>::batched) {
+      Int8Gemm<ExecSpace>::run(space, p);
+    } else {
+      for (std::int64_t i = 0; i < p.batch; ++i) Int8Gemm<ExecSpace>::run(space, batch_item(p, i));
+    }
   }
-  return calls;
+  return static_cast<int>(chunks * whole.batch);
 }
 
 /// What identifies an execution space instance's library scratch (library_scratch.hpp), and

@@ -38,6 +38,8 @@ struct Int8Gemm<Kokkos::Cuda, true> {
   /// rather than 16, and the same where they already were (docs/benchmarks.md).
   static constexpr std::int64_t padding = 128;
   static void run(const Kokkos::Cuda& space, const Int8GemmProblem& p);
+  /// A batch of products (scheme II's moduli of one pass) is one cuBLAS call.
+  static constexpr bool batched = true;
   /// Whether this device runs INT8 tensor-core GEMMs (compute capability >= 7.5), and why not.
   static bool supported(const Kokkos::Cuda& space, std::string& why_not);
   /// True (with why) once the process is exiting after cuBLAS was used: cuBLAS's state is then

@@ -49,6 +49,7 @@ struct OnednnInt8Gemm {
   using Portable = Int8Gemm<HostSpace, false>;
   static const char* name() { return onednn::usable_now() ? "oneDNN" : Portable::name(); }
   static constexpr std::int64_t padding = 16;
+  static constexpr bool batched = false;
   static void run(const HostSpace& space, const Int8GemmProblem& p) {
     if (p.rows_a == 0 || p.rows_b == 0) return;
     if (!onednn::usable_now()) {

@@ -573,28 +573,31 @@ class CrtPipeline {
   }
 
   /// One INT8 GEMM per modulus (three for Karatsuba), and K chunk, of op(A)'s residues and
-  /// pass p's, on the caller's instance.
+  /// pass p's, on the caller's instance: the moduli of a chunk as one batch (residues of block
+  /// l start l kpad into each row, its products l k_chunks width mpad into the pass's), which
+  /// a backend that batches runs as one call.
   void products_of_pass(std::int64_t p) {
     const ProfilingRegion region("ozaki::crt::int8_products");
     const CallPlan& plan = call_.plan;
     const CrtPassProducts<ExecSpace> columns = pass(p);
     const typename V::Digits rb = residues_b(p);
-    const std::int64_t ld = L_ * products_.parts * products_.kpad;
+    const std::int64_t blocks = L_ * products_.parts;
     const std::int64_t width = columns.products.extent(1);
-    for (int block = 0; block < L_ * products_.parts; ++block) {
-      Int8GemmProblem g;
-      g.rows_a = plan.mpad;
-      g.rows_b = padded_columns(p);
-      g.length = products_.kpad;
-      g.a = region_.residues_a.data() + block * products_.kpad;
-      g.lda = ld;
-      g.b = rb.data() + block * products_.kpad;
-      g.ldb = ld;
-      g.c = columns.products.data() + block * products_.k_chunks * width * plan.mpad;
-      g.ldc = plan.mpad;
-      gemms_ += int8_gemm_in_k_chunks(call_.space, g, plan.k_block, width * plan.mpad);
-      call_.report.int8_operations += 2.0 * g.rows_a * g.rows_b * g.length;
-    }
+    Int8GemmProblem g;
+    g.rows_a = plan.mpad;
+    g.rows_b = padded_columns(p);
+    g.length = products_.kpad;
+    g.a = region_.residues_a.data();
+    g.lda = blocks * products_.kpad;
+    g.b = rb.data();
+    g.ldb = g.lda;
+    g.c = columns.products.data();
+    g.ldc = plan.mpad;
+    g.batch = blocks;
+    g.stride_a = g.stride_b = products_.kpad;
+    g.stride_c = products_.k_chunks * width * plan.mpad;
+    gemms_ += int8_gemm_in_k_chunks(call_.space, g, plan.k_block, width * plan.mpad);
+    call_.report.int8_operations += 2.0 * blocks * g.rows_a * g.rows_b * g.length;
   }
 
   void fill_report(int fewest_bits) {
