@@ -22,11 +22,12 @@ namespace {
 ///   "log"              as "lt", printing the kernels cuBLASLt offers per shape to stderr;
 ///   "batched"          a batch of products (a pass's moduli) as one
 ///                      cublasGemmStridedBatchedEx call.
-/// cuBLASLt is not the default because it has not been measured faster in a call yet: at
-/// cf10686 it ran 889-930 TOP/s (the library's operands were 128-byte aligned, and cuBLASLt
-/// then offers only its algo 21), against 1410-1440 for cublasGemmEx; on 256-byte aligned
-/// operands of the same layout (int8_algos) its first kernel ran 1401-1425 against
-/// cublasGemmEx's 1366 (docs/benchmarks.md, 2026-12-02 "cuBLASLt").
+/// cublasGemmEx stays the default: measured in calls on the H200 (docs/benchmarks.md,
+/// 2026-12-02, third part), cuBLASLt's first kernel (algo 39, once it has a workspace: with
+/// none it lists only its algo 21, 850-930 TOP/s) ran the calls as fast as cublasGemmEx and
+/// no faster (16384^3 1.60x both, 8192^3 within noise), and the strided-batched call ran a
+/// slower kernel: 1040-1090 TOP/s against 1390-1450, 22-27% slower calls.  Every entry gives
+/// the same bits (integer products; the CUDA tests and the cross replay pass with each).
 enum class Int8Entry { GemmEx, Lt, LtLogged, Batched };
 
 Int8Entry int8_entry() {
