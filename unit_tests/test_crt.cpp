@@ -788,7 +788,8 @@ TEST(Crt, WorkspaceOfRequiredBytesServesEveryCall) {
     limited.workspace_limit = 1 << 18;  // two passes
     for (const Options& o :
          {crt(ozaki::auto_moduli, CrtScaling::Accurate), crt(ozaki::auto_moduli, CrtScaling::Auto),
-          crt(14, CrtScaling::Fast), crt(18, CrtScaling::Accurate), limited}) {
+          crt(ozaki::auto_moduli, CrtScaling::Fast), crt(14, CrtScaling::Fast),
+          crt(18, CrtScaling::Accurate), limited}) {
       ozaki::Workspace<TestSpace> ws(TestSpace(), M, N, K, o);
       EXPECT_EQ(ws.bytes(), ozaki::Workspace<TestSpace>::required_bytes(M, N, K, o));
       std::int64_t expected = ws.allocations();

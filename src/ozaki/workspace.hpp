@@ -163,11 +163,11 @@ std::size_t Workspace<ExecSpace>::required_bytes(std::int64_t m, std::int64_t n,
   // Scheme II where it is asked for, or where Auto may choose it.
   if (options.algorithm == Algorithm::Int8Crt ||
       (options.algorithm == Algorithm::Auto && plan.auto_slices)) {
-    const bool accurate = options.crt_scaling != CrtScaling::Fast;
     const Impl::CallPlan crt_plan =
         Impl::make_plan(Impl::Shape{m, n, k}, options, 0, Impl::Int8Gemm<ExecSpace>::padding);
     const Impl::OperandPlan crt_ops = Impl::crt_operand_plan<ExecSpace>(crt_plan, true, true);
-    bytes = std::max(bytes, Impl::crt_bytes<ExecSpace>(crt_plan, crt_plan.moduli, accurate,
+    bytes = std::max(bytes, Impl::crt_bytes<ExecSpace>(crt_plan, crt_plan.moduli,
+                                                       Impl::crt_may_take_bound(crt_plan),
                                                        crt_plan.auto_moduli, crt_ops));
   }
   return bytes;

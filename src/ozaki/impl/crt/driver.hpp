@@ -93,11 +93,8 @@ class CrtPipeline {
       call_.decided();
       return Int8Outcome::NativeFaster;
     }
-    // An automatic count may take an INT8 product of magnitudes under any rule (the counted
-    // fast rule's window product, the accurate rule's bound product).
-    call_.base = call_.scratch.reserve(crt_bytes<ExecSpace>(
-        call_.plan, L_, call_.plan.crt_scaling != CrtScaling::Fast || call_.plan.auto_moduli,
-        call_.plan.auto_moduli, call_.ops));
+    call_.base = call_.scratch.reserve(
+        crt_bytes<ExecSpace>(call_.plan, L_, may_take_bound(), call_.plan.auto_moduli, call_.ops));
     if (!scale_rows()) return Int8Outcome::NonFinite;
     choose_rule();
     if (complex_ != nullptr && accurate()) {
@@ -137,6 +134,17 @@ class CrtPipeline {
 
  private:
   bool accurate() const { return scaling_ == CrtScaling::Accurate; }
+
+  /// Whether the bound region (a product of magnitudes: crt_bytes' `with_bound`) is carved, at
+  /// the three moments that ask (a call that keeps it took it, and one that took it may):
+  /// before the rule is chosen, any call that may take such a product (an automatic count may
+  /// under either rule: the counted fast rule's window product, the accurate rule's bound);
+  bool may_take_bound() const { return crt_may_take_bound(call_.plan); }
+  /// after the count is chosen, a call whose bound product the residues' scaling still reads
+  /// (the accurate rule: make_room keeps its contents or computes them again);
+  bool keeps_bound() const { return accurate(); }
+  /// and in the Report, a call that took one (the workspace it used).
+  bool took_bound() const { return accurate() || counted_; }
 
   /// Whether wide exponent ranges under an automatic count may take the counted fast rule:
   /// real rows (Karatsuba's complex rows take the embedding there) and a rule that may be fast.
@@ -452,10 +460,10 @@ class CrtPipeline {
   void make_room() {
     ensure_scratch(
         call_.scratch,
-        crt_bytes<ExecSpace>(call_.plan, L_, accurate(), call_.plan.auto_moduli, call_.ops),
+        crt_bytes<ExecSpace>(call_.plan, L_, keeps_bound(), call_.plan.auto_moduli, call_.ops),
         call_.base, [&] {
           scale_rows();
-          if (accurate()) magnitude_product(false);
+          if (keeps_bound()) magnitude_product(false);
         });
   }
 
@@ -610,8 +618,8 @@ class CrtPipeline {
     call_.report.int8_gemms = gemms_;
     call_.report.k_chunk = std::min(call_.plan.k_block, products_.kpad);
     call_.report.complex_products = complex_ != nullptr ? 3 : 0;
-    call_.report.workspace_bytes = crt_bytes<ExecSpace>(call_.plan, L_, accurate() || counted_,
-                                                        call_.plan.auto_moduli, call_.ops);
+    call_.report.workspace_bytes =
+        crt_bytes<ExecSpace>(call_.plan, L_, took_bound(), call_.plan.auto_moduli, call_.ops);
   }
 
   PipelineState<ExecSpace>& call_;

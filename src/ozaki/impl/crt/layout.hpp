@@ -238,16 +238,24 @@ std::int64_t crt_block_columns(const CallPlan& p, int L, const OperandPlan& ops)
   return crt_passes<ExecSpace>(p, L, ops).width;
 }
 
-/// Bytes scheme II needs for L moduli (and the accurate rule's bound, if `accurate`, with the
-/// estimate for an automatic count if `with_estimate`).
+/// Whether a call of this plan may take a product of magnitudes, before its rule is chosen:
+/// under the accurate rule, and under any rule with an automatic count (the counted fast
+/// rule's window product).  The call reserves its scratch so, and Workspace sizes so.
+inline bool crt_may_take_bound(const CallPlan& p) {
+  return p.crt_scaling != CrtScaling::Fast || p.auto_moduli;
+}
+
+/// Bytes scheme II needs for L moduli, and for a product of magnitudes if `with_bound` (the
+/// accurate rule's bound product, the counted fast rule's window product, the counted
+/// sample), with the estimate for an automatic count if `with_estimate`.
 template <class ExecSpace>
-std::size_t crt_bytes(const CallPlan& p, int L, bool accurate, bool with_estimate,
+std::size_t crt_bytes(const CallPlan& p, int L, bool with_bound, bool with_estimate,
                       const OperandPlan& ops) {
   const std::size_t front = crt_front_bytes<ExecSpace>(p, ops);
   Carver phase2(nullptr, front);
   CrtProductRegion<ExecSpace>::carve(phase2, p, L, crt_passes<ExecSpace>(p, L, ops));
   std::size_t bytes = phase2.used();
-  if (accurate) {
+  if (with_bound) {
     Carver phase1(nullptr, front);
     CrtBoundRegion<ExecSpace>::carve(phase1, p);
     if (with_estimate) {
