@@ -26,9 +26,9 @@ enum class HandleUse { Int8, Emulation };
 
 /// The cuBLASLt handle (created on first use) and the kernel chosen per INT8 product shape
 /// (int8_gemm_cublas.cpp, OZAKI_CUBLAS_INT8=lt): keyed on M, N, K, the three leading
-/// dimensions and the operands' common alignment, never on data.
+/// dimensions, the operands' common alignment and the batch (count and strides), never on data.
 struct Int8Kernels {
-  using Shape = std::array<std::int64_t, 7>;
+  using Shape = std::array<std::int64_t, 11>;
   struct Choice {
     bool found = false;  // false: cuBLASLt offered no kernel; cublasGemmEx runs the product
     cublasLtMatmulAlgo_t algo{};

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 namespace ozaki {
 namespace Impl {
@@ -21,23 +22,26 @@ namespace {
 ///   "lt"               cuBLASLt with its heuristic's first kernel (lt_kernel);
 ///   "log"              as "lt", printing the kernels cuBLASLt offers per shape to stderr;
 ///   "batched"          a batch of products (a pass's moduli) as one
-///                      cublasGemmStridedBatchedEx call.
+///                      cublasGemmStridedBatchedEx call;
+///   "ltbatched"        a batch as one cuBLASLt call (strided-batch layouts), with the
+///                      kernel its heuristic offers first for the batch.
 /// cublasGemmEx stays the default: measured in calls on the H200 (docs/benchmarks.md,
 /// 2026-12-02, third part), cuBLASLt's first kernel (algo 39, once it has a workspace: with
 /// none it lists only its algo 21, 850-930 TOP/s) ran the calls as fast as cublasGemmEx and
 /// no faster (16384^3 1.60x both, 8192^3 within noise), and the strided-batched call ran a
 /// slower kernel: 1040-1090 TOP/s against 1390-1450, 22-27% slower calls.  Every entry gives
 /// the same bits (integer products; the CUDA tests and the cross replay pass with each).
-enum class Int8Entry { GemmEx, Lt, LtLogged, Batched };
+enum class Int8Entry { GemmEx, Lt, LtLogged, Batched, LtBatched };
 
 Int8Entry int8_entry() {
   static const Int8Entry entry = [] {
     const char* v = std::getenv("OZAKI_CUBLAS_INT8");
     const std::string value = v != nullptr ? v : "";
-    return value == "lt"        ? Int8Entry::Lt
-           : value == "log"     ? Int8Entry::LtLogged
-           : value == "batched" ? Int8Entry::Batched
-                                : Int8Entry::GemmEx;
+    return value == "lt"          ? Int8Entry::Lt
+           : value == "log"       ? Int8Entry::LtLogged
+           : value == "batched"   ? Int8Entry::Batched
+           : value == "ltbatched" ? Int8Entry::LtBatched
+                                  : Int8Entry::GemmEx;
   }();
   return entry;
 }
@@ -58,16 +62,23 @@ std::uint32_t common_alignment(const void* a, const void* b, const void* c) {
 /// At scheme II's pass shape 16384 x 2048 x 16384 on the H200, 256-byte aligned, that is algo
 /// 39 with 256 x 128 tiles and 2 x 1 clusters.  Integer products are exact: every kernel gives
 /// the same bits (the CUDA tests and the cross replay pass with cuBLASLt at cf10686).
+/// A batch of products for cuBLASLt's strided-batch layouts (count 1: one product).
+struct LtBatch {
+  std::int64_t count = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+};
+
 const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int64_t rows,
                                            std::int64_t columns, std::int64_t length,
                                            std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
-                                           std::uint32_t alignment) {
+                                           std::uint32_t alignment, const LtBatch& batch = {}) {
   if (kernels.lt == nullptr) {
     cuda::check(cublasLtCreate(&kernels.lt), "cublasLtCreate");
     cuda::check(cudaMalloc(&kernels.workspace, cuda::lt_workspace_bytes),
                 "cudaMalloc(cuBLASLt workspace)");
   }
-  const cuda::Int8Kernels::Shape key{rows, columns, length, lda, ldb, ldc, alignment};
+  const cuda::Int8Kernels::Shape key{
+      rows,        columns,        length,         lda,           ldb, ldc, alignment,
+      batch.count, batch.stride_a, batch.stride_b, batch.stride_c};
   auto found = kernels.chosen.find(key);
   if (found != kernels.chosen.end()) return found->second;
   // A bounded memory of shapes: programs that multiply many shapes ask the heuristic again.
@@ -88,6 +99,19 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
               "cublasLtMatrixLayoutCreate(B)");
   cuda::check(cublasLtMatrixLayoutCreate(&choice.c, CUDA_R_32I, rows, columns, ldc),
               "cublasLtMatrixLayoutCreate(C)");
+  if (batch.count > 1) {
+    const std::int32_t count = static_cast<std::int32_t>(batch.count);
+    const std::pair<cublasLtMatrixLayout_t, std::int64_t> layouts[] = {
+        {choice.a, batch.stride_a}, {choice.b, batch.stride_b}, {choice.c, batch.stride_c}};
+    for (const auto& [layout, stride] : layouts) {
+      cuda::check(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                                   &count, sizeof count),
+                  "cublasLtMatrixLayoutSetAttribute(BATCH_COUNT)");
+      cuda::check(cublasLtMatrixLayoutSetAttribute(
+                      layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+                  "cublasLtMatrixLayoutSetAttribute(STRIDED_BATCH_OFFSET)");
+    }
+  }
   cublasLtMatmulPreference_t preference = nullptr;
   cuda::check(cublasLtMatmulPreferenceCreate(&preference), "cublasLtMatmulPreferenceCreate");
   const std::size_t workspace_bytes = cuda::lt_workspace_bytes;
@@ -163,6 +187,19 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
     // length x rows_a (lda) and B stored length x columns (ldb), both K-contiguous.
     const std::int8_t* b = p.b + n0 * p.ldb;
     std::int32_t* c = p.c + n0 * p.ldc;
+    if (entry == Int8Entry::LtBatched) {
+      const cuda::Int8Kernels::Choice& kernel =
+          lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,
+                    common_alignment(p.a, b, c), {p.batch, p.stride_a, p.stride_b, p.stride_c});
+      if (kernel.found) {
+        cuda::check(
+            cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, p.a, kernel.a, b, kernel.b, &zero,
+                           c, kernel.c, c, kernel.c, &kernel.algo, h.int8_kernels->workspace,
+                           cuda::lt_workspace_bytes, space.cuda_stream()),
+            "cublasLtMatmul(INT8 x INT8 -> INT32, TN, strided batch)");
+        continue;
+      }
+    }
     if (entry == Int8Entry::Batched) {
       cuda::check(cublasGemmStridedBatchedEx_64(h.handle, CUBLAS_OP_T, CUBLAS_OP_N, p.rows_a,
                                                 columns, p.length, &one, p.a, CUDA_R_8I, p.lda,
