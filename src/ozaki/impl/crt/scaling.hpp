@@ -96,6 +96,9 @@ KOKKOS_INLINE_FUNCTION std::uint64_t shift_down(std::uint64_t v, int s) {
   return s >= 63 ? 0 : v >> s;
 }
 
+/// Elements of a norm tile a thread loads before it uses them (norm_tile_partials).
+constexpr int norm_tile_batch = 8;
+
 /// Per norm tile t of row r (kernels.hpp, norm_tiles): tile_max(t, r) = the tile's largest
 /// magnitude mu_t (+Inf for NaN/Inf), and for a finite nonzero tile the integer sums of its
 /// quanta at its own exponent e_t = scale_exponent(mu_t): squares(t, r) = S2_t = sum_x s2(x)^2,
@@ -104,9 +107,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t shift_down(std::uint64_t v, int s) {
 /// the cache, for the sums: each element comes from memory once, where pass 1 and the norms
 /// had read each row from memory twice.  On a GPU consecutive threads take consecutive tiles
 /// of a K-contiguous row, or consecutive rows of strided ones (kernels.hpp: both coalesced).
-/// Elements of a norm tile a thread loads before it uses them (norm_tile_partials).
-constexpr int norm_tile_batch = 8;
-
 template <class ExecSpace>
 void norm_tile_partials(const ExecSpace& space, bool strided,
                         const typename Views<ExecSpace>::ConstMatrix& X,
@@ -120,37 +120,33 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
   // maximum and the integer sums are the same in any order, so the batches change no bit.
   const auto partials = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
     const NormTile tile = norm_tile(t, K);
-    const auto load = [&](int i) { return X(r, tile.first + tile.stride * i); };
+    // f(x) for every element x of the tile, norm_tile_batch loads at a time.
+    const auto for_each_element = [&](const auto& f) {
+      const auto load = [&](int i) { return X(r, tile.first + tile.stride * i); };
+      int i = 0;
+      for (; i + norm_tile_batch <= tile.count; i += norm_tile_batch) {
+        double x[norm_tile_batch];
+        for (int j = 0; j < norm_tile_batch; ++j) x[j] = load(i + j);
+        for (int j = 0; j < norm_tile_batch; ++j) f(x[j]);
+      }
+      for (; i < tile.count; ++i) f(load(i));
+    };
     double mu = 0;
-    const auto take_max = [&](double x) {
+    for_each_element([&](double x) {
       const double v = is_finite(x) ? magnitude(x) : positive_infinity();
       mu = v > mu ? v : mu;
-    };
-    int i = 0;
-    for (; i + norm_tile_batch <= tile.count; i += norm_tile_batch) {
-      double x[norm_tile_batch];
-      for (int j = 0; j < norm_tile_batch; ++j) x[j] = load(i + j);
-      for (int j = 0; j < norm_tile_batch; ++j) take_max(x[j]);
-    }
-    for (; i < tile.count; ++i) take_max(load(i));
+    });
     // The tile again for its sums, from the cache (the thread has just read it): holding its
     // 32 elements in registers took 152 registers per thread on sm_90, so one 256-thread block
     // per SM, and 0.40 ms for an 8192^2 operand on the H200 (56 registers this way).
     std::uint64_t sq = 0, sum = 0;
     if (mu > 0 && is_finite(mu)) {
       const NormScales scales = norm_scales(scale_exponent(mu));
-      const auto add = [&](double x) {
+      for_each_element([&](double x) {
         const NormQuanta q = norm_quanta(x, scales);
         sq += q.square;
         sum += q.l1;
-      };
-      i = 0;
-      for (; i + norm_tile_batch <= tile.count; i += norm_tile_batch) {
-        double x[norm_tile_batch];
-        for (int j = 0; j < norm_tile_batch; ++j) x[j] = load(i + j);
-        for (int j = 0; j < norm_tile_batch; ++j) add(x[j]);
-      }
-      for (; i < tile.count; ++i) add(load(i));
+      });
     }
     tile_max(t, r) = mu;
     squares(t, r) = static_cast<double>(sq);
