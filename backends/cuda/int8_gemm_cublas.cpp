@@ -56,17 +56,17 @@ std::uint32_t common_alignment(const void* a, const void* b, const void* c) {
   return static_cast<std::uint32_t>(bits & (~bits + 1));
 }
 
+/// A batch of products for cuBLASLt's strided-batch layouts (count 1: one product).
+struct LtBatch {
+  std::int64_t count = 1, stride_a = 0, stride_b = 0, stride_c = 0;
+};
+
 /// The cuBLASLt kernel for P (rows x columns) = A^T B, K = length (TN, INT8 -> INT32), chosen
 /// once per shape and alignment by cuBLASLt's heuristic (its first answer, within the handle's
 /// workspace of lt_workspace_bytes).
 /// At scheme II's pass shape 16384 x 2048 x 16384 on the H200, 256-byte aligned, that is algo
 /// 39 with 256 x 128 tiles and 2 x 1 clusters.  Integer products are exact: every kernel gives
 /// the same bits (the CUDA tests and the cross replay pass with cuBLASLt at cf10686).
-/// A batch of products for cuBLASLt's strided-batch layouts (count 1: one product).
-struct LtBatch {
-  std::int64_t count = 1, stride_a = 0, stride_b = 0, stride_c = 0;
-};
-
 const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int64_t rows,
                                            std::int64_t columns, std::int64_t length,
                                            std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
@@ -161,6 +161,17 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
   return choice;
 }
 
+/// P = A^T B through cuBLASLt with `kernel` (found), on the bound handle's stream.
+void lt_matmul(const cuda::BoundHandle& h, const cuda::Int8Kernels::Choice& kernel,
+               const std::int8_t* a, const std::int8_t* b, std::int32_t* c, cudaStream_t stream,
+               const char* what) {
+  const std::int32_t one = 1, zero = 0;
+  cuda::check(cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, a, kernel.a, b, kernel.b, &zero,
+                             c, kernel.c, c, kernel.c, &kernel.algo, h.int8_kernels->workspace,
+                             cuda::lt_workspace_bytes, stream),
+              what);
+}
+
 }  // namespace
 
 void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8GemmProblem& p) {
@@ -192,11 +203,8 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
           lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,
                     common_alignment(p.a, b, c), {p.batch, p.stride_a, p.stride_b, p.stride_c});
       if (kernel.found) {
-        cuda::check(
-            cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, p.a, kernel.a, b, kernel.b, &zero,
-                           c, kernel.c, c, kernel.c, &kernel.algo, h.int8_kernels->workspace,
-                           cuda::lt_workspace_bytes, space.cuda_stream()),
-            "cublasLtMatmul(INT8 x INT8 -> INT32, TN, strided batch)");
+        lt_matmul(h, kernel, p.a, b, c, space.cuda_stream(),
+                  "cublasLtMatmul(INT8 x INT8 -> INT32, TN, strided batch)");
         continue;
       }
     }
@@ -218,11 +226,8 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
             lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,
                       common_alignment(ai, bi, ci));
         if (kernel.found) {
-          cuda::check(cublasLtMatmul(h.int8_kernels->lt, kernel.desc, &one, ai, kernel.a, bi,
-                                     kernel.b, &zero, ci, kernel.c, ci, kernel.c, &kernel.algo,
-                                     h.int8_kernels->workspace, cuda::lt_workspace_bytes,
-                                     space.cuda_stream()),
-                      "cublasLtMatmul(INT8 x INT8 -> INT32, TN)");
+          lt_matmul(h, kernel, ai, bi, ci, space.cuda_stream(),
+                    "cublasLtMatmul(INT8 x INT8 -> INT32, TN)");
           continue;
         }
       }
