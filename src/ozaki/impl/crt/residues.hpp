@@ -72,13 +72,47 @@ void with_moduli_count(int moduli, const F& f) {
   }
 }
 
-/// y - m_l round(y / m_l): the symmetric residue of an integer-valued |y| < 2^51.  For
-/// |y| < 2^40, y / m is within 2^-19 of its rounding, and for odd m at least 2^-9 from a tie.
-/// For the even modulus 256 a tie comes out as +128 or -128: the same class (whose low byte is
-/// -128's either way), and crt_value's result does not depend on which (k absorbs the multiple
-/// of M).
+/// a b + c, fused on CUDA devices (one instruction and one rounding; the library's build has
+/// --fmad=false, so an unfused expression stays a multiply and an add there), separate
+/// elsewhere (a software fma on hosts without the instruction).  Only for uses whose value is
+/// the same either way, each saying why: mostly exact products and sums of integers, where
+/// fusing halves the instructions.  Fusing the residue kernels' FP32 quotient removed one in
+/// eleven of their FP32 instructions per element and modulus (their SASS, docs/benchmarks.md).
+KOKKOS_INLINE_FUNCTION float multiply_add(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+KOKKOS_INLINE_FUNCTION double multiply_add(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+/// Nearest integer of y 2^s for |y 2^s| < 2^51 (ties either way) where y 2^s is exact (the
+/// scale a power of two, no underflow): the product is exact fused or not, so one shift
+/// instruction fewer than round_small(y * 2^s) on CUDA devices, the same value.
+KOKKOS_INLINE_FUNCTION double round_scaled(double y, double power_of_two_scale) {
+  const double shift = 0x1.8p52;
+  return multiply_add(y, power_of_two_scale, shift) - shift;
+}
+
+/// y - m_l q, q the nearest integer to y / m_l: the symmetric residue of an integer-valued
+/// |y| < 2^40, in three FP64 instructions on CUDA devices (five unfused).  q is the same fused
+/// or not: y (1/m) + 1.5 2^52 rounds to 1.5 2^52 + q whether y (1/m) is rounded first or not,
+/// because for odd m the exact y / m is at least 1 / (2m) >= 2^-9 from a tie, and 1/m's
+/// rounding and the product's move y (1/m) by at most 2 |y / m| 2^-53 < 2^-13; for m = 256,
+/// 1/m = 2^-8 makes the product exact.  y - q m is exact (|q m| < 2^41).  For the even
+/// modulus 256 a tie comes out as +128 or -128: the same class (whose low byte is -128's
+/// either way), and crt_value's result does not depend on which (k absorbs the multiple of M).
 KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c, int l) {
-  return y - round_small(y * c.inverse[l]) * c.modulus[l];
+  const double shift = 0x1.8p52;
+  const double q = multiply_add(y, c.inverse[l], shift) - shift;
+  return multiply_add(-q, c.modulus[l], y);
 }
 
 /// x' = round(x 2^(bits - e)) (half away from zero; the scale is p1 p2, two powers of two that
@@ -92,10 +126,12 @@ struct ScaledPieces {
 template <bool wide>
 KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2) {
   const double t = round_half_away(x * p1 * p2);
-  const double hi = wide ? round_small(t * 0x1p-64) : 0.0;
-  const double rest = t - hi * 0x1p64;
-  const double mid = round_small(rest * 0x1p-32);
-  return {hi, mid, rest - mid * 0x1p32};
+  // Every product by a power of two here is exact, and so are the differences (|t| < 2^94
+  // is an integer, hi 2^64 and mid 2^32 its nearest multiples): fused or not, the same pieces.
+  const double hi = wide ? round_scaled(t, 0x1p-64) : 0.0;
+  const double rest = multiply_add(-hi, 0x1p64, t);
+  const double mid = round_scaled(rest, 0x1p-32);
+  return {hi, mid, multiply_add(-mid, 0x1p32, rest)};
 }
 
 /// Residues in FP32 (docs/design.md §5.2).  The residue kernels were bound by FP64
@@ -219,21 +255,6 @@ KOKKOS_INLINE_FUNCTION ResidueDigits<D> residue_digits(const ScaledPieces& x) {
   } else {
     return narrow_digits<D>(x);
   }
-}
-
-/// a b + c, fused on CUDA devices (one instruction and one rounding; the library's build has
-/// --fmad=false, so an unfused expression stays a multiply and an add there), separate
-/// elsewhere.  Every use below gives the same value either way: the digit steps' products and
-/// sums are exact, and the quotient's y (1/m) + 1.5 2^23 rounds to 1.5 2^23 plus the nearest
-/// integer to y / m with one rounding or two (the proof above allows |d| <= 2^-23; fused,
-/// |d| <= 2^-24).  Fusing the quotient removed one in eleven of the residue kernels' FP32
-/// instructions per element and modulus (their SASS, docs/benchmarks.md).
-KOKKOS_INLINE_FUNCTION float multiply_add(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return a * b + c;
-#endif
 }
 
 /// The symmetric residue of an integer-valued float |y| < 2^22 modulo m_l (proof above).
@@ -363,29 +384,35 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
 ///                                                times 2^top by the caller)
 /// (`parts` is a template argument: a constexpr host function may not be called in a device
 /// function's body.)
+///
+/// Every step but q's sum is an exact product and sum of integers (or a product by a power of
+/// two), so multiply_add fuses them on CUDA devices with no change of value: about 100 FP64
+/// instructions per entry at L = 14 instead of about 185 (the reconstruction's FP64 work was
+/// about as long as its memory time on the H200).  q's products are not exact and stay
+/// unfused, so that k is computed the same way everywhere.
 template <int L, int parts = crt_parts(L)>
 KOKKOS_INLINE_FUNCTION double crt_value(const double (&r)[L], const CrtConstants& c) {
   double S[parts] = {};
 #pragma unroll
   for (int l = 0; l < L; ++l) {
 #pragma unroll
-    for (int p = 0; p < parts; ++p) S[p] += c.weight[l][p] * r[l];
+    for (int p = 0; p < parts; ++p) S[p] = multiply_add(c.weight[l][p], r[l], S[p]);
   }
   double q = 0;
 #pragma unroll
   for (int p = 0; p < parts; ++p) q += S[p] * c.quotient[p];
   const double k = round_small(q);
 #pragma unroll
-  for (int p = 0; p < parts; ++p) S[p] -= k * c.range[p];
+  for (int p = 0; p < parts; ++p) S[p] = multiply_add(-k, c.range[p], S[p]);
 #pragma unroll
   for (int p = parts - 1; p >= 1; --p) {
-    const double carry = round_small(S[p] * 0x1p-40);
-    S[p] -= carry * 0x1p40;
+    const double carry = round_scaled(S[p], 0x1p-40);
+    S[p] = multiply_add(-carry, 0x1p40, S[p]);
     S[p - 1] += carry;
   }
   double v = 0;
 #pragma unroll
-  for (int p = parts - 1; p >= 0; --p) v = S[p] + v * 0x1p-40;
+  for (int p = parts - 1; p >= 0; --p) v = multiply_add(v, 0x1p-40, S[p]);
   return v;
 }
 
