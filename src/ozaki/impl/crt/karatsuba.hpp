@@ -58,15 +58,16 @@ KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const RowDigits (&re)[4]
   *reinterpret_cast<std::uint32_t*>(&residues(r, 2 * kpad + k0)) = pack_low_bytes(sums);
 #pragma unroll
   for (int l = 1; l < L; ++l) {
-    float v_re[4], v_im[4], v_sum[4];
+    float v_re[4], v_im[4];
+    std::uint32_t sum_words[4];
     for (int j = 0; j < 4; ++j) {
       v_re[j] = residue_f(re[j], c, l);
       v_im[j] = residue_f(im[j], c, l);
       // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
-      v_sum[j] = reduce_f(v_re[j] + v_im[j], c, l);
+      sum_words[j] = residue_word(v_re[j] + v_im[j], c, l);
     }
     const std::uint32_t word_re = pack_low_bytes(v_re), word_im = pack_low_bytes(v_im),
-                        word_sum = pack_low_bytes(v_sum);
+                        word_sum = pack_low_bytes(sum_words);
     // Aligned: rows are 256-byte aligned, kpad and k0 are multiples of 4.
     *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l) * kpad + k0)) = word_re;
     *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 1) * kpad + k0)) = word_im;
