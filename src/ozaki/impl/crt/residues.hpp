@@ -275,13 +275,13 @@ KOKKOS_INLINE_FUNCTION std::uint32_t float_bits(float v) {
 /// modulo an odd m_l, as two's complement: the residue's byte without r itself.  A float v in
 /// [2^23, 2^24) holding an integer has the bit pattern 0x4B000000 + (v - 2^23), so with
 /// t = y (1/m) + 1.5 2^23 = 1.5 2^23 + q (q as in reduce_f, the same rounding) and y + 1.5 2^23
-/// (exact), bits(y + 1.5 2^23) - m bits(t) = 0x4B400000 (1 - m) + y - q m modulo 2^32, whose low
-/// byte is r's: 0x4B400000 ends in a zero byte.  Three instructions per element and modulus
+/// (exact), (-m) bits(t) + bits(y + 1.5 2^23) = 0x4B400000 (1 - m) + y - q m modulo 2^32,
+/// whose low byte is r's: 0x4B400000 ends in a zero byte.  Three instructions per element and modulus
 /// (FFMA, FADD, IMAD) where reduce_f and the float packing took four (FFMA, FADD, FFMA, FADD).
 KOKKOS_INLINE_FUNCTION std::uint32_t residue_word(float y, const CrtConstants& c, int l) {
   constexpr float shift = 0x1.8p23f;
   const float t = multiply_add(y, c.inverse_f[l], shift);
-  return float_bits(y + shift) - c.modulus_u[l] * float_bits(t);
+  return c.minus_modulus_u[l] * float_bits(t) + float_bits(y + shift);
 }
 
 /// y, an integer-valued float below 2^22 in magnitude congruent to x' modulo an odd m_l

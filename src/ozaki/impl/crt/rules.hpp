@@ -254,7 +254,9 @@ struct CrtConstants {
   // the digits of x' (crt_digit_position).
   float modulus_f[max_moduli] = {};
   float inverse_f[max_moduli] = {};
-  std::uint32_t modulus_u[max_moduli] = {};  // m_l again, for residue_word's integer step
+  // -m_l modulo 2^32, for residue_word's integer step: one multiply-add (IMAD) where
+  // subtracting a product of m_l took an IMAD and an IADD3 (the SASS of 2643bce).
+  std::uint32_t minus_modulus_u[max_moduli] = {};
   float digit_weight[max_moduli][9] = {};
   // The same for the digits of a row of at most 62 bits (crt_narrow_digit_position).
   float narrow_weight[max_moduli][5] = {};
@@ -354,7 +356,7 @@ inline CrtConstants make_crt_constants(int L) {
     c.modulus[l] = m;
     c.inverse[l] = 1.0 / m;
     c.modulus_f[l] = static_cast<float>(m);
-    c.modulus_u[l] = static_cast<std::uint32_t>(m);
+    c.minus_modulus_u[l] = 0u - static_cast<std::uint32_t>(m);
     c.inverse_f[l] = static_cast<float>(1.0 / m);  // 1/m rounded once more: within 2^-24
     // The symmetric residue of 2^position modulo m.
     const auto weight_of = [m](int position) {
