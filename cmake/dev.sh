@@ -183,18 +183,34 @@ cmd_device() {
   if [ "${OZAKI_TESTS:-1}" = 0 ] && [ -z "${OZAKI_SANITIZE:-}" ]; then
     targets="ozaki_bench ozaki_gpu_timeline"
   fi
-  configure_and_build cuda "$repo/build-cuda" "${OZAKI_BUILD_TARGETS:-$targets}" \
-    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
-    { echo "build failed" >>"$log"; return 1; }
-  echo "build: $((SECONDS - t0)) s" >>"$log"
+  local bench=$repo/build-cuda/perf_tests/ozaki_bench
+  if [ "${OZAKI_PREBUILT:-0}" = 1 ]; then
+    # The benchmark binaries were built on the host (`cmake/dev.sh prebuild`) and carried: no
+    # build here, so no tests either (their binaries are too large to carry).
+    if [ "${OZAKI_TESTS:-1}" != 0 ] || [ -n "${OZAKI_SANITIZE:-}" ] || [ ! -x "$bench" ]; then
+      echo "OZAKI_PREBUILT=1 needs OZAKI_TESTS=0, no OZAKI_SANITIZE and a carried $bench" >>"$log"
+      return 1
+    fi
+    echo "build: none (OZAKI_PREBUILT=1: carried binaries)" >>"$log"
+    # cuBLAS and the CUDA runtime wherever this machine's toolkit keeps them (the binary
+    # names no run path).
+    export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  else
+    configure_and_build cuda "$repo/build-cuda" "${OZAKI_BUILD_TARGETS:-$targets}" \
+      -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
+      { echo "build failed" >>"$log"; return 1; }
+    echo "build: $((SECONDS - t0)) s" >>"$log"
+  fi
   if [ -n "${OZAKI_SASS:-}" ]; then
     # Each matching kernel's SASS, then its opcodes by count (static: both branches of a
     # kernel count), to read instruction-bound kernels instruction by instruction.  Every
     # object of the CUDA backend: the per-moduli kernels are in the generated crt_kernels_cuda
     # units, the rest in gemm_cuda.cpp's.
-    local objdump object
+    # (With OZAKI_PREBUILT=1, the carried benchmark binary: its kernels are the library's.)
+    local objdump object objects=("$repo"/build-cuda/CMakeFiles/ozaki.dir/backends/cuda/*.o)
+    [ "${OZAKI_PREBUILT:-0}" = 1 ] && objects=("$bench")
     objdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-    for object in "$repo"/build-cuda/CMakeFiles/ozaki.dir/backends/cuda/*.o; do
+    for object in "${objects[@]}"; do
       "$objdump" -sass "$object" 2>>"$log"
     done |
       awk -v pat="$OZAKI_SASS" -v counts="$out/sass-counts.txt" '
@@ -305,7 +321,7 @@ cmd_device() {
     rm -rf "$runs" "$out/sanitizer-help.txt"
     echo "sanitizers: $((SECONDS - t0)) s" >>"$log"
   fi
-  local bench=$repo/build-cuda/perf_tests/ozaki_bench suite
+  local suite
   for suite in ${OZAKI_SUITES-device wide sweep}; do
     t0=$SECONDS
     "$bench" --suite "$suite" --csv "$out/$suite.csv" "$@" >>"$out/bench.log" 2>&1 || true
@@ -445,6 +461,17 @@ cmd_interposer() {
   echo "done: $(date -u)" >>"$log"
 }
 
+# On the host: the CUDA build's benchmark driver and timeline tool (sm_90, as `device` builds
+# them), for `OZAKI_PREBUILT=1 cmake/dev.sh device` on the GPU machine, which then needs no
+# build (about 150 s of device time saved per call); prints the device tool's carry list.
+cmd_prebuild() {
+  have_nvcc || { say "prebuild needs nvcc"; return 1; }
+  system_packages cuda
+  configure_and_build cuda "$repo/build-cuda" "ozaki_bench ozaki_gpu_timeline" \
+    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda
+  echo 'carry: ["build-cuda/perf_tests/ozaki_bench", "build-cuda/perf_tests/libozaki_gpu_timeline.so"]'
+}
+
 # On the GPU machine, one test binary only (a quick look at one failure): builds its target and
 # runs it with the given arguments; output to $OUT/device.log.
 cmd_device_test() {
@@ -461,6 +488,7 @@ demo) shift; cmd_demo "$@" ;;
 test) shift; cmd_test "$@" ;;
 device) shift; cmd_device "$@" ;;
 device-test) shift; cmd_device_test "$@" ;;
+prebuild) shift; cmd_prebuild "$@" ;;
 interposer) shift; cmd_interposer "$@" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer" >&2; exit 2 ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | prebuild" >&2; exit 2 ;;
 esac
