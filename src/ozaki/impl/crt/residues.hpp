@@ -78,16 +78,16 @@ void with_moduli_count(int moduli, const F& f) {
 /// the same either way, each saying why: mostly exact products and sums of integers, where
 /// fusing halves the instructions.  Fusing the residue kernels' FP32 quotient removed one in
 /// eleven of their FP32 instructions per element and modulus (their SASS, docs/benchmarks.md).
-KOKKOS_INLINE_FUNCTION float multiply_add(float a, float b, float c) {
+template <class T>
+KOKKOS_INLINE_FUNCTION T multiply_add(T a, T b, T c) {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
+                "multiply_add is for float and double");
 #if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return a * b + c;
-#endif
-}
-KOKKOS_INLINE_FUNCTION double multiply_add(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-  return __fma_rn(a, b, c);
+  if constexpr (std::is_same<T, float>::value) {
+    return __fmaf_rn(a, b, c);
+  } else {
+    return __fma_rn(a, b, c);
+  }
 #else
   return a * b + c;
 #endif
@@ -276,8 +276,9 @@ KOKKOS_INLINE_FUNCTION std::uint32_t float_bits(float v) {
 /// [2^23, 2^24) holding an integer has the bit pattern 0x4B000000 + (v - 2^23), so with
 /// t = y (1/m) + 1.5 2^23 = 1.5 2^23 + q (q as in reduce_f, the same rounding) and y + 1.5 2^23
 /// (exact), (-m) bits(t) + bits(y + 1.5 2^23) = 0x4B400000 (1 - m) + y - q m modulo 2^32,
-/// whose low byte is r's: 0x4B400000 ends in a zero byte.  Three instructions per element and modulus
-/// (FFMA, FADD, IMAD) where reduce_f and the float packing took four (FFMA, FADD, FFMA, FADD).
+/// whose low byte is r's: 0x4B400000 ends in a zero byte.  Three instructions per element and
+/// modulus (FFMA, FADD, IMAD) where reduce_f and the float packing took four (FFMA, FADD, FFMA,
+/// FADD).
 KOKKOS_INLINE_FUNCTION std::uint32_t residue_word(float y, const CrtConstants& c, int l) {
   constexpr float shift = 0x1.8p23f;
   const float t = multiply_add(y, c.inverse_f[l], shift);
