@@ -11,6 +11,7 @@
 #include <ozaki/serial/crt.hpp>
 
 #include <limits>
+#include <random>
 
 namespace {
 
@@ -179,6 +180,68 @@ TEST(Crt, NarrowDigitsAreExactAtThePieceEdges) {
   }
   EXPECT_GT(four, 90);
   EXPECT_GT(five, 140);
+}
+
+/// The symmetric residue of y modulo m, by integer arithmetic: in [crt_low(m), crt_high(m)].
+std::int64_t integer_symmetric_residue(std::int64_t y, int m) {
+  std::int64_t r = ((y % m) + m) % m;
+  if (r > ozaki::Impl::crt_high(m)) r -= m;
+  return r;
+}
+
+/// The residue kernels' last step for every odd modulus and every integer |y| < 2^22 (all of
+/// them: the range the digit sums stay in, residues.hpp): reduce_f's float is the symmetric
+/// residue, and residue_word's low byte is that residue's two's complement byte (the
+/// bit-pattern argument of residue_word).  This is the host's unfused arithmetic; the fused
+/// one of CUDA devices is checked by the residue tests against the oracle on the device.
+TEST(Crt, ResidueWordsAreTheSymmetricResiduesOfEveryDigitSum) {
+  const ozaki::Impl::CrtConstants c = ozaki::Impl::make_crt_constants(ozaki::max_moduli);
+  const std::int64_t bound = std::int64_t(1) << 22;
+  for (int l = 1; l < ozaki::max_moduli; ++l) {
+    const int m = ozaki::crt_moduli[l];
+    ASSERT_EQ(m % 2, 1) << "modulus " << l;
+    std::int64_t wrong_words = 0, wrong_floats = 0;
+    for (std::int64_t y = -bound + 1; y < bound; ++y) {
+      const std::int64_t r = integer_symmetric_residue(y, m);
+      const float v = static_cast<float>(y);
+      const std::uint32_t word = ozaki::Impl::detail::residue_word(v, c, l);
+      wrong_words += static_cast<std::int8_t>(word & 0xffu) != r;
+      wrong_floats += ozaki::Impl::detail::reduce_f(v, c, l) != static_cast<float>(r);
+    }
+    EXPECT_EQ(wrong_words, 0) << "modulus " << m;
+    EXPECT_EQ(wrong_floats, 0) << "modulus " << m;
+  }
+}
+
+/// The reconstruction's symmetric residue of the INT32 products' sums (|y| < 2^40, residues.hpp)
+/// against integer arithmetic, for every modulus including 256 (whose ties may come out as +128
+/// or -128: one class), at the edges of the range and on random sums.
+TEST(Crt, SymmetricResiduesOfProductSumsAreExact) {
+  const ozaki::Impl::CrtConstants c = ozaki::Impl::make_crt_constants(ozaki::max_moduli);
+  std::mt19937_64 engine(2026);
+  std::vector<std::int64_t> sums;
+  const std::int64_t top = std::int64_t(1) << 40;
+  for (std::int64_t e :
+       {top - 1, top - 2, (top >> 1) + 127, std::int64_t(1) << 31, (std::int64_t(1) << 31) - 1,
+        std::int64_t(128), std::int64_t(127), std::int64_t(1), std::int64_t(0)}) {
+    sums.push_back(e);
+    sums.push_back(-e);
+  }
+  for (int i = 0; i < 200000; ++i) {
+    sums.push_back(static_cast<std::int64_t>(engine() % (2 * top - 1)) - (top - 1));
+  }
+  for (int l = 0; l < ozaki::max_moduli; ++l) {
+    const int m = ozaki::crt_moduli[l];
+    for (const std::int64_t y : sums) {
+      const double r = ozaki::Impl::detail::symmetric_residue(static_cast<double>(y), c, l);
+      const std::int64_t expected = integer_symmetric_residue(y, m);
+      if (m == 256 && r == 128) {
+        ASSERT_EQ(expected, -128) << "y " << y;  // the tie's other representative
+      } else {
+        ASSERT_EQ(r, static_cast<double>(expected)) << "modulus " << m << ", y " << y;
+      }
+    }
+  }
 }
 
 // ---- scaling rules ---------------------------------------------------------------------------
