@@ -218,9 +218,10 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
       continue;
     }
     for (std::int64_t i = 0; i < p.batch; ++i) {
-      const std::int8_t* ai = p.a + i * p.stride_a;
-      const std::int8_t* bi = b + i * p.stride_b;
-      std::int32_t* ci = c + i * p.stride_c;
+      const Int8GemmProblem item = batch_item(p, i);
+      const std::int8_t* ai = item.a;
+      const std::int8_t* bi = item.b + n0 * p.ldb;
+      std::int32_t* ci = item.c + n0 * p.ldc;
       if (entry != Int8Entry::GemmEx) {
         const cuda::Int8Kernels::Choice& kernel =
             lt_kernel(*h.int8_kernels, p.rows_a, columns, p.length, p.lda, p.ldb, p.ldc,

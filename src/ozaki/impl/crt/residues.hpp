@@ -257,10 +257,18 @@ KOKKOS_INLINE_FUNCTION ResidueDigits<D> residue_digits(const ScaledPieces& x) {
   }
 }
 
+/// Adding it rounds a float |v| < 2^22 to an integer; v + 1.5 2^23 then lies in [2^23, 2^24).
+constexpr float float_shift = 0x1.8p23f;
+
+/// 1.5 2^23 + q, q the nearest integer to y / m_l for an integer-valued float |y| < 2^22 (proof
+/// above): the quotient both reduce_f and residue_word take.
+KOKKOS_INLINE_FUNCTION float shifted_quotient_f(float y, const CrtConstants& c, int l) {
+  return multiply_add(y, c.inverse_f[l], float_shift);
+}
+
 /// The symmetric residue of an integer-valued float |y| < 2^22 modulo m_l (proof above).
 KOKKOS_INLINE_FUNCTION float reduce_f(float y, const CrtConstants& c, int l) {
-  constexpr float shift = 0x1.8p23f;  // adding it rounds |v| < 2^22 to an integer
-  const float q = multiply_add(y, c.inverse_f[l], shift) - shift;
+  const float q = shifted_quotient_f(y, c, l) - float_shift;
   return multiply_add(-q, c.modulus_f[l], y);
 }
 
@@ -274,15 +282,14 @@ KOKKOS_INLINE_FUNCTION std::uint32_t float_bits(float v) {
 /// A word whose low byte is the symmetric residue r of an integer-valued float |y| < 2^22
 /// modulo an odd m_l, as two's complement: the residue's byte without r itself.  A float v in
 /// [2^23, 2^24) holding an integer has the bit pattern 0x4B000000 + (v - 2^23), so with
-/// t = y (1/m) + 1.5 2^23 = 1.5 2^23 + q (q as in reduce_f, the same rounding) and y + 1.5 2^23
-/// (exact), (-m) bits(t) + bits(y + 1.5 2^23) = 0x4B400000 (1 - m) + y - q m modulo 2^32,
+/// t = shifted_quotient_f(y) = 1.5 2^23 + q (reduce_f's q) and y + 1.5 2^23 (exact),
+/// (-m) bits(t) + bits(y + 1.5 2^23) = 0x4B400000 (1 - m) + y - q m modulo 2^32,
 /// whose low byte is r's: 0x4B400000 ends in a zero byte.  Three instructions per element and
 /// modulus (FFMA, FADD, IMAD) where reduce_f and the float packing took four (FFMA, FADD, FFMA,
 /// FADD).
 KOKKOS_INLINE_FUNCTION std::uint32_t residue_word(float y, const CrtConstants& c, int l) {
-  constexpr float shift = 0x1.8p23f;
-  const float t = multiply_add(y, c.inverse_f[l], shift);
-  return c.minus_modulus_u[l] * float_bits(t) + float_bits(y + shift);
+  return c.minus_modulus_u[l] * float_bits(shifted_quotient_f(y, c, l)) +
+         float_bits(y + float_shift);
 }
 
 /// y, an integer-valued float below 2^22 in magnitude congruent to x' modulo an odd m_l
@@ -336,10 +343,7 @@ KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const std::uint32_t (&w)[4])
 /// the bit pattern of v + 1.5 2^23 is that of 1.5 2^23 plus v as an integer.
 KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const float (&v)[4]) {
   std::uint32_t b[4];
-  for (int j = 0; j < 4; ++j) {
-    const float w = v[j] + 0x1.8p23f;
-    std::memcpy(&b[j], &w, sizeof b[j]);
-  }
+  for (int j = 0; j < 4; ++j) b[j] = float_bits(v[j] + float_shift);
   return pack_low_bytes(b);
 }
 
