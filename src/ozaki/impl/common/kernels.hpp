@@ -220,6 +220,37 @@ void grid_for(const char* label, const ExecSpace& space, std::int64_t rows, std:
   }
 }
 
+/// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i, like
+/// grid_for, with each GPU thread taking several elements: a 256-thread team takes
+/// column_segment rows of one column, each thread every 256th row of it, so that a team's
+/// column is found once and there are 8 times fewer teams than grid_for's one element per
+/// thread.  The reconstruction ran 8% faster this way on the H200 (docs/benchmarks.md,
+/// 2026-12-02, fifth part); which of the two differences mattered was not separated.
+/// Host spaces: grid_for.
+constexpr std::int64_t column_segment = 2048;
+
+template <class ExecSpace, class Functor>
+void column_segments_for(const char* label, const ExecSpace& space, std::int64_t rows,
+                         std::int64_t cols, const Functor& f) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    grid_for(label, space, rows, cols, f);
+  } else {
+    using member_type = typename TeamLaunch<ExecSpace>::member_type;
+    constexpr int block = 256;
+    const int segments = static_cast<int>((rows + column_segment - 1) / column_segment);
+    Kokkos::parallel_for(
+        label, TeamLaunch<ExecSpace>(space, static_cast<int>(segments * cols), block),
+        KOKKOS_LAMBDA(const member_type& team) {
+          const int j = team.league_rank() / segments;
+          const std::int64_t first =
+              std::int64_t(team.league_rank() - j * segments) * column_segment;
+          const std::int64_t last = first + column_segment < rows ? first + column_segment : rows;
+          for (std::int64_t i = first + team.team_rank(); i < last; i += block)
+            f(i, std::int64_t(j));
+        });
+  }
+}
+
 /// Row tiles of for_each_quad's transposing path: 32 rows x 128 columns of K.
 constexpr int quad_tile_rows = 32;
 constexpr int quad_tile_k = 128;
@@ -265,17 +296,23 @@ void for_each_quad(const char* label, const ExecSpace& space,
         });
     return;
   }
+  // At most 64 registers, four 256-thread teams per SM on GPUs: ptxas gave the tile path 72
+  // at L = 14 (three teams, 37.5% occupancy, register-limited by Nsight Compute).  The bound
+  // spills nothing for L <= 17, 16 bytes at L >= 20 and 24/36 bytes in scheme I's split_rows
+  // (ptxas -v); op(A)'s residues at 16384^3 on the H200 took 2.82-2.90 ms against 2.98-3.06
+  // (docs/benchmarks.md, 2026-12-02, fifth part).
+  using tile_policy_type = Kokkos::TeamPolicy<ExecSpace, LaunchHint, Kokkos::LaunchBounds<256, 4>>;
   constexpr int quads = quad_tile_k / 4;
   using Tile =
       Kokkos::View<double[4][quad_tile_rows][quads + 1], typename ExecSpace::scratch_memory_space,
                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   const std::int64_t tiles_r = (rows_out + quad_tile_rows - 1) / quad_tile_rows;
   const std::int64_t tiles_k = (kpad + quad_tile_k - 1) / quad_tile_k;
-  policy_type policy(space, static_cast<int>(tiles_r * tiles_k), is_host_space<ExecSpace>() ? 1 : 8,
-                     32);
+  tile_policy_type policy(space, static_cast<int>(tiles_r * tiles_k),
+                          is_host_space<ExecSpace>() ? 1 : 8, 32);
   policy.set_scratch_size(0, Kokkos::PerTeam(Tile::shmem_size()));
   Kokkos::parallel_for(
-      label, policy, KOKKOS_LAMBDA(const member_type& team) {
+      label, policy, KOKKOS_LAMBDA(const typename tile_policy_type::member_type& team) {
         const std::int64_t r0 = (team.league_rank() % tiles_r) * quad_tile_rows;
         const std::int64_t k0 = (team.league_rank() / tiles_r) * quad_tile_k;
         Tile tile(team.team_scratch(0));

@@ -146,7 +146,8 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
   const Kokkos::complex<double> alpha = target.alpha, beta = target.beta;
   const bool per_part = target.per_part;
   const bool no_beta = beta.real() == 0 && beta.imag() == 0;
-  grid_for(
+  // Several entries per thread, as the real reconstruction (kernels.hpp).
+  column_segments_for(
       "ozaki::crt::complex_reconstruct", space, C.extent(0), pass.width,
       KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
         const std::int64_t n = n0 + j;
