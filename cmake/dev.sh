@@ -391,7 +391,7 @@ cmd_device() {
       [ -n "${args// /}" ] || continue
       echo "== ncu: ozaki_bench $args" >>"$out/ncu.log"
       # shellcheck disable=SC2086 # ARGS is a list of words
-      # OZAKI_NCU_ARGS replaces what ncu collects (e.g. "-k regex:crt_residues -c 4 --section
+      # OZAKI_NCU_ARGS replaces what ncu collects (e.g. "--kernel-name-base demangled -k regex:crt_residues -c 4 --section
       # SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis" to see why a kernel
       # is slow); the default times every kernel.
       # shellcheck disable=SC2086 # OZAKI_NCU_ARGS is a list of words
