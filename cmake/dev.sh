@@ -391,9 +391,11 @@ cmd_device() {
       [ -n "${args// /}" ] || continue
       echo "== ncu: ozaki_bench $args" >>"$out/ncu.log"
       # shellcheck disable=SC2086 # ARGS is a list of words
-      # OZAKI_NCU_ARGS replaces what ncu collects (e.g. "--kernel-name-base demangled -k regex:crt_residues -c 4 --section
-      # SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis" to see why a kernel
-      # is slow); the default times every kernel.
+      # OZAKI_NCU_ARGS replaces what ncu collects (e.g. "--kernel-name-base demangled -k
+      # regex:crt_residues -c 4 --section SpeedOfLight --section Occupancy --section
+      # MemoryWorkloadAnalysis" to see why a kernel is slow; without the kernel-name base, -k
+      # sees every Kokkos kernel as cuda_parallel_launch_local_memory); the default times
+      # every kernel.
       # shellcheck disable=SC2086 # OZAKI_NCU_ARGS is a list of words
       ncu --clock-control none ${OZAKI_NCU_ARGS:---print-summary per-kernel --metrics gpu__time_duration.sum -c ${OZAKI_NCU_KERNELS:-400}} \
         "$bench" $args --reps 1 --samples 4 --no-phases >>"$out/ncu.log" 2>&1 || true
