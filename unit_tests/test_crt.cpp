@@ -10,6 +10,8 @@
 #include <ozaki/impl/crt/scaling.hpp>
 #include <ozaki/serial/crt.hpp>
 
+#include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -210,6 +212,16 @@ TEST(Crt, ResidueWordsAreTheSymmetricResiduesOfEveryDigitSum) {
     }
     EXPECT_EQ(wrong_words, 0) << "modulus " << m;
     EXPECT_EQ(wrong_floats, 0) << "modulus " << m;
+  }
+}
+
+/// The residue kernels' powers of two (built from their bit pattern where they are normal) are
+/// ldexp's, for every exponent a double has, and for the out-of-range ones the kernels never ask
+/// for.
+TEST(Crt, PowersOfTwoAreLdexpsForEveryExponent) {
+  for (int h = -1100; h <= 1100; ++h) {
+    const double expected = std::ldexp(1.0, h), got = ozaki::Impl::power_of_two(h);
+    ASSERT_EQ(std::memcmp(&expected, &got, sizeof got), 0) << "h = " << h;
   }
 }
 

@@ -21,8 +21,16 @@
 namespace ozaki {
 namespace Impl {
 
-/// 2^h as a double for |h| <= 1023.
-KOKKOS_INLINE_FUNCTION double power_of_two(int h) { return compat::ldexp(1.0, h); }
+/// 2^h as a double for |h| <= 1023: for normal powers (h >= -1022) its bit pattern, (h + 1023)
+/// in the exponent field, the value ldexp(1, h) has; the residue kernels make two per quad of
+/// elements, and ldexp is a sequence of about 15 instructions on GPUs (its range checks).
+KOKKOS_INLINE_FUNCTION double power_of_two(int h) {
+  if (h < -1022 || h > 1023) return compat::ldexp(1.0, h);
+  const std::uint64_t bits = static_cast<std::uint64_t>(h + 1023) << 52;
+  double p;
+  std::memcpy(&p, &bits, sizeof p);
+  return p;
+}
 
 /// y rounded to an integer, half away from zero, exactly, without conversion instructions
 /// (they are slow on GPUs): |y| + 2^52 rounds |y| < 2^52 to the nearest integer (ties to
