@@ -196,60 +196,47 @@ int row_tiles_kernel(const char* label, const ExecSpace& space, std::int64_t row
   return result;
 }
 
-/// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i:
-/// 256-thread blocks along i on a GPU (no 64-bit division per element), a plain range on host
-/// spaces.
-template <class ExecSpace, class Functor>
+/// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i: on a GPU a
+/// 256-thread team takes rows_per_team consecutive rows of one column, each thread every 256th
+/// of them (no 64-bit division per element); a plain range on host spaces.  rows_per_team =
+/// 256, one element per thread, unless a kernel's measurements say otherwise (the
+/// reconstruction: reconstruction_rows_per_team).
+template <std::int64_t rows_per_team = 256, class ExecSpace, class Functor>
 void grid_for(const char* label, const ExecSpace& space, std::int64_t rows, std::int64_t cols,
               const Functor& f) {
+  static_assert(rows_per_team % 256 == 0, "a team's rows are a multiple of its 256 threads");
   if constexpr (is_host_space<ExecSpace>()) {
     Kokkos::parallel_for(label, RangeLaunch<ExecSpace>(space, 0, rows * cols),
                          [=](const std::int64_t idx) { f(idx % rows, idx / rows); });
   } else {
     using member_type = typename TeamLaunch<ExecSpace>::member_type;
     constexpr int block = 256;
-    const int blocks = static_cast<int>((rows + block - 1) / block);
-    Kokkos::parallel_for(
-        label, TeamLaunch<ExecSpace>(space, static_cast<int>(blocks * cols), block),
-        KOKKOS_LAMBDA(const member_type& team) {
-          const int j = team.league_rank() / blocks;
-          const std::int64_t i =
-              std::int64_t(team.league_rank() - j * blocks) * block + team.team_rank();
-          if (i < rows) f(i, std::int64_t(j));
-        });
-  }
-}
-
-/// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i, like
-/// grid_for, with each GPU thread taking several elements: a 256-thread team takes
-/// column_segment rows of one column, each thread every 256th row of it, so that a team's
-/// column is found once and there are 8 times fewer teams than grid_for's one element per
-/// thread.  The reconstruction ran 8% faster this way on the H200 (docs/benchmarks.md,
-/// 2026-12-02, fifth part); which of the two differences mattered was not separated.
-/// Host spaces: grid_for.
-constexpr std::int64_t column_segment = 2048;
-
-template <class ExecSpace, class Functor>
-void column_segments_for(const char* label, const ExecSpace& space, std::int64_t rows,
-                         std::int64_t cols, const Functor& f) {
-  if constexpr (is_host_space<ExecSpace>()) {
-    grid_for(label, space, rows, cols, f);
-  } else {
-    using member_type = typename TeamLaunch<ExecSpace>::member_type;
-    constexpr int block = 256;
-    const int segments = static_cast<int>((rows + column_segment - 1) / column_segment);
+    const int segments = static_cast<int>((rows + rows_per_team - 1) / rows_per_team);
     Kokkos::parallel_for(
         label, TeamLaunch<ExecSpace>(space, static_cast<int>(segments * cols), block),
         KOKKOS_LAMBDA(const member_type& team) {
           const int j = team.league_rank() / segments;
           const std::int64_t first =
-              std::int64_t(team.league_rank() - j * segments) * column_segment;
-          const std::int64_t last = first + column_segment < rows ? first + column_segment : rows;
-          for (std::int64_t i = first + team.team_rank(); i < last; i += block)
-            f(i, std::int64_t(j));
+              std::int64_t(team.league_rank() - j * segments) * rows_per_team;
+          // A plain if: nvcc's extended lambdas may not first capture inside if constexpr; the
+          // condition is a constant all the same.
+          if (rows_per_team == block) {
+            const std::int64_t i = first + team.team_rank();
+            if (i < rows) f(i, std::int64_t(j));
+          } else {
+            const std::int64_t last = first + rows_per_team < rows ? first + rows_per_team : rows;
+            for (std::int64_t i = first + team.team_rank(); i < last; i += block)
+              f(i, std::int64_t(j));
+          }
         });
   }
 }
+
+/// The reconstructions' rows per team (grid_for): 2048, eight entries per thread and 8x fewer
+/// teams than one entry per thread, ran 8% faster on the H200 (docs/benchmarks.md, 2026-12-02,
+/// fifth part: 0.57-0.58 ms per pass at 16384^3 against 0.62-0.65); which of the two
+/// differences mattered was not separated.
+constexpr std::int64_t reconstruction_rows_per_team = 2048;
 
 /// Row tiles of for_each_quad's transposing path: 32 rows x 128 columns of K.
 constexpr int quad_tile_rows = 32;

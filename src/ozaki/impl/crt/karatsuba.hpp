@@ -147,7 +147,7 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
   const bool per_part = target.per_part;
   const bool no_beta = beta.real() == 0 && beta.imag() == 0;
   // Several entries per thread, as the real reconstruction (kernels.hpp).
-  column_segments_for(
+  grid_for<reconstruction_rows_per_team>(
       "ozaki::crt::complex_reconstruct", space, C.extent(0), pass.width,
       KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
         const std::int64_t n = n0 + j;

@@ -464,9 +464,8 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
   const std::int64_t chunks = pass.chunks, n0 = pass.n0;
   const auto exponents_a = rows_a.exponents, bits_a = rows_a.bits;
   const auto exponents_b = rows_b.exponents, bits_b = rows_b.bits;
-  // Several entries per thread (kernels.hpp): 0.57-0.58 ms per pass at 16384^3 on the H200
-  // against 0.62-0.65 with grid_for's one entry per thread.
-  column_segments_for(
+  // Several entries per thread (kernels.hpp, reconstruction_rows_per_team).
+  grid_for<reconstruction_rows_per_team>(
       "ozaki::crt::reconstruct", space, C.extent(0), pass.width,
       KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
         const std::int64_t n = n0 + j;
