@@ -196,21 +196,24 @@ int row_tiles_kernel(const char* label, const ExecSpace& space, std::int64_t row
   return result;
 }
 
+/// Threads of a GPU team of grid_for.
+constexpr int grid_team = 256;
+
 /// f(i, j) for i in [0, rows), j in [0, cols), consecutive threads on consecutive i: on a GPU a
-/// 256-thread team takes rows_per_team consecutive rows of one column, each thread every 256th
-/// of them (no 64-bit division per element); a plain range on host spaces.  rows_per_team =
-/// 256, one element per thread, unless a kernel's measurements say otherwise (the
-/// reconstruction: reconstruction_rows_per_team).
-template <std::int64_t rows_per_team = 256, class ExecSpace, class Functor>
+/// grid_team-thread team takes rows_per_team consecutive rows of one column, each thread every
+/// grid_team-th of them (no 64-bit division per element); a plain range on host spaces.
+/// rows_per_team = grid_team, one element per thread, unless a kernel's measurements say
+/// otherwise (the reconstruction: reconstruction_rows_per_team).
+template <std::int64_t rows_per_team = grid_team, class ExecSpace, class Functor>
 void grid_for(const char* label, const ExecSpace& space, std::int64_t rows, std::int64_t cols,
               const Functor& f) {
-  static_assert(rows_per_team % 256 == 0, "a team's rows are a multiple of its 256 threads");
+  static_assert(rows_per_team % grid_team == 0, "a team's rows are a multiple of its threads");
   if constexpr (is_host_space<ExecSpace>()) {
     Kokkos::parallel_for(label, RangeLaunch<ExecSpace>(space, 0, rows * cols),
                          [=](const std::int64_t idx) { f(idx % rows, idx / rows); });
   } else {
     using member_type = typename TeamLaunch<ExecSpace>::member_type;
-    constexpr int block = 256;
+    constexpr int block = grid_team;
     const int segments = static_cast<int>((rows + rows_per_team - 1) / rows_per_team);
     Kokkos::parallel_for(
         label, TeamLaunch<ExecSpace>(space, static_cast<int>(segments * cols), block),
