@@ -108,82 +108,6 @@ INSTANTIATE_TEST_SUITE_P(
                                          ResidueCase{40, 96, 1.0, 24}),
                        ::testing::Values(Layout::Left, Layout::Right, Layout::Stride)));
 
-/// The digits of a row of at most 62 bits (four below 2^59, else five) put x' = mid 2^32 + lo
-/// back together exactly at the edges of the pieces' ranges (|mid| <= 2^30, |lo| <= 2^31, both
-/// signs, the ties of the nearest-integer split) and at the edges of the four-digit rows
-/// (+-2^59), each digit stays within the range the exactness argument uses (residues.hpp: a
-/// 20-bit first digit, 13-bit middle ones, a top digit in [-2^13, 2^13) or [-8, 8)), and the
-/// low word is x''s (modulus 256's residue).  The residue tests reach these digits only
-/// through random data.
-template <int D>
-void check_narrow_digits(std::int64_t mid, std::int64_t lo, int& checked) {
-  const __int128 x = static_cast<__int128>(mid) * (std::int64_t(1) << 32) + lo;
-  const __int128 limit = static_cast<__int128>(1) << (D == 4 ? ozaki::Impl::crt_narrow4_bits : 62);
-  if (x >= limit || x <= -limit) return;  // not a row of D digits
-  const ozaki::Impl::detail::ScaledPieces pieces{0.0, static_cast<double>(mid),
-                                                 static_cast<double>(lo)};
-  const ozaki::Impl::detail::ResidueDigits<D> d = ozaki::Impl::detail::narrow_digits<D>(pieces);
-  __int128 back = 0;
-  for (int i = D - 1; i >= 0; --i) {
-    ASSERT_EQ(d.d[i], static_cast<float>(static_cast<int>(d.d[i]))) << "digit " << i;
-    if (i == 0) {
-      ASSERT_GE(d.d[i], 0.0f);
-      ASSERT_LT(d.d[i], 1048576.0f);
-    } else if (i < D - 1) {
-      ASSERT_GE(d.d[i], 0.0f);
-      ASSERT_LT(d.d[i], 8192.0f);
-    } else {
-      const float top = D == 4 ? 8192.0f : 8.0f;
-      ASSERT_GE(d.d[i], -top);
-      ASSERT_LT(d.d[i], top);
-    }
-    back += static_cast<__int128>(static_cast<std::int64_t>(d.d[i]))
-            << ozaki::Impl::crt_narrow_digit_position(i);
-  }
-  ASSERT_TRUE(back == x) << D << " digits, mid " << mid << ", lo " << lo;
-  ASSERT_EQ(d.low, static_cast<std::uint32_t>(static_cast<std::uint64_t>(x)));
-  ++checked;
-}
-
-TEST(Crt, NarrowDigitsAreExactAtThePieceEdges) {
-  const std::int64_t edge4 = std::int64_t(1) << (ozaki::Impl::crt_narrow4_bits - 32);
-  const std::int64_t mids[] = {-(std::int64_t(1) << 30),
-                               -(std::int64_t(1) << 30) + 1,
-                               -edge4 - 1,
-                               -edge4,
-                               -edge4 + 1,
-                               -12345,
-                               -1,
-                               0,
-                               1,
-                               98765,
-                               edge4 - 1,
-                               edge4,
-                               (std::int64_t(1) << 30) - 1,
-                               std::int64_t(1) << 30};
-  const std::int64_t los[] = {-(std::int64_t(1) << 31),
-                              -(std::int64_t(1) << 31) + 1,
-                              -4097,
-                              -1,
-                              0,
-                              1,
-                              8191,
-                              8192,
-                              (std::int64_t(1) << 20) - 1,
-                              std::int64_t(1) << 20,
-                              (std::int64_t(1) << 31) - 1,
-                              std::int64_t(1) << 31};
-  int four = 0, five = 0;
-  for (const std::int64_t mid : mids) {
-    for (const std::int64_t lo : los) {
-      check_narrow_digits<4>(mid, lo, four);
-      check_narrow_digits<5>(mid, lo, five);
-    }
-  }
-  EXPECT_GT(four, 90);
-  EXPECT_GT(five, 140);
-}
-
 /// The symmetric residue of y modulo m, by integer arithmetic: in [crt_low(m), crt_high(m)].
 std::int64_t integer_symmetric_residue(std::int64_t y, int m) {
   std::int64_t r = ((y % m) + m) % m;
@@ -191,28 +115,118 @@ std::int64_t integer_symmetric_residue(std::int64_t y, int m) {
   return r;
 }
 
-/// The residue kernels' last step for every odd modulus and every integer |y| < 2^22 (all of
-/// them: the range the digit sums stay in, residues.hpp): reduce_f's float is the symmetric
-/// residue, and residue_word's low byte is that residue's two's complement byte (the
-/// bit-pattern argument of residue_word).  This is the host's unfused arithmetic; the fused
-/// one of CUDA devices is checked by the residue tests against the oracle on the device.
-TEST(Crt, ResidueWordsAreTheSymmetricResiduesOfEveryDigitSum) {
+/// The residue kernels' last step for every odd modulus and every integer |y| < 2^22 (more
+/// than the sums reach: below 2^19 for one part, 2^20 for a complex part's sum, residues.hpp):
+/// residue_word's low byte is the symmetric residue's two's complement byte (the bit-pattern
+/// argument of residue_word).  This is the host's unfused arithmetic; the fused one of CUDA
+/// devices is checked by the residue tests against the oracle on the device.  And the bound
+/// itself: 16 bytes of 255 at the byte weights plus the bias' residue stay below 2^19.
+TEST(Crt, ResidueWordsAreTheSymmetricResiduesOfEveryCongruentSum) {
   const ozaki::Impl::CrtConstants c = ozaki::Impl::make_crt_constants(ozaki::max_moduli);
   const std::int64_t bound = std::int64_t(1) << 22;
   for (int l = 1; l < ozaki::max_moduli; ++l) {
     const int m = ozaki::crt_moduli[l];
     ASSERT_EQ(m % 2, 1) << "modulus " << l;
-    std::int64_t wrong_words = 0, wrong_floats = 0;
+    std::int64_t wrong_words = 0;
     for (std::int64_t y = -bound + 1; y < bound; ++y) {
       const std::int64_t r = integer_symmetric_residue(y, m);
-      const float v = static_cast<float>(y);
-      const std::uint32_t word = ozaki::Impl::detail::residue_word(v, c, l);
+      const std::uint32_t s = ozaki::Impl::crt_float_shift_bits + static_cast<std::uint32_t>(y);
+      const std::uint32_t word = ozaki::Impl::detail::residue_word(s, c, l);
       wrong_words += static_cast<std::int8_t>(word & 0xffu) != r;
-      wrong_floats += ozaki::Impl::detail::reduce_f(v, c, l) != static_cast<float>(r);
     }
     EXPECT_EQ(wrong_words, 0) << "modulus " << m;
-    EXPECT_EQ(wrong_floats, 0) << "modulus " << m;
+    std::int64_t largest = 0;
+    for (int w = 0; w < 4; ++w) {
+      for (int i = 0; i < 4; ++i) {
+        const auto weight = static_cast<std::int8_t>((c.byte_weight[l][w] >> (8 * i)) & 0xffu);
+        largest += 255 * std::abs(int(weight));
+      }
+    }
+    const auto start =
+        static_cast<std::int32_t>(c.word_start[l][1] - ozaki::Impl::crt_float_shift_bits);
+    EXPECT_LT(largest + std::abs(start), std::int64_t(1) << 19) << "modulus " << m;
   }
+}
+
+/// x' as the residue kernels take it (residues.hpp, "Residues from bytes": one 64-bit pattern
+/// from a fused multiply-add or from two halves, or two patterns) is the oracle's integer, and
+/// its bytes give the oracle's residues, for rows of every form: at ties of both parities and
+/// signs (to nearest even), at the largest elements a row has (127/128 2^e), at the edges of
+/// the forms' bit counts and scales (2^shift not a double), and on random elements down to
+/// subnormal ones and zeros.  The residue tests reach the forms through random data only.
+TEST(Crt, ScaledPatternsAreTheOraclesIntegersAtTiesAndEdges) {
+  namespace I = ozaki::Impl;
+  const I::CrtConstants c = I::make_crt_constants(ozaki::max_moduli);
+  std::mt19937_64 engine(77);
+  struct Row {
+    int bits, e;
+    I::detail::CrtRowForm form;
+  };
+  const Row rows[] = {
+      {1, 0, I::detail::CrtRowForm::Fused},        {20, 3, I::detail::CrtRowForm::Fused},
+      {51, -7, I::detail::CrtRowForm::Fused},      {51, -1000, I::detail::CrtRowForm::OneWord},
+      {40, 1024, I::detail::CrtRowForm::Fused},    {52, 10, I::detail::CrtRowForm::OneWord},
+      {62, 0, I::detail::CrtRowForm::OneWord},     {63, -5, I::detail::CrtRowForm::TwoWords},
+      {94, 100, I::detail::CrtRowForm::TwoWords},  {94, -1021, I::detail::CrtRowForm::TwoWords},
+      {94, 1024, I::detail::CrtRowForm::TwoWords}, {62, -1022, I::detail::CrtRowForm::OneWord}};
+  int checked = 0;
+  for (const Row& row : rows) {
+    const int shift = row.bits - row.e;
+    ASSERT_EQ(int(I::detail::crt_row_form(row.bits, shift)), int(row.form))
+        << row.bits << ", " << row.e;
+    std::vector<double> xs;
+    const double top = std::ldexp(127.0 / 128.0, row.e);
+    xs.push_back(top);
+    xs.push_back(-top);
+    xs.push_back(std::nextafter(top, 0.0));
+    xs.push_back(0.0);
+    xs.push_back(-0.0);
+    // Ties n + 1/2 (at 2^-shift each) for even and odd n, both signs, where representable.
+    for (const std::int64_t n :
+         {std::int64_t(0), std::int64_t(1), std::int64_t(2), std::int64_t(3), std::int64_t(12345),
+          std::int64_t(12346), (std::int64_t(1) << 50) - 1, (std::int64_t(1) << 50) - 2}) {
+      const double tie = std::ldexp(static_cast<double>(n) + 0.5, -shift);
+      if (!(std::fabs(tie) <= top) || tie == 0) continue;
+      xs.push_back(tie);
+      xs.push_back(-tie);
+    }
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    for (int i = 0; i < 400; ++i) {
+      const int down = static_cast<int>(engine() % (row.bits + 8));
+      xs.push_back(std::ldexp(unit(engine) * (127.0 / 128.0), row.e - down));
+    }
+    for (const double x : xs) {
+      const __int128 want = ozaki::serial::crt_scaled_integer(x, row.e, row.bits);
+      I::detail::with_row_form(
+          I::detail::crt_row_scale(row.bits, shift), [&](auto two_words, const auto& patterns) {
+            constexpr bool two = decltype(two_words)::value;
+            const I::detail::ScaledPatterns p = patterns(x);
+            const auto value = [](const I::detail::PatternWords& w) {
+              const std::uint64_t v = (std::uint64_t(w.high) << 32) | w.low;
+              return static_cast<__int128>(static_cast<std::int64_t>(v - I::crt_word_bias));
+            };
+            const __int128 got =
+                two ? value(p.top) * (__int128(1) << I::crt_top_position) + value(p.bottom)
+                    : value(p.bottom);
+            ASSERT_TRUE(got == want) << "x " << x << ", bits " << row.bits << ", e " << row.e;
+            ASSERT_EQ(p.bottom.low & 0xffu,
+                      static_cast<std::uint32_t>(want) & 0xffu);  // modulus 256
+            for (int l = 1; l < ozaki::max_moduli; ++l) {
+              const int m = ozaki::crt_moduli[l];
+              const std::uint32_t s = I::detail::shifted_congruent<two>(p, c, l);
+              const auto y = static_cast<std::int32_t>(s - I::crt_float_shift_bits);
+              ASSERT_LT(std::abs(y), 1 << 19);
+              const std::int64_t expected =
+                  integer_symmetric_residue(static_cast<std::int64_t>(want % m), m);
+              ASSERT_EQ(static_cast<std::int8_t>(I::detail::residue_word(s, c, l) & 0xffu),
+                        expected)
+                  << "x " << x << ", modulus " << m;
+            }
+          });
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 12 * 400);
 }
 
 /// The residue kernels' powers of two (built from their bit pattern where they are normal) are

@@ -205,9 +205,10 @@ CrtScale crt_scale(const ConstMatrixRef& opA, const ConstMatrixRef& opB, int L,
 }
 
 __int128 crt_scaled_integer(double x, int e, int bits) {
-  // 53-bit x times a power of two: exact in long double; std::round rounds half away.
+  // 53-bit x times a power of two: exact in long double (64-bit significand, 15-bit
+  // exponent); std::nearbyint rounds to nearest, ties to even, in the default rounding mode.
   const long double scaled = std::ldexp(static_cast<long double>(x), bits - e);
-  return static_cast<__int128>(std::round(scaled));
+  return static_cast<__int128>(std::nearbyint(scaled));
 }
 
 CrtResidues crt_residues(const ConstMatrixRef& X, int L, const std::vector<int>& bits) {

@@ -49,7 +49,7 @@ double crt_peak_ratio(const CrtRowNorms& norms);
 /// bit for bit by the Kokkos kernels (opA M x K, opB K x N, finite).
 double crt_counted_ratio(const ConstMatrixRef& opA, const ConstMatrixRef& opB);
 
-/// round(x 2^(bits - e)), rounding half away from zero, exactly (|result| < 2^95).
+/// round(x 2^(bits - e)), to nearest with ties to even, exactly (|result| < 2^95).
 __int128 crt_scaled_integer(double x, int e, int bits);
 
 /// Residues of the rows of X (rows x K): values[r * L * kpad + l * kpad + k] is the symmetric

@@ -248,12 +248,15 @@ constexpr int quad_tile_k = 128;
 /// 16 of its columns at once).
 constexpr int quad_tile_batch = 16;
 
-/// Calls f(r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
+/// Calls f(row(r), r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
 /// x[j] = X(r, k + j) (0 beyond X's rows and K): the shape of every kernel that turns rows
 /// of FP64 into K-contiguous int8 (slices, residues, magnitudes), one thread per 4 k so that
-/// each writes whole 32-bit words and a warp 128 contiguous bytes per output row.
+/// each writes whole 32-bit words and a warp 128 contiguous bytes per output row.  row(r) is
+/// what f needs of row r (its exponent, its scale), made once per row where a team takes a
+/// row: f's stores may alias its loads, so the compiler cannot hoist them out of the loop.
 ///
-/// K-contiguous X: one team per row, consecutive threads on consecutive k (coalesced reads).
+/// K-contiguous X: one team per row, consecutive threads on consecutive k (coalesced reads)
+/// from a pointer to the row.
 /// Otherwise (op(A) of a column-major A, say) X is read in 32 x 128 tiles through team
 /// scratch, consecutive lanes on consecutive rows (X's contiguous index), so that no FP64 copy
 /// of X is needed.  The tile is stored by position in the quad: tile(j, rr, q) = X(r0 + rr,
@@ -263,10 +266,10 @@ constexpr int quad_tile_batch = 16;
 /// not what bounded it (1.10 ms for an 8192^2 operand at 14 moduli on the H200 either way);
 /// the batched loads below were: 0.76 ms with them, against 0.66 ms for the same data
 /// K-contiguous (docs/benchmarks.md).
-template <class ExecSpace, class QuadFunction>
+template <class ExecSpace, class RowFunction, class QuadFunction>
 void for_each_quad(const char* label, const ExecSpace& space,
                    const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
-                   std::int64_t kpad, const QuadFunction& f) {
+                   std::int64_t kpad, const RowFunction& row, const QuadFunction& f) {
   using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   const std::int64_t rows = X.extent(0), K = X.extent(1);
@@ -275,13 +278,20 @@ void for_each_quad(const char* label, const ExecSpace& space,
         label, row_policy(space, rows_out), KOKKOS_LAMBDA(const member_type& team) {
           const int r = team.league_rank();
           const bool real_row = r < rows;
+          const auto state = row(r);
+          // Row r's elements (stride 1 here, or K <= 1).
+          const double* x_row = X.data() + (real_row ? r * X.stride(0) : 0);
           Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4),
                                [&](const std::int64_t quad) {
                                  const std::int64_t k = 4 * quad;
                                  double x[4];
-                                 for (int j = 0; j < 4; ++j)
-                                   x[j] = real_row && k + j < K ? X(r, k + j) : 0.0;
-                                 f(r, k, x);
+                                 if (real_row && k + 4 <= K) {  // one test for most quads
+                                   for (int j = 0; j < 4; ++j) x[j] = x_row[k + j];
+                                 } else {
+                                   for (int j = 0; j < 4; ++j)
+                                     x[j] = real_row && k + j < K ? x_row[k + j] : 0.0;
+                                 }
+                                 f(state, r, k, x);
                                });
         });
     return;
@@ -292,6 +302,7 @@ void for_each_quad(const char* label, const ExecSpace& space,
   // (ptxas -v); op(A)'s residues at 16384^3 on the H200 took 2.82-2.90 ms against 2.98-3.06
   // (docs/benchmarks.md, 2026-12-02, fifth part).
   using tile_policy_type = Kokkos::TeamPolicy<ExecSpace, LaunchHint, Kokkos::LaunchBounds<256, 4>>;
+  constexpr int batch = quad_tile_batch;
   constexpr int quads = quad_tile_k / 4;
   using Tile =
       Kokkos::View<double[4][quad_tile_rows][quads + 1], typename ExecSpace::scratch_memory_space,
@@ -313,13 +324,13 @@ void for_each_quad(const char* label, const ExecSpace& space,
         const int t = team.team_rank(), size = team.team_size();
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, quad_tile_rows), [&](const int rr) {
           const std::int64_t r = r0 + rr;
-          for (int base = t; base < quad_tile_k; base += size * quad_tile_batch) {
-            double v[quad_tile_batch];
-            for (int i = 0; i < quad_tile_batch; ++i) {
+          for (int base = t; base < quad_tile_k; base += size * batch) {
+            double v[batch];
+            for (int i = 0; i < batch; ++i) {
               const int kk = base + i * size;
               v[i] = kk < quad_tile_k && r < rows && k0 + kk < K ? X(r, k0 + kk) : 0.0;
             }
-            for (int i = 0; i < quad_tile_batch; ++i) {
+            for (int i = 0; i < batch; ++i) {
               const int kk = base + i * size;
               if (kk < quad_tile_k) tile(kk % 4, rr, kk / 4) = v[i];
             }
@@ -332,7 +343,7 @@ void for_each_quad(const char* label, const ExecSpace& space,
             if (r < rows_out && k < kpad) {
               double x[4];
               for (int j = 0; j < 4; ++j) x[j] = tile(j, rr, q);
-              f(static_cast<int>(r), k, x);
+              f(row(static_cast<int>(r)), static_cast<int>(r), k, x);
             }
           });
         });

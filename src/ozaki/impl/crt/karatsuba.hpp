@@ -43,53 +43,36 @@ namespace detail {
 
 /// One quad's 3L words of Karatsuba residues: block 3l + part of row r for part = real,
 /// imaginary, and their sum.
-template <int L, class RowDigits, class Digits>
-KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const RowDigits (&re)[4],
-                                                        const RowDigits (&im)[4],
+template <int L, bool two_words, class Digits>
+KOKKOS_INLINE_FUNCTION void write_complex_residue_words(const ScaledPatterns (&re)[4],
+                                                        const ScaledPatterns (&im)[4],
                                                         const CrtConstants& c,
                                                         const Digits& residues, std::int64_t r,
                                                         std::int64_t kpad, std::int64_t k0) {
   // Modulus 256: the low bytes of the low words, and of their sums (x_re' + x_im' modulo 2^32).
   // Aligned: rows are 256-byte aligned, kpad and k0 are multiples of 4.
-  const std::uint32_t sums[4] = {re[0].low + im[0].low, re[1].low + im[1].low,
-                                 re[2].low + im[2].low, re[3].low + im[3].low};
+  std::uint32_t sums[4];
+  for (int j = 0; j < 4; ++j) sums[j] = re[j].bottom.low + im[j].bottom.low;
   *reinterpret_cast<std::uint32_t*>(&residues(r, k0)) = low_byte_word(re);
   *reinterpret_cast<std::uint32_t*>(&residues(r, kpad + k0)) = low_byte_word(im);
   *reinterpret_cast<std::uint32_t*>(&residues(r, 2 * kpad + k0)) = pack_low_bytes(sums);
 #pragma unroll
   for (int l = 1; l < L; ++l) {
-    float v_re[4], v_im[4];
-    std::uint32_t sum_words[4];
+    std::uint32_t w_re[4], w_im[4], w_sum[4];
     for (int j = 0; j < 4; ++j) {
-      v_re[j] = residue_f(re[j], c, l);
-      v_im[j] = residue_f(im[j], c, l);
-      // |v_re + v_im| <= m: its symmetric residue is that of x_re' + x_im'.
-      sum_words[j] = residue_word(v_re[j] + v_im[j], c, l);
+      const std::uint32_t s_re = shifted_congruent<two_words>(re[j], c, l);
+      const std::uint32_t s_im = shifted_congruent<two_words>(im[j], c, l);
+      w_re[j] = residue_word(s_re, c, l);
+      w_im[j] = residue_word(s_im, c, l);
+      // 1.5 2^23 + y_re + y_im (|y_re + y_im| < 2^20): congruent to x_re' + x_im'.
+      w_sum[j] = residue_word(s_re + s_im - crt_float_shift_bits, c, l);
     }
-    const std::uint32_t word_re = pack_low_bytes(v_re), word_im = pack_low_bytes(v_im),
-                        word_sum = pack_low_bytes(sum_words);
     // Aligned: rows are 256-byte aligned, kpad and k0 are multiples of 4.
-    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l) * kpad + k0)) = word_re;
-    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 1) * kpad + k0)) = word_im;
-    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 2) * kpad + k0)) = word_sum;
+    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l) * kpad + k0)) = pack_low_bytes(w_re);
+    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 1) * kpad + k0)) = pack_low_bytes(w_im);
+    *reinterpret_cast<std::uint32_t*>(&residues(r, (3 * l + 2) * kpad + k0)) =
+        pack_low_bytes(w_sum);
   }
-}
-
-/// One quad of consecutive complex elements of row r: both parts scaled and cut into D exact
-/// FP32 digits each as in crt_residues, then written as 3L words.
-template <int L, int D, class Digits>
-KOKKOS_INLINE_FUNCTION void write_complex_residue_quad(const double (&x_re)[4],
-                                                       const double (&x_im)[4], double p1,
-                                                       double p2, const CrtConstants& c,
-                                                       const Digits& residues, std::int64_t r,
-                                                       std::int64_t kpad, std::int64_t k0) {
-  constexpr bool wide = D == crt_wide_digits;
-  ResidueDigits<D> re[4], im[4];
-  for (int j = 0; j < 4; ++j) {
-    re[j] = residue_digits<D>(scaled_pieces<wide>(x_re[j], p1, p2));
-    im[j] = residue_digits<D>(scaled_pieces<wide>(x_im[j], p1, p2));
-  }
-  write_complex_residue_words<L>(re, im, c, residues, r, kpad, k0);
 }
 
 template <int L, class ExecSpace>
@@ -108,8 +91,7 @@ void crt_complex_residues_fixed(const ExecSpace& space,
       KOKKOS_LAMBDA(const std::int64_t q, const std::int64_t r) {
         const std::int64_t k0 = 4 * q;
         const int b = r < rows ? bits(r) : 0;
-        const int shift = r < rows ? b - exponents(r) : 0;
-        const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
+        const CrtRowScale scale = crt_row_scale(b, r < rows ? b - exponents(r) : 0);
         double x_re[4], x_im[4];
         for (int j = 0; j < 4; ++j) {
           const std::int64_t k = k0 + j;
@@ -117,19 +99,16 @@ void crt_complex_residues_fixed(const ExecSpace& space,
           x_re[j] = inside ? X(r, 2 * k) : 0.0;
           x_im[j] = inside ? X(r, 2 * k + 1) : 0.0;
         }
-        // One branch per row (a block works on one row): most rows keep at most 59 bits.
-        switch (crt_row_digits(b)) {
-          case crt_wide_digits:
-            write_complex_residue_quad<L, crt_wide_digits>(x_re, x_im, p1, p2, c, residues, r, kpad,
-                                                           k0);
-            break;
-          case 5:
-            write_complex_residue_quad<L, 5>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
-            break;
-          default:
-            write_complex_residue_quad<L, 4>(x_re, x_im, p1, p2, c, residues, r, kpad, k0);
-            break;
-        }
+        // One branch per row (a block works on one row).
+        with_row_form(scale, [&](auto two_words, const auto& patterns) {
+          ScaledPatterns re[4], im[4];
+          for (int j = 0; j < 4; ++j) {
+            re[j] = patterns(x_re[j]);
+            im[j] = patterns(x_im[j]);
+          }
+          write_complex_residue_words<L, decltype(two_words)::value>(re, im, c, residues, r, kpad,
+                                                                     k0);
+        });
       });
 }
 

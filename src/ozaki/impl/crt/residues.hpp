@@ -32,14 +32,12 @@ KOKKOS_INLINE_FUNCTION double power_of_two(int h) {
   return p;
 }
 
-/// y rounded to an integer, half away from zero, exactly, without conversion instructions
-/// (they are slow on GPUs): |y| + 2^52 rounds |y| < 2^52 to the nearest integer (ties to
-/// even), and a tie is then moved away from zero.
-KOKKOS_INLINE_FUNCTION double round_half_away(double y) {
+/// The nearest integer to y, ties to even (IEEE's rounding), exactly, without conversion
+/// instructions (they are slow on GPUs): |y| + 2^52 rounds |y| < 2^52 to an integer.
+KOKKOS_INLINE_FUNCTION double round_nearest(double y) {
   const double a = magnitude(y);
   if (!(a < 0x1p52)) return y;  // already an integer
-  double t = (a + 0x1p52) - 0x1p52;
-  if (a - t == 0.5) t += 1;
+  const double t = (a + 0x1p52) - 0x1p52;
   return y < 0 ? -t : t;
 }
 
@@ -123,77 +121,73 @@ KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c,
   return multiply_add(-q, c.modulus[l], y);
 }
 
-/// x' = round(x 2^(bits - e)) (half away from zero; the scale is p1 p2, two powers of two that
-/// keep every nonzero x' normal) cut into exact signed pieces x' = hi 2^64 + mid 2^32 + lo
-/// (nearest-integer splits, |hi| <= 2^30, |mid|, |lo| <= 2^31); a row of at most 62 bits
-/// (`wide` false: bits <= 62, a per-row branch of the kernels) has hi = 0.
-struct ScaledPieces {
-  double hi, mid, lo;
-};
+/// Residues from bytes (docs/design.md §5.2).  Every element x of a row becomes the integer
+/// x' = round(x 2^(b - e)) (to nearest, ties to even), |x'| < 2^b, and its symmetric residue
+/// modulo every modulus is written as one byte.  The kernels had been bound by instruction
+/// issue on the H200 (185 instructions per element at 14 moduli, 78 of them the per-modulus
+/// work, the rest the FP64 scaling and the cutting of x' into FP32 digits), so x' is taken as
+/// the bytes of the bit pattern of a double, and each modulus sums their weighted residues with
+/// DP4A (four byte products and a sum in one instruction):
+///
+/// - rows of at most 51 bits (crt_fused_bits) whose scale 2^(b - e) is a double: the bit
+///   pattern V of 1.5 2^52 + x' is x' + crt_word_bias as a 64-bit integer (|x'| < 2^51, so
+///   1.5 2^52 + x' lies in [2^52, 2^53), where doubles are the integers and the pattern is
+///   0x4330000000000000 plus the value less 2^52), and one fused multiply-add of x, 2^(b - e)
+///   and 1.5 2^52 makes that double, rounding x 2^(b - e) once, to nearest even;
+/// - rows of at most 62 bits: x' rounded as above in two steps, then V = x' + crt_word_bias from
+///   the two's complement words of its exact halves x' = h 2^32 + lo;
+/// - wider rows (at most crt_max_bits = 94): x' = top 2^48 + bottom, both halves below 2^47 in
+///   magnitude, each as its double 1.5 2^52 + half: two such 64-bit patterns.
+///
+/// With V's bytes v_i (0 <= v_i <= 255) and w_i the symmetric residue of 2^(8i) modulo m
+/// (2^(48 + 8i) for the top pattern's bytes), y = sum_i v_i w_i - res(bias) is congruent to x'
+/// modulo m (res(bias) the symmetric residue of crt_word_bias, of crt_word_bias (1 + 2^48) for
+/// two patterns).  |w_i| <= 127 for odd m <= 255, so |y| <= 16 * 255 * 127 + 127 < 2^19, and
+/// DP4A's 32-bit sums are exact.  The sums start at 1.5 2^23's bit pattern less res(bias)
+/// (CrtConstants::word_start): the result is the bit pattern of the float 1.5 2^23 + y, from
+/// which residue_word takes the residue's byte in three instructions (its proof below).  Per
+/// element and odd modulus: two DP4A (four for the widest rows), FADD, FFMA and IMAD, where the
+/// FP32 digits took three FFMAs for the digit sum and three for the byte; per element one
+/// DFMA where the scaling, the rounding and the digits took about 50 instructions.  Modulus
+/// 256 (always the first, rules.hpp) is x''s low byte, that of V's low word (crt_word_bias'
+/// low word is zero): no arithmetic at all.  The residues are integers, so every formulation
+/// that computes them exactly gives the same bytes (the serial backend's is __int128 arithmetic).
 
-template <bool wide>
-KOKKOS_INLINE_FUNCTION ScaledPieces scaled_pieces(double x, double p1, double p2) {
-  const double t = round_half_away(x * p1 * p2);
-  // Every product by a power of two here is exact, and so are the differences (|t| < 2^94
-  // is an integer, hi 2^64 and mid 2^32 its nearest multiples): fused or not, the same pieces.
-  const double hi = wide ? round_scaled(t, 0x1p-64) : 0.0;
-  const double rest = multiply_add(-hi, 0x1p64, t);
-  const double mid = round_scaled(rest, 0x1p-32);
-  return {hi, mid, multiply_add(-mid, 0x1p32, rest)};
+/// Rows of at most this many bits (and a scale that is a double) take one fused multiply-add.
+constexpr int crt_fused_bits = 51;
+/// Rows of at most this many bits take one 64-bit pattern, wider ones two.
+constexpr int crt_one_word_bits = 62;
+
+/// How a row's elements become bytes (above).
+enum class CrtRowForm { Fused, OneWord, TwoWords };
+
+KOKKOS_INLINE_FUNCTION CrtRowForm crt_row_form(int bits, int shift) {
+  // 2^shift is a double for shift <= 1023; shift = b - e >= 1 - 1025 is never below -1074.
+  if (bits <= crt_fused_bits && shift <= 1023) return CrtRowForm::Fused;
+  return bits <= crt_one_word_bits ? CrtRowForm::OneWord : CrtRowForm::TwoWords;
 }
 
-/// Residues in FP32 (docs/design.md §5.2).  The residue kernels were bound by FP64
-/// arithmetic on GPUs (about 10 FP64 operations per element and modulus: 0.9 ms per 8192 x
-/// 8192 operand at 14 moduli on the H200, where its bytes take 0.35 ms), so the per-modulus
-/// work runs in FP32, which GPUs execute at twice the FP64 rate, and every step stays exact:
-///
-/// - x' is cut into exact float digits, x' = sum_i d_i 2^(position i), from the two's
-///   complement words of its pieces (below);
-/// - per modulus y = sum_i d_i w_i with w_i the symmetric residue of 2^(position i): every
-///   product and partial sum is an integer below 2^22 in magnitude (bounds below), so all
-///   are exact floats, fused or not;
-/// - q = nearest integer to y / m from the float product y (1/m)(1 + d), |d| <= 2^-23 with
-///   or without a fused multiply-add: the error |y| 2^-23 / m is below 1 / (2m), the least
-///   distance of y / m from a tie for odd m; r = y - q m is then the symmetric residue, exact.
-///
-/// The digits, by the row's bits b (a per-row branch of the kernels; |x'| < 2^b):
-/// - b > 62: each 32-bit piece p of x' = hi 2^64 + mid 2^32 + lo (|p| <= 2^31,
-///   scaled_pieces) as p = d0 + d1 2^13 + d2 2^26, 0 <= d0, d1 < 2^13, |d2| <= 32: nine
-///   digits at crt_digit_position; y stays below 3.14e6 for the six low digits and 2.09e6
-///   for the three high ones, which are reduced first (|w| <= 128).
-/// - b <= 62: the 64-bit two's complement of x' = mid 2^32 + lo cut at crt_narrow_digit_position
-///   0, 20, 33, 46 (and 59): a 20-bit digit, whose weight is 1 for every modulus, 13-bit
-///   digits, and a signed top digit.  With |w| <= 127 (odd moduli; modulus 256 is taken
-///   apart, below): for b <= crt_narrow4_bits = 59 four digits, the top one a' >> 46 in
-///   [-2^13, 2^13), |y| <= (2^20 - 1) + 2 * 8191 * 127 + 2^13 * 127 = 4169473 < 2^22 = 4194304;
-///   for 59 < b <= 62 five, the top one a' >> 59 in [-8, 8),
-///   |y| <= (2^20 - 1) + 3 * 8191 * 127 + 8 * 127 = 4170362 < 2^22.  Per odd modulus three
-///   FMAs for the digits (b <= 59: 14 to 16 moduli at ordinary data) where 13-bit digits took
-///   four, and five digits had taken five.
-/// - modulus 256 (always the first, rules.hpp): its symmetric residue's byte is the low byte
-///   of x' as two's complement, the low word's: no arithmetic at all.
-/// The residues are the same integers as those of the FP64 formulation, so the same bytes.
-template <int D>
-struct ResidueDigits {
-  float d[D];
-  std::uint32_t low;  // the low word of x' as two's complement: its residue modulo 256
+/// A 64-bit pattern as two 32-bit words.
+struct PatternWords {
+  std::uint32_t low, high;
 };
 
-/// Digit counts of the three kinds of rows.
-constexpr int crt_wide_digits = 9;
-
-/// The digit count of a row of `bits` bits.
-KOKKOS_INLINE_FUNCTION int crt_row_digits(int bits) {
-  return bits > 62 ? crt_wide_digits : bits > crt_narrow4_bits ? 5 : 4;
+KOKKOS_INLINE_FUNCTION PatternWords pattern_words(double v) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return {static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32)};
 }
 
-/// u as a float, exactly, for 0 <= u < 2^23, without a conversion instruction: the bit
-/// pattern 0x4B000000 | u is 2^23 + u.
-KOKKOS_INLINE_FUNCTION float exact_float(std::uint32_t u) {
-  const std::uint32_t bits = 0x4B000000u | u;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f - 0x1p23f;
+/// x' + crt_word_bias (bottom), and for rows of TwoWords top + crt_word_bias with
+/// x' = top 2^48 + bottom.
+struct ScaledPatterns {
+  PatternWords bottom, top;
+};
+
+/// Rows of CrtRowForm::Fused: x 2^(b - e) + 1.5 2^52 rounded once (scale = 2^(b - e)).  Fused
+/// on CUDA devices; unfused, x scale is exact or, below 2^-1022, rounds to x' = 0 either way.
+KOKKOS_INLINE_FUNCTION ScaledPatterns fused_patterns(double x, double scale) {
+  return {pattern_words(multiply_add(x, scale, 0x1.8p52)), {0, 0}};
 }
 
 /// The two's complement word of a piece p (an integer-valued double, |p| <= 2^31) and its
@@ -204,136 +198,96 @@ struct PieceWord {
 };
 
 KOKKOS_INLINE_FUNCTION PieceWord piece_word(double p) {
-  const double w = p + 0x1.8p52;
-  std::uint64_t bits;
-  std::memcpy(&bits, &w, sizeof bits);
-  return {static_cast<std::uint32_t>(bits), static_cast<std::uint32_t>(bits >> 32) & 1u};
+  const PatternWords w = pattern_words(p + 0x1.8p52);
+  return {w.low, w.high & 1u};
 }
 
-/// The three digits of one piece p (|p| <= 2^31); returns its two's complement word.
-KOKKOS_INLINE_FUNCTION std::uint32_t piece_digits(double p, float* d) {
-  const PieceWord word = piece_word(p);
-  const std::uint32_t low = word.low, negative = word.negative;
-  d[0] = exact_float(low & 0x1fffu);
-  d[1] = exact_float((low >> 13) & 0x1fffu);
-  // p >> 26 = (low >> 26) - 64 negative, in [-32, 32]; shifted by 64 to be non-negative.
-  d[2] = exact_float((low >> 26) + 64u - 64u * negative) - 64.0f;
-  return low;
+/// Rows of CrtRowForm::OneWord (|x'| < 2^62): x' = h 2^32 + lo exactly (h the nearest integer
+/// to x' 2^-32, |h| <= 2^30, |lo| <= 2^31), whose 64-bit two's complement has the low word of
+/// lo and the high word h - [lo < 0]; crt_word_bias' low word is zero.  The scale is p1 p2,
+/// two powers of two that keep every nonzero x' normal (products exact, fused or not).
+KOKKOS_INLINE_FUNCTION ScaledPatterns one_word_patterns(double x, double p1, double p2) {
+  const double t = round_nearest(x * p1 * p2);
+  const double h = round_scaled(t, 0x1p-32);
+  const PieceWord lo = piece_word(multiply_add(-h, 0x1p32, t)), hi = piece_word(h);
+  constexpr auto bias_high = static_cast<std::uint32_t>(crt_word_bias >> 32);
+  return {{lo.low, hi.low - lo.negative + bias_high}, {0, 0}};
 }
 
-/// The nine digits of x' (rows of more than 62 bits).
-KOKKOS_INLINE_FUNCTION ResidueDigits<crt_wide_digits> wide_digits(const ScaledPieces& x) {
-  ResidueDigits<crt_wide_digits> r;
-  r.low = piece_digits(x.lo, r.d);
-  piece_digits(x.mid, r.d + 3);
-  piece_digits(x.hi, r.d + 6);
-  return r;
+/// Rows of CrtRowForm::TwoWords (|x'| < 2^94): top the nearest integer to x' 2^-48 (|top| <
+/// 2^46; 1.5 2^52 + top is the fused multiply-add's value, rounded once either way: the
+/// product is exact), bottom = x' - top 2^48 exactly (|bottom| <= 2^47).
+KOKKOS_INLINE_FUNCTION ScaledPatterns two_word_patterns(double x, double p1, double p2) {
+  const double t = round_nearest(x * p1 * p2);
+  const double shifted_top = multiply_add(t, 0x1p-48, 0x1.8p52);
+  const double top = shifted_top - 0x1.8p52;
+  return {pattern_words(multiply_add(-top, 0x1p48, t) + 0x1.8p52), pattern_words(shifted_top)};
 }
 
-/// The D = 4 or 5 digits of x' = mid 2^32 + lo, |x'| < 2^59 or 2^62 (so |mid| <= 2^30 and
-/// |lo| <= 2^31): x''s 64-bit two's complement has the low word of lo and the high word
-/// mid - [lo < 0].  A signed top digit in [-h, h) is read from a field one bit wider than its
-/// magnitude, plus h modulo twice h.
-template <int D>
-KOKKOS_INLINE_FUNCTION ResidueDigits<D> narrow_digits(const ScaledPieces& x) {
-  static_assert(D == 4 || D == 5, "rows of at most 62 bits take four or five digits");
-  const PieceWord lo = piece_word(x.lo), mid = piece_word(x.mid);
-  const std::uint32_t high = mid.low - lo.negative, low = lo.low;
-  ResidueDigits<D> r;
-  r.low = low;
-  r.d[0] = exact_float(low & 0xfffffu);                          // bits 0-19
-  r.d[1] = exact_float(((low >> 20) | (high << 12)) & 0x1fffu);  // bits 20-32
-  r.d[2] = exact_float((high >> 1) & 0x1fffu);                   // bits 33-45
-  if constexpr (D == 4) {
-    // x' >> 46 in [-2^13, 2^13): bits 46-59.
-    r.d[3] = exact_float(((high >> 14) & 0x3fffu) ^ 0x2000u) - 8192.0f;
-  } else {
-    r.d[3] = exact_float((high >> 14) & 0x1fffu);  // bits 46-58
-    // x' >> 59 in [-8, 8): bits 59-63.
-    r.d[4] = exact_float((high >> 27) ^ 0x10u) - 16.0f;
+/// c + sum_i a_i b_i over the four bytes of a and b, a's unsigned and b's signed, modulo 2^32:
+/// one DP4A on CUDA devices.
+KOKKOS_INLINE_FUNCTION std::uint32_t dot_bytes(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+#if defined(__CUDA_ARCH__)
+  std::uint32_t d;
+  asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+#else
+  std::int32_t sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    sum += static_cast<std::int32_t>((a >> (8 * i)) & 0xffu) *
+           static_cast<std::int32_t>(static_cast<std::int8_t>((b >> (8 * i)) & 0xffu));
   }
-  return r;
+  return c + static_cast<std::uint32_t>(sum);
+#endif
 }
 
-/// The digits of a row of D digits (crt_row_digits).
-template <int D>
-KOKKOS_INLINE_FUNCTION ResidueDigits<D> residue_digits(const ScaledPieces& x) {
-  if constexpr (D == crt_wide_digits) {
-    return wide_digits(x);
-  } else {
-    return narrow_digits<D>(x);
+/// The bit pattern of the float 1.5 2^23 + y, y congruent to x' modulo the odd m_l (l >= 1)
+/// and |y| < 2^19 (above).
+template <bool two_words>
+KOKKOS_INLINE_FUNCTION std::uint32_t shifted_congruent(const ScaledPatterns& x,
+                                                       const CrtConstants& c, int l) {
+  const std::uint32_t* w = c.byte_weight[l];
+  std::uint32_t sum = dot_bytes(x.bottom.low, w[0], c.word_start[l][two_words ? 1 : 0]);
+  sum = dot_bytes(x.bottom.high, w[1], sum);
+  if constexpr (two_words) {
+    sum = dot_bytes(x.top.low, w[2], sum);
+    sum = dot_bytes(x.top.high, w[3], sum);
   }
+  return sum;
 }
 
 /// Adding it rounds a float |v| < 2^22 to an integer; v + 1.5 2^23 then lies in [2^23, 2^24).
 constexpr float float_shift = 0x1.8p23f;
 
-/// 1.5 2^23 + q, q the nearest integer to y / m_l for an integer-valued float |y| < 2^22 (proof
-/// above): the quotient both reduce_f and residue_word take.
-KOKKOS_INLINE_FUNCTION float shifted_quotient_f(float y, const CrtConstants& c, int l) {
-  return multiply_add(y, c.inverse_f[l], float_shift);
-}
-
-/// The symmetric residue of an integer-valued float |y| < 2^22 modulo m_l (proof above).
-KOKKOS_INLINE_FUNCTION float reduce_f(float y, const CrtConstants& c, int l) {
-  const float q = shifted_quotient_f(y, c, l) - float_shift;
-  return multiply_add(-q, c.modulus_f[l], y);
-}
-
-/// The bit pattern of a float.
+/// The bit pattern of a float, and the float of a bit pattern.
 KOKKOS_INLINE_FUNCTION std::uint32_t float_bits(float v) {
   std::uint32_t bits;
   std::memcpy(&bits, &v, sizeof bits);
   return bits;
 }
-
-/// A word whose low byte is the symmetric residue r of an integer-valued float |y| < 2^22
-/// modulo an odd m_l, as two's complement: the residue's byte without r itself.  A float v in
-/// [2^23, 2^24) holding an integer has the bit pattern 0x4B000000 + (v - 2^23), so with
-/// t = shifted_quotient_f(y) = 1.5 2^23 + q (reduce_f's q) and y + 1.5 2^23 (exact),
-/// (-m) bits(t) + bits(y + 1.5 2^23) = 0x4B400000 (1 - m) + y - q m modulo 2^32,
-/// whose low byte is r's: 0x4B400000 ends in a zero byte.  Three instructions per element and
-/// modulus (FFMA, FADD, IMAD) where reduce_f and the float packing took four (FFMA, FADD, FFMA,
-/// FADD).
-KOKKOS_INLINE_FUNCTION std::uint32_t residue_word(float y, const CrtConstants& c, int l) {
-  return c.minus_modulus_u[l] * float_bits(shifted_quotient_f(y, c, l)) +
-         float_bits(y + float_shift);
+KOKKOS_INLINE_FUNCTION float bits_float(std::uint32_t bits) {
+  float v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
 }
 
-/// y, an integer-valued float below 2^22 in magnitude congruent to x' modulo an odd m_l
-/// (l >= 1), for a row of more than 62 bits (its high piece is nonzero) ...
-KOKKOS_INLINE_FUNCTION float congruent_f(const ResidueDigits<crt_wide_digits>& x,
-                                         const CrtConstants& c, int l) {
-  const float* w = c.digit_weight[l];
-  float y = x.d[0];
-  float h = x.d[6] * w[6];
-  h = multiply_add(x.d[7], w[7], h);
-  h = multiply_add(x.d[8], w[8], h);
-  y += reduce_f(h, c, l);
-#pragma unroll
-  for (int i = 1; i < 6; ++i) y = multiply_add(x.d[i], w[i], y);
-  return y;
-}
-
-/// ... and for a row of at most 62 bits (D = 4 or 5 digits).
-template <int D>
-KOKKOS_INLINE_FUNCTION float congruent_f(const ResidueDigits<D>& x, const CrtConstants& c, int l) {
-  const float* w = c.narrow_weight[l];
-  float y = x.d[0];
-#pragma unroll
-  for (int i = 1; i < D; ++i) y = multiply_add(x.d[i], w[i], y);
-  return y;
-}
-
-/// The symmetric residue of x' modulo an odd m_l as a float.
-template <class RowDigits>
-KOKKOS_INLINE_FUNCTION float residue_f(const RowDigits& x, const CrtConstants& c, int l) {
-  return reduce_f(congruent_f(x, c, l), c, l);
+/// A word whose low byte is the symmetric residue r of y modulo an odd m_l as two's
+/// complement, from s = the bit pattern of the float 1.5 2^23 + y for an integer |y| < 2^22.
+///
+/// q, the nearest integer to y / m_l, comes from the float y (1/m)(1 + d) + 1.5 2^23, |d| <=
+/// 2^-23 fused or not: the error |y| 2^-23 / m is below 1 / (2m), the least distance of y / m
+/// from a tie for odd m, so t = 1.5 2^23 + q.  A float v in [2^23, 2^24) holding an integer has
+/// the bit pattern 0x4B000000 + (v - 2^23), so
+///   s + (-m) bits(t) = 0x4B400000 (1 - m) + y - q m   modulo 2^32,
+/// whose low byte is r's: 0x4B400000 ends in a zero byte.  FADD, FFMA and IMAD.
+KOKKOS_INLINE_FUNCTION std::uint32_t residue_word(std::uint32_t s, const CrtConstants& c, int l) {
+  const float y = bits_float(s) - float_shift;
+  const float t = multiply_add(y, c.inverse_f[l], float_shift);
+  return s + c.minus_modulus_u[l] * float_bits(t);
 }
 
 /// The low bytes of four words as one word, w[0]'s lowest: on CUDA devices three byte
-/// permutations instead of four masks, three shifts and three ors (the residue kernels are
-/// bound by instruction issue on the H200: docs/benchmarks.md).
+/// permutations instead of four masks, three shifts and three ors.
 KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const std::uint32_t (&w)[4]) {
 #if defined(__CUDA_ARCH__)
   // __byte_perm(x, y, s): byte i of the result is byte s_i of y:x (x's bytes are 0-3).
@@ -347,24 +301,16 @@ KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const std::uint32_t (&w)[4])
 #endif
 }
 
-/// The low bytes of four integer-valued floats |v| < 2^22 as two's complement, as one word:
-/// the bit pattern of v + 1.5 2^23 is that of 1.5 2^23 plus v as an integer.
-KOKKOS_INLINE_FUNCTION std::uint32_t pack_low_bytes(const float (&v)[4]) {
-  std::uint32_t b[4];
-  for (int j = 0; j < 4; ++j) b[j] = float_bits(v[j] + float_shift);
-  return pack_low_bytes(b);
-}
-
 /// Modulus 256's word of a quad: the low bytes of its elements' low words.
-template <class RowDigits>
-KOKKOS_INLINE_FUNCTION std::uint32_t low_byte_word(const RowDigits (&x)[4]) {
-  const std::uint32_t lows[4] = {x[0].low, x[1].low, x[2].low, x[3].low};
+KOKKOS_INLINE_FUNCTION std::uint32_t low_byte_word(const ScaledPatterns (&x)[4]) {
+  const std::uint32_t lows[4] = {x[0].bottom.low, x[1].bottom.low, x[2].bottom.low,
+                                 x[3].bottom.low};
   return pack_low_bytes(lows);
 }
 
 /// One quad's L words of residues (4 bytes each), residues(r, l kpad + k).
-template <int L, class RowDigits, class Digits>
-KOKKOS_INLINE_FUNCTION void write_residue_words(const RowDigits (&x)[4], const CrtConstants& c,
+template <int L, bool two_words, class Digits>
+KOKKOS_INLINE_FUNCTION void write_residue_words(const ScaledPatterns (&x)[4], const CrtConstants& c,
                                                 const Digits& residues, int r, std::int64_t kpad,
                                                 std::int64_t k) {
   // Aligned: rows are 256-byte aligned, kpad and k multiples of 4.
@@ -372,21 +318,44 @@ KOKKOS_INLINE_FUNCTION void write_residue_words(const RowDigits (&x)[4], const C
 #pragma unroll
   for (int l = 1; l < L; ++l) {
     std::uint32_t w[4];
-    for (int j = 0; j < 4; ++j) w[j] = residue_word(congruent_f(x[j], c, l), c, l);
+    for (int j = 0; j < 4; ++j) w[j] = residue_word(shifted_congruent<two_words>(x[j], c, l), c, l);
     *reinterpret_cast<std::uint32_t*>(&residues(r, l * kpad + k)) = pack_low_bytes(w);
   }
 }
 
-/// One quad of consecutive elements of row r scaled, cut into D digits each and written as L
-/// words.
-template <int L, int D, class Digits>
-KOKKOS_INLINE_FUNCTION void write_residue_quad(const double (&x)[4], double p1, double p2,
-                                               const CrtConstants& c, const Digits& residues, int r,
-                                               std::int64_t kpad, std::int64_t k) {
-  constexpr bool wide = D == crt_wide_digits;
-  ResidueDigits<D> digits[4];
-  for (int j = 0; j < 4; ++j) digits[j] = residue_digits<D>(scaled_pieces<wide>(x[j], p1, p2));
-  write_residue_words<L>(digits, c, residues, r, kpad, k);
+/// A row's form and scale 2^shift: one double p1 for Fused rows, else p1 p2 (two powers of two
+/// that keep every nonzero x' normal).
+struct CrtRowScale {
+  CrtRowForm form = CrtRowForm::Fused;
+  double p1 = 1, p2 = 1;
+};
+
+KOKKOS_INLINE_FUNCTION CrtRowScale crt_row_scale(int bits, int shift) {
+  CrtRowScale s;
+  s.form = crt_row_form(bits, shift);
+  if (s.form == CrtRowForm::Fused) {
+    s.p1 = power_of_two(shift);
+  } else {
+    s.p1 = power_of_two(shift / 2);
+    s.p2 = power_of_two(shift - shift / 2);
+  }
+  return s;
+}
+
+/// f(two_words, patterns) with patterns(x) the function of the row's form and two_words
+/// std::true_type for TwoWords rows.  One branch per row (a warp works on one row).
+template <class F>
+KOKKOS_INLINE_FUNCTION void with_row_form(const CrtRowScale& s, const F& f) {
+  const double p1 = s.p1, p2 = s.p2;
+  switch (s.form) {
+    case CrtRowForm::Fused:
+      f(std::false_type{}, [p1](double x) { return fused_patterns(x, p1); });
+      break;
+    case CrtRowForm::OneWord:
+      f(std::false_type{}, [p1, p2](double x) { return one_word_patterns(x, p1, p2); });
+      break;
+    default: f(std::true_type{}, [p1, p2](double x) { return two_word_patterns(x, p1, p2); });
+  }
 }
 
 template <int L, class ExecSpace>
@@ -399,19 +368,17 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
   const std::int64_t kpad = residues.extent(1) / L;
   for_each_quad(
       "ozaki::crt::residues", space, X, residues.extent(0), kpad,
-      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
+      KOKKOS_LAMBDA(const int r) {
         const int b = r < rows ? bits(r) : 0;
-        const int shift = r < rows ? b - exponents(r) : 0;
-        const double p1 = power_of_two(shift / 2), p2 = power_of_two(shift - shift / 2);
-        // One branch per row (a warp works on one row): most rows keep at most 59 bits (four
-        // digits), and all of at most 62 bits skip the high piece.
-        switch (crt_row_digits(b)) {
-          case crt_wide_digits:
-            write_residue_quad<L, crt_wide_digits>(x, p1, p2, c, residues, r, kpad, k);
-            break;
-          case 5: write_residue_quad<L, 5>(x, p1, p2, c, residues, r, kpad, k); break;
-          default: write_residue_quad<L, 4>(x, p1, p2, c, residues, r, kpad, k); break;
-        }
+        return crt_row_scale(b, r < rows ? b - exponents(r) : 0);
+      },
+      KOKKOS_LAMBDA(const CrtRowScale& scale, const int r, const std::int64_t k,
+                    const double(&x)[4]) {
+        with_row_form(scale, [&](auto two_words, const auto& patterns) {
+          const ScaledPatterns p[4] = {patterns(x[0]), patterns(x[1]), patterns(x[2]),
+                                       patterns(x[3])};
+          write_residue_words<L, decltype(two_words)::value>(p, c, residues, r, kpad, k);
+        });
       });
 }
 
@@ -489,16 +456,16 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
 
 }  // namespace detail
 
-/// Every element x of row r becomes x' = round(x 2^(bits_r - e_r)) (half away from zero,
-/// |x'| < 2^94, an exact double) and its symmetric residue modulo each of the L moduli is
-/// written to residues(r, l * kpad + k).  Padding columns and rows are zero.
+/// Every element x of row r becomes x' = round(x 2^(bits_r - e_r)) (to nearest, ties to even,
+/// |x'| < 2^94) and its symmetric residue modulo each of the L moduli is written to
+/// residues(r, l * kpad + k).  Padding columns and rows are zero.
 ///
-/// Exactness: x 2^(bits - e) is two multiplications by powers of two, split so that neither
-/// leaves the normal range for any x whose x' is nonzero.  x' is cut into exact pieces
-/// x' = hi 2^64 + mid 2^32 + lo (|hi| <= 2^30, |mid|, |lo| <= 2^31), so that
-/// y = hi (2^64 mod m) + mid (2^32 mod m) + lo is an exact integer below 2^40 congruent to x',
-/// and y - m round(y / m) is exact too.  No conversion instruction is used.  One thread per 4
-/// consecutive k (for_each_quad) writes each modulus' 4 residues as one 32-bit store.
+/// Exactness (detail, "Residues from bytes"): x 2^(bits - e) is one multiplication by a power
+/// of two fused with the rounding, or two that keep every nonzero x' normal; x' is taken as the
+/// bytes of one or two exact 64-bit patterns, whose weighted sum per modulus is an exact
+/// integer below 2^19 congruent to x', reduced in FP32 exactly.  No conversion instruction is
+/// used.  One thread per 4 consecutive k (for_each_quad) writes each modulus' 4 residues as one
+/// 32-bit store.
 template <class ExecSpace>
 void crt_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                   const CrtRowScaling<ExecSpace>& scaling, const CrtConstants& constants,

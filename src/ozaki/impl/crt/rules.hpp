@@ -5,7 +5,7 @@
 /// C++ (no Kokkos), so that backends/serial can include it.  docs/design.md §5 derives it.
 ///
 /// Scaling.  Row m of op(A) has the scale exponent e_m of scheme I (max |a_mk| <= 2^e_m) and
-/// keeps b_m bits below it: a'_mk = round(a_mk 2^(b_m - e_m)) (half away from zero), an
+/// keeps b_m bits below it: a'_mk = round(a_mk 2^(b_m - e_m)) (to nearest, ties to even), an
 /// integer with |a'_mk| < 2^b_m.  Columns of op(B) likewise with f_n and c_n.  The integer
 /// product C'_mn = sum_k a'_mk b'_kn is recovered exactly from its residues modulo the moduli
 /// m_1..m_L as long as |C'_mn| < M/2, M = m_1 ... m_L.  The scalings below guarantee
@@ -249,34 +249,33 @@ struct CrtConstants {
   double weight[max_moduli][crt_max_parts] = {};
   double range[crt_max_parts] = {};     // M in the same parts
   double quotient[crt_max_parts] = {};  // 2^(E - 40(p+1)) / M, rounded
-  // The residue kernels' FP32 arithmetic (residues.hpp, "Residues in FP32"): m_l, 1 / m_l
-  // rounded to nearest, and the symmetric residues of 2^p modulo m_l for the positions p of
-  // the digits of x' (crt_digit_position).
-  float modulus_f[max_moduli] = {};
+  // The residue kernels' arithmetic (residues.hpp, "Residues from bytes"): 1 / m_l rounded to
+  // float, -m_l modulo 2^32, the symmetric residues of the byte positions of x''s words as
+  // signed bytes, four to a word (byte_weight[l][w]: bytes 4w .. 4w + 3 of the 64-bit word
+  // pair for w = 0, 1; of the top pair, at 2^48 and up, for w = 2, 3), and each word form's
+  // start, 1.5 2^23's bit pattern less the residue of the bias the words carry.
   float inverse_f[max_moduli] = {};
   // -m_l modulo 2^32, for residue_word's integer step: one multiply-add (IMAD) where
   // subtracting a product of m_l took an IMAD and an IADD3 (the SASS of 2643bce).
   std::uint32_t minus_modulus_u[max_moduli] = {};
-  float digit_weight[max_moduli][9] = {};
-  // The same for the digits of a row of at most 62 bits (crt_narrow_digit_position).
-  float narrow_weight[max_moduli][5] = {};
+  std::uint32_t byte_weight[max_moduli][4] = {};
+  std::uint32_t word_start[max_moduli][2] = {};
 };
 
 /// The first modulus is 256 (crt_moduli): a residue modulo 256 is the low byte of x' as two's
 /// complement, which the residue kernels take without arithmetic (residues.hpp).
 static_assert(crt_moduli[0] == 256, "the residue kernels take modulus 0 as the low byte");
 
-/// Positions of the nine FP32 digits of a scaled integer x' = hi 2^64 + mid 2^32 + lo:
-/// each 32-bit piece as a 13-bit, a 13-bit and a signed top digit.
-constexpr int crt_digit_position(int i) { return 32 * (i / 3) + 13 * (i % 3); }
+/// The bias of the residue kernels' words: x' + crt_word_bias is the bit pattern of the double
+/// 1.5 2^52 + x' for |x'| < 2^51 (residues.hpp, "Residues from bytes").
+constexpr std::uint64_t crt_word_bias = 0x4338000000000000ull;
 
-/// Positions of the FP32 digits of an x' of a row of at most 62 bits (|x'| < 2^62), cut from
-/// its 64-bit two's complement (residues.hpp): a 20-bit digit (weight 1 for every modulus), then
-/// 13-bit digits, and a signed top digit.  Rows of at most crt_narrow4_bits bits take the first
-/// four (the top one at 46), the others five (the top one at 59).
-constexpr int crt_narrow_digits = 5;
-constexpr int crt_narrow4_bits = 59;
-constexpr int crt_narrow_digit_position(int i) { return i == 0 ? 0 : 7 + 13 * i; }
+/// The bit pattern of the float 1.5 2^23: that of 1.5 2^23 + y is this plus y for an integer
+/// |y| < 2^22.
+constexpr std::uint32_t crt_float_shift_bits = 0x4B400000u;
+
+/// The bit position of the top word pair of rows wider than 62 bits: x' = top 2^48 + bottom.
+constexpr int crt_top_position = 48;
 
 namespace detail {
 
@@ -355,21 +354,31 @@ inline CrtConstants make_crt_constants(int L) {
     const int m = crt_moduli[l];
     c.modulus[l] = m;
     c.inverse[l] = 1.0 / m;
-    c.modulus_f[l] = static_cast<float>(m);
     c.minus_modulus_u[l] = 0u - static_cast<std::uint32_t>(m);
     c.inverse_f[l] = static_cast<float>(1.0 / m);  // 1/m rounded once more: within 2^-24
-    // The symmetric residue of 2^position modulo m.
-    const auto weight_of = [m](int position) {
+    // The residue of 2^position modulo m, and a residue as the symmetric one.
+    const auto power_mod = [m](int position) {
       std::uint64_t w = 1 % m;
       for (int b = 0; b < position; ++b) w = w * 2 % m;
-      const int symmetric =
-          static_cast<int>(w) > crt_high(m) ? static_cast<int>(w) - m : static_cast<int>(w);
-      return static_cast<float>(symmetric);
+      return w;
     };
-    for (int i = 0; i < 9; ++i) c.digit_weight[l][i] = weight_of(crt_digit_position(i));
-    for (int i = 0; i < crt_narrow_digits; ++i) {
-      c.narrow_weight[l][i] = weight_of(crt_narrow_digit_position(i));
+    const auto symmetric = [m](std::uint64_t w) {
+      return static_cast<int>(w) > crt_high(m) ? static_cast<int>(w) - m : static_cast<int>(w);
+    };
+    for (int w = 0; w < 4; ++w) {
+      const int first = w < 2 ? 32 * w : crt_top_position + 32 * (w - 2);
+      std::uint32_t packed = 0;
+      for (int i = 0; i < 4; ++i) {
+        const auto byte = static_cast<std::uint8_t>(symmetric(power_mod(first + 8 * i)));
+        packed |= static_cast<std::uint32_t>(byte) << (8 * i);
+      }
+      c.byte_weight[l][w] = packed;
     }
+    // bias mod m, and bias (1 + 2^48) mod m: the words' bias (of one pair, or of two).
+    const std::uint64_t bias = crt_word_bias % static_cast<std::uint64_t>(m);
+    const std::uint64_t both = bias * ((1 + power_mod(crt_top_position)) % m) % m;
+    c.word_start[l][0] = crt_float_shift_bits - static_cast<std::uint32_t>(symmetric(bias));
+    c.word_start[l][1] = crt_float_shift_bits - static_cast<std::uint32_t>(symmetric(both));
     // w_l = (M / m_l) * inverse((M / m_l) mod m_l).
     detail::BigNatural w{1};
     int others_mod_m = 1;

@@ -463,8 +463,8 @@ void magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>::ConstM
   const std::int64_t rows = X.extent(0);
   for_each_quad(
       "ozaki::crt::magnitudes7", space, X, q.extent(0), q.extent(1),
-      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
-        const int e = r < rows ? exponents(r) : 0;
+      KOKKOS_LAMBDA(const int r) { return r < rows ? exponents(r) : 0; },
+      KOKKOS_LAMBDA(const int e, const int r, const std::int64_t k, const double(&x)[4]) {
         std::uint32_t word = 0;
         for (int j = 0; j < 4; ++j) {
           const double v = compat::ldexp(magnitude(x[j]), 7 - e);  // exact above 2^-100
@@ -506,12 +506,15 @@ void window_magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>:
   const std::int64_t rows = X.extent(0), K = X.extent(1);
   for_each_quad(
       "ozaki::crt::window_magnitudes7", space, X, q.extent(0), q.extent(1),
-      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
-        const int e = r < rows ? exponents(r) : 0;
-        const int shift = r < rows ? crt_window_shift(l1(r), K) : 0;
+      KOKKOS_LAMBDA(const int r) {
+        return Kokkos::pair<int, int>(r < rows ? exponents(r) : 0,
+                                      r < rows ? crt_window_shift(l1(r), K) : 0);
+      },
+      KOKKOS_LAMBDA(const Kokkos::pair<int, int>& e_shift, const int r, const std::int64_t k,
+                    const double(&x)[4]) {
         std::uint32_t word = 0;
         for (int j = 0; j < 4; ++j)
-          word |= std::uint32_t(window_magnitude7(x[j], e, shift)) << (8 * j);
+          word |= std::uint32_t(window_magnitude7(x[j], e_shift.first, e_shift.second)) << (8 * j);
         *reinterpret_cast<std::uint32_t*>(&q(r, k)) = word;
       });
 }

@@ -75,8 +75,8 @@ void split_rows(const ExecSpace& space, const typename Views<ExecSpace>::ConstMa
   const std::int64_t rows = X.extent(0);
   for_each_quad(
       "ozaki::split::split_rows", space, X, digits.extent(0), kpad,
-      KOKKOS_LAMBDA(const int r, const std::int64_t k, const double(&x)[4]) {
-        const int e = r < rows ? exponents(r) : 0;
+      KOKKOS_LAMBDA(const int r) { return r < rows ? exponents(r) : 0; },
+      KOKKOS_LAMBDA(const int e, const int r, const std::int64_t k, const double(&x)[4]) {
         const SplitElement v0(x[0], e, S), v1(x[1], e, S), v2(x[2], e, S), v3(x[3], e, S);
         for (int s = 0; s < S; ++s) {
           // Little-endian packing: byte j of the word is column k + j.
