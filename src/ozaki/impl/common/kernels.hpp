@@ -245,8 +245,11 @@ constexpr std::int64_t reconstruction_rows_per_team = 2048;
 constexpr int quad_tile_rows = 32;
 constexpr int quad_tile_k = 128;
 /// Loads each thread of a tile team issues before storing them (a GPU team of 8 threads: all
-/// 16 of its columns at once).
-constexpr int quad_tile_batch = 16;
+/// 16 of its columns at once), for tile_teams teams per SM (for_each_quad): half as many at 6
+/// teams, whose 40 registers per thread would not hold 16 doubles in flight without spills.
+KOKKOS_INLINE_FUNCTION constexpr int quad_tile_batch(int tile_teams) {
+  return tile_teams >= 6 ? 8 : 16;
+}
 
 /// Calls f(row(r), r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
 /// x[j] = X(r, k + j) (0 beyond X's rows and K): the shape of every kernel that turns rows
@@ -266,7 +269,7 @@ constexpr int quad_tile_batch = 16;
 /// not what bounded it (1.10 ms for an 8192^2 operand at 14 moduli on the H200 either way);
 /// the batched loads below were: 0.76 ms with them, against 0.66 ms for the same data
 /// K-contiguous (docs/benchmarks.md).
-template <class ExecSpace, class RowFunction, class QuadFunction>
+template <int tile_teams = 4, class ExecSpace, class RowFunction, class QuadFunction>
 void for_each_quad(const char* label, const ExecSpace& space,
                    const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
                    std::int64_t kpad, const RowFunction& row, const QuadFunction& f) {
@@ -300,9 +303,13 @@ void for_each_quad(const char* label, const ExecSpace& space,
   // at L = 14 (three teams, 37.5% occupancy, register-limited by Nsight Compute).  The bound
   // spills nothing for L <= 17, 16 bytes at L >= 20 and 24/36 bytes in scheme I's split_rows
   // (ptxas -v); op(A)'s residues at 16384^3 on the H200 took 2.82-2.90 ms against 2.98-3.06
-  // (docs/benchmarks.md, 2026-12-02, fifth part).
-  using tile_policy_type = Kokkos::TeamPolicy<ExecSpace, LaunchHint, Kokkos::LaunchBounds<256, 4>>;
-  constexpr int batch = quad_tile_batch;
+  // (docs/benchmarks.md, 2026-12-02, fifth part).  A kernel with less work per element asks
+  // for more teams per SM (tile_teams; at 6, 40 registers and 8 loads per batch: the
+  // residues from bytes, which spill nothing there for L <= 24, where split_rows spills 152
+  // bytes).  The team scratch (33.8 KB) lets 6 teams share an SM.
+  using tile_policy_type =
+      Kokkos::TeamPolicy<ExecSpace, LaunchHint, Kokkos::LaunchBounds<256, tile_teams>>;
+  constexpr int batch = quad_tile_batch(tile_teams);
   constexpr int quads = quad_tile_k / 4;
   using Tile =
       Kokkos::View<double[4][quad_tile_rows][quads + 1], typename ExecSpace::scratch_memory_space,

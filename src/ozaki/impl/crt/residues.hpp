@@ -366,7 +366,9 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
   const auto bits = scaling.bits;
   const std::int64_t rows = X.extent(0);
   const std::int64_t kpad = residues.extent(1) / L;
-  for_each_quad(
+  // Six tile teams per SM (for_each_quad): op(A)'s residues at 16384^3 ran at 2.5 TB/s with
+  // four, where K-contiguous ones reach 3.3 (docs/benchmarks.md, 2026-12-02, sixth part).
+  for_each_quad<6>(
       "ozaki::crt::residues", space, X, residues.extent(0), kpad,
       KOKKOS_LAMBDA(const int r) {
         const int b = r < rows ? bits(r) : 0;
