@@ -225,9 +225,9 @@ KOKKOS_INLINE_FUNCTION ScaledPatterns two_word_patterns(double x, double p1, dou
 }
 
 /// c + sum_i a_i b_i over the four bytes of a and b, a's unsigned and b's signed, modulo 2^32:
-/// one DP4A on CUDA devices.
+/// one DP4A on CUDA devices that have it (sm_61 and later), a loop elsewhere (the same value).
 KOKKOS_INLINE_FUNCTION std::uint32_t dot_bytes(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
   std::uint32_t d;
   asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   return d;
