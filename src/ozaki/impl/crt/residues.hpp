@@ -127,7 +127,8 @@ KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c,
 /// issue on the H200 (185 instructions per element at 14 moduli, 78 of them the per-modulus
 /// work, the rest the FP64 scaling and the cutting of x' into FP32 digits), so x' is taken as
 /// the bytes of the bit pattern of a double, and each modulus sums their weighted residues with
-/// DP4A (four byte products and a sum in one instruction):
+/// DP4A on CUDA devices (four byte products and a sum in one instruction; hosts sum whole words
+/// in FP64, shifted_congruent):
 ///
 /// - rows of at most 51 bits (crt_fused_bits) whose scale 2^(b - e) is a double: the bit
 ///   pattern V of 1.5 2^52 + x' is x' + crt_word_bias as a 64-bit integer (|x'| < 2^51, so
@@ -224,28 +225,26 @@ KOKKOS_INLINE_FUNCTION ScaledPatterns two_word_patterns(double x, double p1, dou
   return {pattern_words(multiply_add(-top, 0x1p48, t) + 0x1.8p52), pattern_words(shifted_top)};
 }
 
-/// c + sum_i a_i b_i over the four bytes of a and b, a's unsigned and b's signed, modulo 2^32:
-/// one DP4A on CUDA devices that have it (sm_61 and later), a loop elsewhere (the same value).
-KOKKOS_INLINE_FUNCTION std::uint32_t dot_bytes(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
+/// c + sum_i a_i b_i over the four bytes of a and b, a's unsigned and b's signed, modulo 2^32:
+/// one DP4A (CUDA devices from sm_61).
+__device__ inline std::uint32_t dot_bytes(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
   std::uint32_t d;
   asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
   return d;
-#else
-  std::int32_t sum = 0;
-  for (int i = 0; i < 4; ++i) {
-    sum += static_cast<std::int32_t>((a >> (8 * i)) & 0xffu) *
-           static_cast<std::int32_t>(static_cast<std::int8_t>((b >> (8 * i)) & 0xffu));
-  }
-  return c + static_cast<std::uint32_t>(sum);
-#endif
 }
+#endif
 
 /// The bit pattern of the float 1.5 2^23 + y, y congruent to x' modulo the odd m_l (l >= 1)
-/// and |y| < 2^19 (above).
+/// and |y| < 2^19 (above).  On hosts (and GPUs without DP4A), where a byte loop costs about five
+/// times the FP32 digits it replaced, the same sum in FP64 on whole words: y = hi (2^32 mod m) +
+/// lo - res(bias) (+ the top pattern's words at 2^48 and 2^80) is an integer below 2^41, exact
+/// fused or not, and its symmetric residue (symmetric_residue: exact for such y) is the y
+/// returned.  Either way the residue's byte is the same.
 template <bool two_words>
 KOKKOS_INLINE_FUNCTION std::uint32_t shifted_congruent(const ScaledPatterns& x,
                                                        const CrtConstants& c, int l) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
   const std::uint32_t* w = c.byte_weight[l];
   std::uint32_t sum = dot_bytes(x.bottom.low, w[0], c.word_start[l][two_words ? 1 : 0]);
   sum = dot_bytes(x.bottom.high, w[1], sum);
@@ -254,6 +253,17 @@ KOKKOS_INLINE_FUNCTION std::uint32_t shifted_congruent(const ScaledPatterns& x,
     sum = dot_bytes(x.top.high, w[3], sum);
   }
   return sum;
+#else
+  const double* w = c.word_weight[l];
+  double y = multiply_add(static_cast<double>(x.bottom.high), w[0],
+                          static_cast<double>(x.bottom.low) - c.bias_residue[l][two_words ? 1 : 0]);
+  if constexpr (two_words) {
+    y = multiply_add(static_cast<double>(x.top.low), w[1], y);
+    y = multiply_add(static_cast<double>(x.top.high), w[2], y);
+  }
+  const auto r = static_cast<std::int32_t>(symmetric_residue(y, c, l));
+  return crt_float_shift_bits + static_cast<std::uint32_t>(r);
+#endif
 }
 
 /// Adding it rounds a float |v| < 2^22 to an integer; v + 1.5 2^23 then lies in [2^23, 2^24).

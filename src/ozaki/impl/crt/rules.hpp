@@ -260,6 +260,10 @@ struct CrtConstants {
   std::uint32_t minus_modulus_u[max_moduli] = {};
   std::uint32_t byte_weight[max_moduli][4] = {};
   std::uint32_t word_start[max_moduli][2] = {};
+  // The same sums on hosts (residues.hpp, shifted_congruent), in FP64 on whole 32-bit words:
+  // the symmetric residues of 2^32, 2^48 and 2^80 modulo m_l, and of each form's bias.
+  double word_weight[max_moduli][3] = {};
+  double bias_residue[max_moduli][2] = {};
 };
 
 /// The first modulus is 256 (crt_moduli): a residue modulo 256 is the low byte of x' as two's
@@ -379,6 +383,11 @@ inline CrtConstants make_crt_constants(int L) {
     const std::uint64_t both = bias * ((1 + power_mod(crt_top_position)) % m) % m;
     c.word_start[l][0] = crt_float_shift_bits - static_cast<std::uint32_t>(symmetric(bias));
     c.word_start[l][1] = crt_float_shift_bits - static_cast<std::uint32_t>(symmetric(both));
+    c.word_weight[l][0] = symmetric(power_mod(32));
+    c.word_weight[l][1] = symmetric(power_mod(crt_top_position));
+    c.word_weight[l][2] = symmetric(power_mod(crt_top_position + 32));
+    c.bias_residue[l][0] = symmetric(bias);
+    c.bias_residue[l][1] = symmetric(both);
     // w_l = (M / m_l) * inverse((M / m_l) mod m_l).
     detail::BigNatural w{1};
     int others_mod_m = 1;
