@@ -299,14 +299,14 @@ void for_each_quad(const char* label, const ExecSpace& space,
         });
     return;
   }
-  // At most 64 registers, four 256-thread teams per SM on GPUs: ptxas gave the tile path 72
-  // at L = 14 (three teams, 37.5% occupancy, register-limited by Nsight Compute).  The bound
-  // spills nothing for L <= 17, 16 bytes at L >= 20 and 24/36 bytes in scheme I's split_rows
-  // (ptxas -v); op(A)'s residues at 16384^3 on the H200 took 2.82-2.90 ms against 2.98-3.06
+  // tile_teams 256-thread teams per SM on GPUs, bounded by registers: four by default (at most
+  // 64 registers; ptxas had given the tile path 72, three teams, register-limited by Nsight
+  // Compute; scheme I's split_rows spills 24/36 bytes there by ptxas -v).  Four took op(A)'s
+  // FP32-digit residues at 16384^3 on the H200 from 2.98-3.06 to 2.82-2.90 ms
   // (docs/benchmarks.md, 2026-12-02, fifth part).  A kernel with less work per element asks
-  // for more teams per SM (tile_teams; at 6, 40 registers and 8 loads per batch: the
-  // residues from bytes, which spill nothing there for L <= 24, where split_rows spills 152
-  // bytes).  The team scratch (33.8 KB) lets 6 teams share an SM.
+  // for more (the residues from bytes: six, 40 registers and 8 loads per batch, no spills for
+  // L <= 24, where split_rows would spill 152 bytes; 2.32 -> 2.22 ms, sixth part).  The team
+  // scratch (33.8 KB) lets 6 teams share an SM.
   using tile_policy_type =
       Kokkos::TeamPolicy<ExecSpace, LaunchHint, Kokkos::LaunchBounds<256, tile_teams>>;
   constexpr int batch = quad_tile_batch(tile_teams);

@@ -22,8 +22,9 @@ namespace ozaki {
 namespace Impl {
 
 /// 2^h as a double for |h| <= 1023: for normal powers (h >= -1022) its bit pattern, (h + 1023)
-/// in the exponent field, the value ldexp(1, h) has; the residue kernels make two per quad of
-/// elements, and ldexp is a sequence of about 15 instructions on GPUs (its range checks).
+/// in the exponent field, the value ldexp(1, h) has; the residue kernels make one or two per
+/// row (crt_row_scale), and ldexp is a sequence of about 15 instructions on GPUs (its range
+/// checks).
 KOKKOS_INLINE_FUNCTION double power_of_two(int h) {
   if (h < -1022 || h > 1023) return compat::ldexp(1.0, h);
   const std::uint64_t bits = static_cast<std::uint64_t>(h + 1023) << 52;
