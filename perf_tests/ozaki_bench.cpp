@@ -72,8 +72,7 @@ struct Settings {
   double phi = 0.5;  // of the runs whose suite does not set theirs
   bool phi_given = false;
   int reps = 5;
-  double budget = 10;   // seconds of timed runs per configuration, after which they stop
-  double settle = 0.3;  // seconds of untimed calls between the error measurement and the timing
+  double budget = 10;  // seconds of timed runs per configuration, after which they stop
   int samples = 128;
   std::uint64_t seed = 2026;
   std::string csv, json;
@@ -134,8 +133,6 @@ tables.
   --budget SECONDS  timed runs of a configuration stop once their total passes this (there
                     is always one at least); the phase-timing run is then skipped too
                                                                      (default 10)
-  --settle SECONDS  untimed calls before the timed runs of a configuration (and of native,
-                    when paired), after the error measurement left the GPU idle (default 0.3)
   --samples N       entries checked against double-double, N >= 1   (default 128)
   --workspace-gib X workspace limit per call, X >= 0 (0: the library's 8 GiB).  Default:
                     the library's in the demo; 40 GiB in the suites, except for `auto`.
@@ -382,8 +379,6 @@ Settings parse(int argc, char* argv[]) {
       st.workspace_given = true;
     } else if (a == "--budget") {
       st.budget = real("seconds");
-    } else if (a == "--settle") {
-      st.settle = real("seconds");
     } else if (a == "--complex") {
       st.complex = true;
     } else if (a == "--no-phases") {
@@ -754,17 +749,6 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
     space.fence();
     const double warm_up = seconds_since(t0);
     r.errors = measure_errors<T>(in.C, samples);
-    // The GPU idles while the host measures the errors, and its clocks drop with it: on the
-    // H200 the next 0.3 s or so of work ran up to 20% slower (both 16384^3 products, native
-    // and ozaki's; docs/benchmarks.md, 2026-12-02, seventh part).  Untimed calls of the
-    // configuration (and of native, when paired) until --settle seconds have passed bring the
-    // clocks back before the timed runs, so that these measure what back-to-back calls get.
-    const auto settle_start = Clock::now();
-    while (seconds_since(settle_start) < st.settle) {
-      call(cfg, 0, false);
-      if (native != nullptr) call(*native, 0, false);
-      space.fence();
-    }
     std::vector<double> times, native_times;
     double timed = 0;
     for (int rep = 0; rep < st.reps && !(timed > st.budget); ++rep) {
