@@ -35,7 +35,7 @@ def summarize(segment):
     """Kernel and INT8-region times by name inside one call's marks."""
     times, counts = collections.defaultdict(float), collections.Counter()
     open_kernels, open_regions = {}, {}
-    first_kernel = last_kernel = None
+    last_kernel = None
     for gpu, _, kind, name in segment:
         if kind == "[" and name == "ozaki::crt::int8_products":
             open_regions[name] = gpu
@@ -45,20 +45,18 @@ def summarize(segment):
             counts[key] += 1
         elif kind == "B":
             open_kernels[name] = gpu
-            if first_kernel is None:
-                first_kernel = gpu
         elif kind == "E" and name in open_kernels:
             times[name] += gpu - open_kernels.pop(name)
             counts[name] += 1
             last_kernel = gpu
-    return times, counts, first_kernel, last_kernel
+    return times, counts, last_kernel
 
 
 def report(path):
     m = marks(path)
     print("==", path)
     stack = []
-    for i, (gpu, host, kind, name) in enumerate(m):
+    for i, (gpu, _, kind, name) in enumerate(m):
         if kind == "[":
             stack.append((name, i))
             continue
@@ -71,7 +69,7 @@ def report(path):
             continue
         segment = m[i0:i + 1]
         start = m[i0][0]
-        times, counts, first_kernel, last_kernel = summarize(segment)
+        times, counts, last_kernel = summarize(segment)
         opens = [x for x in segment if x[2] == "[" and x[3].startswith("ozaki::gemm[")]
         closes = [x for x in segment if x[2] == "]" and x[3].startswith("ozaki::gemm[")]
         library = closes[-1][0] - opens[0][0] if opens and closes else float("nan")
