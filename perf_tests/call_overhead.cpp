@@ -11,7 +11,8 @@
 // each with the medians of: the host time until the call returned ("enqueue"), until the
 // device finished ("total"), and the Report's seconds_decision.  Then the steps of the plain
 // call's path, each timed alone in a loop (hot caches): the library scratch lease, the
-// instance's turn, the argument checks, Auto's plan and choice, a profiling region.
+// instance's turn, the argument checks, the device's rates, Auto's plan and choice, a
+// profiling region, and a Report with its replay options.
 #include <ozaki/ozaki.hpp>
 
 #include "tool_args.hpp"
@@ -34,7 +35,7 @@ double us_since(Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t).count();
 }
 
-/// Median microseconds per iteration of `body`, over `rounds` rounds of `n` iterations.
+/// Median microseconds per iteration of `body`, over 7 rounds of `n` iterations.
 template <class Body>
 double step_us(int n, Body&& body) {
   std::vector<double> rounds;
@@ -125,6 +126,7 @@ void run_shape(const perf_tool::Shape& s, int reps, int steps) {
               step_us(steps, [&] { ProfilingRegion region("ozaki::gemm[Native]"); }));
   std::printf("    %-34s %8.3f us\n", "Report, replay options", step_us(steps, [&] {
                 ozaki::Report r;
+                r.algorithm = ozaki::Algorithm::Native;  // as run_native reports it
                 r.reason = "Auto: native FP64 GEMM is faster here";
                 r.options = replay_options(options, r);
                 volatile bool f = r.fallback;
