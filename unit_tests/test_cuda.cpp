@@ -2,6 +2,7 @@
 // Compiled for Kokkos::Cuda only; every result is compared with the serial oracle.
 #include "common.hpp"
 
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -117,6 +118,68 @@ TEST(Cuda, PlainCallsOnTwoStreamsFromTwoThreadsUseTheirOwnScratch) {
   }
   cudaStreamDestroy(streams[0]);
   cudaStreamDestroy(streams[1]);
+}
+
+TEST(Cuda, NativeIsCublasDgemmOnTheCallersStream) {
+  // Algorithm::Native runs cublasDgemm on the caller's stream, ordered after the work already
+  // enqueued there: on a non-blocking stream (no implicit ordering with the default stream)
+  // the operands are copied in asynchronously right before the call, and C must be, to the
+  // bit, what cublasDgemm gives on the same stream.  Row-major and transposed operands reach
+  // cuBLAS re-expressed in column-major form (C^T = B^T A^T), which is the same product.
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cublasHandle_t handle;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasSetStream(handle, stream), CUBLAS_STATUS_SUCCESS);
+  {
+    const Kokkos::Cuda space(stream);
+    const std::int64_t M = 333, N = 129, K = 1000;
+    Random rng(41);
+    const HostMatrix A = random_host(M, K, 1.0, rng), B = random_host(K, N, 1.0, rng);
+    const HostMatrix C0 = random_host(M, N, 0.5, rng);
+    const double alpha = 1.25, beta = -0.5;
+    // The reference: column-major operands, cublasDgemm on the same stream.
+    DeviceMatrix rA = make_matrix(M, K, Layout::Left), rB = make_matrix(K, N, Layout::Left);
+    DeviceMatrix rC = make_matrix(M, N, Layout::Left);
+    from_host(A, rA.view);
+    from_host(B, rB.view);
+    from_host(C0, rC.view);
+    ASSERT_EQ(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, rA.left.data(), M,
+                          rB.left.data(), K, &beta, rC.left.data(), M),
+              CUBLAS_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    const HostMatrix reference = to_host(rC.view);
+    for (const Layout layout : {Layout::Left, Layout::Right}) {
+      DeviceMatrix dA = make_matrix(M, K, layout), dB = make_matrix(K, N, layout);
+      DeviceMatrix dC = make_matrix(M, N, layout);
+      // Staged on the host, copied in on the caller's stream only: nothing else orders them.
+      auto stage = [&](const HostMatrix& h, const DeviceMatrix& d) {
+        d.visit([&](const auto& v) {
+          auto mirror = Kokkos::create_mirror_view(v);  // the same layout: one contiguous copy
+          for (std::int64_t i = 0; i < h.rows; ++i)
+            for (std::int64_t j = 0; j < h.cols; ++j) mirror(i, j) = h(i, j);
+          Kokkos::deep_copy(space, v, mirror);
+          return 0;
+        });
+      };
+      stage(A, dA);
+      stage(B, dB);
+      stage(C0, dC);
+      Options native;
+      native.algorithm = ozaki::Algorithm::Native;
+      const Report r = ozaki::gemm(space, "N", "N", alpha, dA.view, dB.view, beta, dC.view, native);
+      space.fence();
+      EXPECT_EQ(r.algorithm, ozaki::Algorithm::Native);
+      EXPECT_EQ(r.backend, "cuBLAS");
+      const HostMatrix C = to_host(dC.view);
+      for (std::int64_t i = 0; i < M; ++i)
+        for (std::int64_t j = 0; j < N; ++j)
+          ASSERT_EQ(C(i, j), reference(i, j))
+              << "layout " << int(layout) << " at " << i << ", " << j;
+    }
+  }
+  cublasDestroy(handle);
+  cudaStreamDestroy(stream);
 }
 
 TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {

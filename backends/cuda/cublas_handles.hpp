@@ -22,7 +22,10 @@ namespace ozaki {
 namespace Impl {
 namespace cuda {
 
-enum class HandleUse { Int8, Emulation };
+/// Int8: scheme II's and scheme I's INT8 products; Fp64: native FP64 GEMM (default math
+/// mode, never changed); Emulation: cuBLAS's FP64 emulation (its math mode and mantissa
+/// settings are set on every call).
+enum class HandleUse { Int8, Fp64, Emulation };
 
 /// The cuBLASLt handle (created on first use) and the kernel chosen per INT8 product shape
 /// (int8_gemm_cublas.cpp, OZAKI_CUBLAS_INT8=lt): keyed on M, N, K, the three leading

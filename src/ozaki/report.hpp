@@ -19,8 +19,9 @@ struct Report {
   /// give bitwise the same C on every backend (Serial, OpenMP, Cuda; docs/design.md §7,
   /// "Same bits on every backend"), except for CublasEmulation, which only cuBLAS runs.
   Options options;
-  /// Where the products ran: "portable" (ozaki's Kokkos kernel), "cuBLAS", or "KokkosBlas"
-  /// for native FP64 GEMM.
+  /// Where the products ran: "portable" (ozaki's Kokkos kernel) or "cuBLAS"; for native FP64
+  /// GEMM "cuBLAS" (the CUDA backend's cublasDgemm on the caller's stream) or "KokkosBlas"
+  /// (every other space).
   std::string backend;
   /// Slice count used (Int8Slices), 0 otherwise.
   int slices = 0;

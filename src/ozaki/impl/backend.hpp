@@ -12,6 +12,7 @@
 /// every translation unit sees the same dispatch.
 
 #include <ozaki/config.hpp>
+#include <ozaki/impl/common/column_major.hpp>
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
@@ -240,6 +241,18 @@ struct EmulationBackend {
     why_not = "CublasEmulation needs the CUDA backend (Kokkos::Cuda)";
     return false;
   }
+};
+
+/// Native FP64 and complex FP64 GEMM through a vendor BLAS on the instance's own stream
+/// (Algorithm::Native and the fallbacks; common/native.hpp).  None by default: native GEMM
+/// then goes through KokkosBlas::gemm, which on Kokkos Kernels 3.4 has no execution-space
+/// overload and is fenced on both sides.  A backend that has one specialises this with
+/// `available = true`, `name()` and
+/// `static void run(const ExecSpace&, const ColumnMajorProduct<T>&, T alpha, T beta)` for T =
+/// double and Kokkos::complex<double>, operations as BLAS characters allow (has_char()).
+template <class ExecSpace>
+struct NativeBackend {
+  static constexpr bool available = false;
 };
 
 /// The INT8 product `whole` (inner length a multiple of 16; each of its `batch` products) as

@@ -132,7 +132,7 @@ Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, const
   } else {
     NativeGemm<ExecSpace>::run(space, call.trans_a, call.trans_b, alpha, call.A, call.B, beta,
                                call.C);
-    report.backend = "KokkosBlas";
+    report.backend = NativeGemm<ExecSpace>::name();
   }
   report.algorithm = Algorithm::Native;
   report.fallback = fallback;

@@ -1,7 +1,8 @@
 #pragma once
 /// \file int8_gemm_cublas.hpp
 /// The CUDA backend's declarations (definitions in backends/cuda/*.cpp, compiled into the
-/// library): INT8 products through cublasGemmEx, and cuBLAS's FP64 emulation.
+/// library): INT8 products through cublasGemmEx, native FP64 GEMM through cublasDgemm and
+/// cuBLAS's FP64 emulation, each on the caller's stream.
 
 #include <ozaki/impl/backend.hpp>
 
@@ -76,6 +77,18 @@ struct SideInstance<Kokkos::Cuda> {
     Lane& lane_;
   };
   static Lease lease(const Kokkos::Cuda& main);
+};
+
+/// Native FP64 and complex FP64 GEMM: cublasDgemm_64 / cublasZgemm_64 on the handle bound
+/// to the instance's stream (native_cublas.cpp), enqueued without a fence.
+template <>
+struct NativeBackend<Kokkos::Cuda> {
+  static constexpr bool available = true;
+  static const char* name() { return "cuBLAS"; }
+  static void run(const Kokkos::Cuda& space, const ColumnMajorProduct<double>& g, double alpha,
+                  double beta);
+  static void run(const Kokkos::Cuda& space, const ColumnMajorProduct<Kokkos::complex<double>>& g,
+                  Kokkos::complex<double> alpha, Kokkos::complex<double> beta);
 };
 
 template <>

@@ -1,95 +1,39 @@
 #pragma once
 /// \file native.hpp
-/// FP64 GEMM through KokkosBlas::gemm, used for Algorithm::Native and for the reported
-/// fallbacks (NaN/Inf inputs), and the column-major form that vendor BLAS calls need.
+/// Native FP64 (and complex FP64) GEMM, used for Algorithm::Native and for the reported
+/// fallbacks (NaN/Inf inputs).
 ///
-/// Operands reach ozaki as strided views.  Kokkos Kernels hands only LayoutLeft/LayoutRight
-/// views to vendor BLAS (cuBLAS), so every operand with a unit stride is re-expressed as a
-/// column-major matrix, transposed where its rows are contiguous, and a row-major C is
-/// handled as C^T = op(B)^T op(A)^T.  Only truly strided operands take Kokkos Kernels'
-/// generic kernel.
+/// Operands reach ozaki as strided views, re-expressed in column-major form
+/// (column_major.hpp).  A backend with a vendor BLAS of its own (NativeBackend, backend.hpp:
+/// cuBLAS on the handle bound to the instance's stream) runs that form; otherwise
+/// KokkosBlas::gemm does, on LayoutLeft views of it (Kokkos Kernels hands only
+/// LayoutLeft/LayoutRight views to a vendor BLAS).  Only truly strided operands take Kokkos
+/// Kernels' generic kernel.
 
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/common/column_major.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
 
-#include <algorithm>
 #include <cstdint>
 
 namespace ozaki {
 namespace Impl {
 
-/// A BLAS operation on a stored matrix.  BLAS names three: N (neither), T (transpose) and C
-/// (conjugate transpose); "conjugate without transpose" has no character, and appears when a
-/// conjugate-transposed operand stored row-major, or a row-major C, is re-expressed in
-/// column-major form.
-struct BlasOp {
-  bool transpose = false, conjugate = false;
-  bool has_char() const { return transpose || !conjugate; }
-  const char* blas_char() const { return !transpose ? "N" : conjugate ? "C" : "T"; }
-  /// op(X) written as an operation on X^T (X row-major is X^T column-major).
-  BlasOp on_transpose() const { return {!transpose, conjugate}; }
-};
-
-/// C (m x n, column-major, ldc) = alpha op(X) op(Y) + beta C, X and Y column-major.
-template <class Scalar>
-struct ColumnMajorProduct {
-  BlasOp op_x, op_y;
-  std::int64_t m = 0, n = 0, k = 0;
-  const Scalar* x = nullptr;
-  std::int64_t ldx = 0;
-  const Scalar* y = nullptr;
-  std::int64_t ldy = 0;
-  Scalar* c = nullptr;
-  std::int64_t ldc = 0;
-};
-using ColumnMajorGemm = ColumnMajorProduct<double>;
-
-inline bool has_unit_stride(std::size_t extent, std::size_t stride) {
-  return stride == 1 || extent <= 1;
-}
-
-template <class View>
-bool column_or_row_major(const View& X) {
-  return has_unit_stride(X.extent(0), X.stride(0)) || has_unit_stride(X.extent(1), X.stride(1));
-}
-
-/// C = alpha op(A) op(B) + beta C (A, B as stored) in column-major form; false when an
-/// operand has no unit stride, or when the form needs "conjugate without transpose".
-template <class ConstMatrix, class Matrix, class Scalar>
-bool as_column_major(BlasOp op_a, BlasOp op_b, const ConstMatrix& A, const ConstMatrix& B,
-                     const Matrix& C, ColumnMajorProduct<Scalar>& out) {
-  if (!column_or_row_major(A) || !column_or_row_major(B) || !column_or_row_major(C)) return false;
-  // A row-major C is computed as C^T = op(B)^T op(A)^T.
-  const bool c_row_major = !has_unit_stride(C.extent(0), C.stride(0));
-  const ConstMatrix& X = c_row_major ? B : A;
-  const ConstMatrix& Y = c_row_major ? A : B;
-  const BlasOp op_x = c_row_major ? op_b.on_transpose() : op_a;
-  const BlasOp op_y = c_row_major ? op_a.on_transpose() : op_b;
-  out.m = c_row_major ? C.extent(1) : C.extent(0);
-  out.n = c_row_major ? C.extent(0) : C.extent(1);
-  out.k = op_a.transpose ? A.extent(0) : A.extent(1);
-  out.c = C.data();
-  out.ldc = std::max<std::int64_t>(
-      {static_cast<std::int64_t>(c_row_major ? C.stride(0) : C.stride(1)), out.m, 1});
-  // An operand stored row-major is its transpose stored column-major.
-  auto place = [](const ConstMatrix& V, BlasOp op, BlasOp& placed, const Scalar*& ptr,
-                  std::int64_t& ld) {
-    const bool row_major = !has_unit_stride(V.extent(0), V.stride(0));
-    placed = row_major ? op.on_transpose() : op;
-    ptr = V.data();
-    const std::int64_t rows = row_major ? V.extent(1) : V.extent(0);
-    ld = std::max<std::int64_t>(
-        {static_cast<std::int64_t>(row_major ? V.stride(0) : V.stride(1)), rows, 1});
-  };
-  place(X, op_x, out.op_x, out.x, out.ldx);
-  place(Y, op_y, out.op_y, out.y, out.ldy);
-  return out.op_x.has_char() && out.op_y.has_char();
-}
-
-/// Native GEMM through KokkosBlas::gemm on strided views of double or Kokkos::complex<double>.
+/// Native GEMM on strided views of double or Kokkos::complex<double>.
 template <class ExecSpace>
 struct NativeGemm {
   using V = Views<ExecSpace>;
+  using Vendor = NativeBackend<ExecSpace>;
+
+  /// What runs it, for Report::backend.
+  static const char* name() {
+    if constexpr (Vendor::available) {
+      return Vendor::name();
+    } else {
+      return "KokkosBlas";
+    }
+  }
 
   /// rows x cols column-major matrix with leading dimension ld.
   template <class LeftView, class Pointer>
@@ -115,11 +59,15 @@ struct NativeGemm {
       compat::native_gemm(space, op_a.blas_char(), op_b.blas_char(), alpha, A, B, beta, C);
       return;
     }
-    const bool tx = g.op_x.transpose, ty = g.op_y.transpose;
-    const auto X = left<ConstLeft>(g.x, tx ? g.k : g.m, tx ? g.m : g.k, g.ldx);
-    const auto Y = left<ConstLeft>(g.y, ty ? g.n : g.k, ty ? g.k : g.n, g.ldy);
-    const auto Cl = left<Left>(g.c, g.m, g.n, g.ldc);
-    compat::native_gemm(space, g.op_x.blas_char(), g.op_y.blas_char(), alpha, X, Y, beta, Cl);
+    if constexpr (Vendor::available) {
+      Vendor::run(space, g, alpha, beta);
+    } else {
+      const bool tx = g.op_x.transpose, ty = g.op_y.transpose;
+      const auto X = left<ConstLeft>(g.x, tx ? g.k : g.m, tx ? g.m : g.k, g.ldx);
+      const auto Y = left<ConstLeft>(g.y, ty ? g.n : g.k, ty ? g.k : g.n, g.ldy);
+      const auto Cl = left<Left>(g.c, g.m, g.n, g.ldc);
+      compat::native_gemm(space, g.op_x.blas_char(), g.op_y.blas_char(), alpha, X, Y, beta, Cl);
+    }
   }
 
   /// Real data: transpose flags only.

@@ -139,7 +139,7 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     }
   };
   const std::string native_backend =
-      options.native_gemm ? "the caller's native GEMM" : "KokkosBlas";
+      options.native_gemm ? "the caller's native GEMM" : NativeGemm<ExecSpace>::name();
   // The whole call as native ZGEMM, reported (`decision`: the Report so far).
   auto run_native = [&](Report decision, const std::string& why, bool fallback) {
     native();

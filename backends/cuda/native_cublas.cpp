@@ -1,0 +1,65 @@
+// Native FP64 and complex FP64 GEMM through cuBLAS on the caller's stream (NativeBackend).
+//
+// Kokkos Kernels 3.4's KokkosBlas::gemm has no execution-space overload: ozaki had to fence
+// the caller's instance, run it on Kokkos Kernels' one global cuBLAS handle (the default
+// stream) and fence the device again, so every native call (Auto's choice at small shapes,
+// every fallback) blocked the host twice and serialised all streams.  Later versions take the
+// instance but re-bind one global handle to its stream on every call.  Here each stream has a
+// handle of its own, bound once (cublas_handles.hpp), and the call is enqueued like any other
+// kernel of the instance: nothing waits.
+
+#include "cublas_handles.hpp"
+
+#include <ozaki/cuda/int8_gemm_cublas.hpp>
+
+#include <cuComplex.h>
+
+#include <mutex>
+#include <type_traits>
+
+namespace ozaki {
+namespace Impl {
+
+namespace {
+
+cublasOperation_t cublas_op(BlasOp op) {
+  return !op.transpose ? CUBLAS_OP_N : op.conjugate ? CUBLAS_OP_C : CUBLAS_OP_T;
+}
+
+}  // namespace
+
+void NativeBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
+                                      const ColumnMajorProduct<double>& g, double alpha,
+                                      double beta) {
+  if (g.m == 0 || g.n == 0) return;
+  const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Fp64);
+  std::lock_guard<std::mutex> lock(*h.mutex);
+  cuda::check(cublasDgemm_64(h.handle, cublas_op(g.op_x), cublas_op(g.op_y), g.m, g.n, g.k, &alpha,
+                             g.x, g.ldx, g.y, g.ldy, &beta, g.c, g.ldc),
+              "cublasDgemm_64");
+  cuda::note_cublas_used();
+}
+
+void NativeBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
+                                      const ColumnMajorProduct<Kokkos::complex<double>>& g,
+                                      Kokkos::complex<double> alpha, Kokkos::complex<double> beta) {
+  // Kokkos::complex<double> is two doubles, real part first, aligned to 16 bytes: the layout
+  // of cuDoubleComplex.
+  static_assert(sizeof(Kokkos::complex<double>) == sizeof(cuDoubleComplex) &&
+                    alignof(Kokkos::complex<double>) == alignof(cuDoubleComplex),
+                "Kokkos::complex<double> and cuDoubleComplex must share their layout");
+  if (g.m == 0 || g.n == 0) return;
+  const cuDoubleComplex a = make_cuDoubleComplex(alpha.real(), alpha.imag());
+  const cuDoubleComplex b = make_cuDoubleComplex(beta.real(), beta.imag());
+  const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Fp64);
+  std::lock_guard<std::mutex> lock(*h.mutex);
+  cuda::check(cublasZgemm_64(h.handle, cublas_op(g.op_x), cublas_op(g.op_y), g.m, g.n, g.k, &a,
+                             reinterpret_cast<const cuDoubleComplex*>(g.x), g.ldx,
+                             reinterpret_cast<const cuDoubleComplex*>(g.y), g.ldy, &b,
+                             reinterpret_cast<cuDoubleComplex*>(g.c), g.ldc),
+              "cublasZgemm_64");
+  cuda::note_cublas_used();
+}
+
+}  // namespace Impl
+}  // namespace ozaki
