@@ -95,9 +95,19 @@ inline double crt_plan_cost(const DeviceRates& rates, const CallPlan& plan, int 
 inline bool native_is_faster(double relative_cost) { return relative_cost >= 1; }
 
 /// The Report's reason when Auto runs native: what the scheme would need and its modelled cost.
+/// x with two decimals (x >= 0), from integers: std::to_string(double) goes through printf's
+/// "%f" (multi-precision digit generation), which was the largest part of Auto's host time
+/// where it ends in native FP64 GEMM (perf on call_overhead, docs/benchmarks.md 2026-12-03).
+inline std::string two_decimals(double x) {
+  if (!(x >= 0 && x < 1e15)) return std::to_string(x);  // Inf, NaN, huge: printf's text
+  const auto hundredths = static_cast<long long>(x * 100 + 0.5);
+  const long long fraction = hundredths % 100;
+  return std::to_string(hundredths / 100) + (fraction < 10 ? ".0" : ".") + std::to_string(fraction);
+}
+
 inline std::string native_faster_reason(const std::string& what, double relative_cost) {
   return "Auto: native FP64 GEMM is faster here (" + what + ": modelled at " +
-         std::to_string(relative_cost) + " native GEMMs)";
+         two_decimals(relative_cost) + " native GEMMs)";
 }
 
 }  // namespace Impl
