@@ -210,6 +210,24 @@ TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
   EXPECT_EQ(ozaki::Impl::best_case_slices(8192, PairPolicy::Triangular, 0), 7);
 }
 
+TEST(Accuracy, NativeReasonGivesTheModelledCostWithTwoDecimals) {
+  // Formatted from integers (cost_model.hpp): rounded to the nearest hundredth, a fraction
+  // below 0.10 keeps its leading zero; Inf and NaN keep printf's text.
+  using ozaki::Impl::two_decimals;
+  EXPECT_EQ(two_decimals(3.135764), "3.14");
+  EXPECT_EQ(two_decimals(1.0), "1.00");
+  EXPECT_EQ(two_decimals(1.049), "1.05");
+  EXPECT_EQ(two_decimals(0.004), "0.00");
+  EXPECT_EQ(two_decimals(12.996), "13.00");
+  EXPECT_EQ(two_decimals(1686.4999), "1686.50");
+  EXPECT_EQ(two_decimals(HUGE_VAL), std::to_string(HUGE_VAL));
+  const std::string reason =
+      ozaki::Impl::native_faster_reason("Int8Crt with at least 14 moduli", 3.135764);
+  EXPECT_NE(reason.find("(Int8Crt with at least 14 moduli: modelled at 3.14 native GEMMs)"),
+            std::string::npos)
+      << reason;
+}
+
 TEST(Oracle, ErrorRatiosOfFlatDataAreModest) {
   // One magnitude (phi = 0): every row's scale is within 2x of its mean, so the ratios stay
   // small, and the int8 estimate bounds them from above.
