@@ -98,7 +98,8 @@ tables.
                     1024 on host spaces, 8192 on GPUs)
   --configs LIST    comma-separated, each one of                     (default: native,default;
                                                                       on host spaces also crt:auto)
-                      native             KokkosBlas::gemm (cuBLAS DGEMM on CUDA)
+                      native             Algorithm::Native: cuBLAS DGEMM on the stream on
+                                         CUDA, KokkosBlas::gemm on host spaces
                       default            ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C): the
                                          plain call, no Options, no Workspace (the library's
                                          scratch, allocated by the first call and reused)
@@ -126,7 +127,7 @@ tables.
                               unless --reps or --phases is given; --phi is refused
                     (--shapes or --configs replace a suite's runs; its workspace limit stays)
   --complex         complex<double> matrices (Kokkos::complex): ozaki's complex GEMM against
-                    native ZGEMM (KokkosBlas::gemm, cuBLAS ZGEMM on CUDA); TFLOP/s count
+                    native ZGEMM (cuBLAS ZGEMM on CUDA, KokkosBlas::gemm on hosts); TFLOP/s count
                     8 M N K; each part of an entry is (U - 1/2) exp(phi N)
   --phi X           exponent spread of the inputs, finite, >= 0      (default 0.5)
   --reps N          timed runs at most, N >= 1; the median is reported (default 5)

@@ -124,8 +124,9 @@ TEST(Cuda, NativeIsCublasDgemmOnTheCallersStream) {
   // Algorithm::Native runs cublasDgemm on the caller's stream, ordered after the work already
   // enqueued there: on a non-blocking stream (no implicit ordering with the default stream)
   // the operands are copied in asynchronously right before the call, and C must be, to the
-  // bit, what cublasDgemm gives on the same stream.  Row-major and transposed operands reach
-  // cuBLAS re-expressed in column-major form (C^T = B^T A^T), which is the same product.
+  // bit, what cublasDgemm gives on the same stream.  Row-major operands reach cuBLAS
+  // re-expressed in column-major form (C^T = B^T A^T), which is the same product.  (The
+  // operands are staged by hand: from_host copies on the default instance, not the caller's.)
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   cublasHandle_t handle;

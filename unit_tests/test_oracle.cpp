@@ -212,7 +212,7 @@ TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
 
 TEST(Accuracy, NativeReasonGivesTheModelledCostWithTwoDecimals) {
   // Formatted from integers (cost_model.hpp): rounded to the nearest hundredth, a fraction
-  // below 0.10 keeps its leading zero; Inf and NaN keep printf's text.
+  // below 0.10 keeps its leading zero; Inf keeps printf's text.
   using ozaki::Impl::two_decimals;
   EXPECT_EQ(two_decimals(3.135764), "3.14");
   EXPECT_EQ(two_decimals(1.0), "1.00");

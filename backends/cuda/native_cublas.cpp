@@ -15,7 +15,6 @@
 #include <cuComplex.h>
 
 #include <mutex>
-#include <type_traits>
 
 namespace ozaki {
 namespace Impl {

@@ -94,7 +94,6 @@ inline double crt_plan_cost(const DeviceRates& rates, const CallPlan& plan, int 
 /// The rule: native FP64 GEMM is the faster choice where a modelled cost is 1 or more.
 inline bool native_is_faster(double relative_cost) { return relative_cost >= 1; }
 
-/// The Report's reason when Auto runs native: what the scheme would need and its modelled cost.
 /// x with two decimals (x >= 0), from integers: std::to_string(double) goes through printf's
 /// "%f" (multi-precision digit generation), which was the largest part of Auto's host time
 /// where it ends in native FP64 GEMM (perf on call_overhead, docs/benchmarks.md 2026-12-03).
@@ -105,6 +104,7 @@ inline std::string two_decimals(double x) {
   return std::to_string(hundredths / 100) + (fraction < 10 ? ".0" : ".") + std::to_string(fraction);
 }
 
+/// The Report's reason when Auto runs native: what the scheme would need and its modelled cost.
 inline std::string native_faster_reason(const std::string& what, double relative_cost) {
   return "Auto: native FP64 GEMM is faster here (" + what + ": modelled at " +
          two_decimals(relative_cost) + " native GEMMs)";
