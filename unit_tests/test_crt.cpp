@@ -418,7 +418,8 @@ TEST(Crt, CountedRatioMatchesTheOracleBitForBit) {
 }
 
 /// The sampled G's definition (scaling.hpp, sampled_counted_ratio), written out on the host:
-/// up to 64 evenly spread rows of each operand, norms in quanta of the row's scale exponent.
+/// up to 64 rows of each operand (sampled_row: evenly spread groups of adjacent rows), norms in
+/// quanta of the row's scale exponent.
 double sampled_counted_oracle(const HostMatrix& X, const HostMatrix& Y) {
   struct Row {
     double n = 0;
@@ -430,7 +431,7 @@ double sampled_counted_oracle(const HostMatrix& X, const HostMatrix& Y) {
     std::vector<Row> out;
     const std::int64_t count = std::min<std::int64_t>(H.rows, 64);
     for (std::int64_t i = 0; i < count; ++i) {
-      const std::int64_t r = i * H.rows / count;
+      const std::int64_t r = ozaki::Impl::sampled_row(i, H.rows, count);
       Row row;
       const int e = ozaki::serial::row_scale_exponent(H.cref(), r);
       long double squares = 0, sum = 0;
@@ -469,6 +470,30 @@ double sampled_counted_oracle(const HostMatrix& X, const HostMatrix& Y) {
     }
   }
   return G;
+}
+
+TEST(Crt, SampledRowsAreDistinctGroupsOfAdjacentRows) {
+  // Auto's samples (sampled_row): strictly increasing rows inside the operand, all rows where
+  // the sample takes them all, groups of sample_group adjacent rows where the count is a
+  // multiple of it, and the first and a late row always among them.
+  for (const std::int64_t rows : {1, 3, 4, 5, 63, 64, 65, 67, 100, 129, 300, 8192, 10000}) {
+    for (const std::int64_t wanted : {1, 5, 16, 64}) {
+      const std::int64_t count = std::min(rows, wanted);
+      const bool grouped = count < rows && count % ozaki::Impl::sample_group == 0;
+      std::int64_t previous = -1;
+      for (std::int64_t i = 0; i < count; ++i) {
+        const std::int64_t r = ozaki::Impl::sampled_row(i, rows, count);
+        ASSERT_GT(r, previous) << rows << " rows, " << count << " sampled, i = " << i;
+        ASSERT_LT(r, rows) << rows << " rows, " << count << " sampled, i = " << i;
+        if (count == rows) EXPECT_EQ(r, i);
+        if (grouped && i % ozaki::Impl::sample_group != 0) EXPECT_EQ(r, previous + 1);
+        previous = r;
+      }
+      EXPECT_EQ(ozaki::Impl::sampled_row(0, rows, count), 0);
+      // The last group starts past the middle of the operand (evenly spread).
+      if (count >= 2 * ozaki::Impl::sample_group) EXPECT_GE(2 * previous, rows) << rows;
+    }
+  }
 }
 
 TEST(Crt, SampledCountedRatioMatchesItsDefinition) {

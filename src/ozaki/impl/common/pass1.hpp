@@ -151,11 +151,10 @@ KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
   return a > b ? a : b;
 }
 
-/// use(load(k)) for every k < K of one K-contiguous row, by a team: thread t takes
-/// k = base + j size for base = t, t + Step size, ... and j < Step, all Step loads of a step
-/// first (independent, so a thread keeps Step in flight), each of them coalesced across a warp
-/// (consecutive threads on consecutive k).  Elements beyond K are zeros of load's type (double
-/// or Kokkos::complex<double>), which a `use` must ignore.  (A row norms kernel read an 8192^2
+/// use(load(k), k) for every k < K of one row, by a team: thread t takes k = base + j size
+/// for base = t, t + Step size, ... and j < Step, all Step loads of a step first (independent,
+/// so a thread keeps Step in flight), each of them coalesced across a warp where the row is
+/// K-contiguous (consecutive threads on consecutive k).  (A row norms kernel read an 8192^2
 /// operand in 0.195-0.206 ms this way with 4 per step on the H200, 0.234 ms with one:
 /// docs/benchmarks.md.)
 template <int Step, class Member, class Load, class Use>
@@ -169,8 +168,26 @@ KOKKOS_INLINE_FUNCTION void team_row_loop(const Member& team, std::int64_t K, co
       const std::int64_t k = base + j * size;
       x[j] = k < K ? load(k) : Value(0);
     }
-    for (int j = 0; j < Step; ++j) use(x[j]);
+    for (int j = 0; j < Step; ++j) {
+      const std::int64_t k = base + j * size;
+      if (k < K) use(x[j], k);
+    }
   }
+}
+
+/// Row i of a sample of `count` rows out of `rows` (count <= rows): all rows where count is
+/// rows, else evenly spread groups of sample_group adjacent rows (single rows where count is
+/// not a multiple of it).  The groups are for operands whose rows are strided (op(A) of a
+/// column-major A): a group's elements of one column share 32-byte sectors, and the group's
+/// teams, consecutive in the league, run at once, so DRAM serves each sector once for the
+/// group instead of once per row.  Distinct rows: with groups = count / g < rows / g the
+/// group starts floor(s rows / groups) lie more than g apart.
+constexpr std::int64_t sample_group = 4;
+KOKKOS_INLINE_FUNCTION std::int64_t sampled_row(std::int64_t i, std::int64_t rows,
+                                                std::int64_t count) {
+  if (count >= rows) return i;
+  const std::int64_t g = count % sample_group == 0 ? sample_group : 1;
+  return (i / g) * rows / (count / g) + i % g;
 }
 
 /// Room for one partial result per thread of the largest team any space runs (CUDA's 1024).

@@ -355,15 +355,15 @@ struct SampledPeaks {
 /// Loads in flight per thread of sampled_peak_ratios.
 constexpr int sample_step = 8;
 
-/// peak_ratio over `count` evenly spread rows only of X and of Y (all rows where there are
-/// fewer), each row scaled by its largest magnitude so that its squares cannot overflow; rows
-/// holding NaN or Inf are left out (pass 1 finds them).  The max over a sample is at most the
-/// max over all rows (up to rounding), so a decision it supports for large ratios holds for the
-/// full data too: Auto uses it to take native FP64 GEMM before reading all of A and B.  X and
-/// Y hold double or Kokkos::complex<double>: a complex row's ratio is that of its embedded
-/// rows (its 2K real parts), read in place (complex/driver.hpp decides before embedding
-/// anything).  One launch and one wait for both operands: a team per sampled row, reading it
-/// twice (its max, then both scaled sums) with sample_step loads in flight per thread; the
+/// peak_ratio over `count` rows only of X and of Y (sampled_row: evenly spread groups of
+/// adjacent rows; all rows where there are fewer), each row scaled by its largest magnitude so that
+/// its squares cannot overflow; rows holding NaN or Inf are left out (pass 1 finds them).  The max
+/// over a sample is at most the max over all rows (up to rounding), so a decision it supports for
+/// large ratios holds for the full data too: Auto uses it to take native FP64 GEMM before reading
+/// all of A and B.  X and Y hold double or Kokkos::complex<double>: a complex row's ratio is that
+/// of its embedded rows (its 2K real parts), read in place (complex/driver.hpp decides before
+/// embedding anything).  One launch and one wait for both operands: a team per sampled row, reading
+/// it twice (its max, then both scaled sums) with sample_step loads in flight per thread; the
 /// maxima of X's ratios and of minus Y's meet in one MinMax reduction.  (Three team
 /// reductions of one load per step, and a launch per operand, took 0.15 ms of an 8192^3 call:
 /// docs/benchmarks.md.)
@@ -389,7 +389,7 @@ SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const 
         const bool of_x = team.league_rank() < sampled_x;
         const Matrix& M = of_x ? X : Y;
         const std::int64_t i = of_x ? team.league_rank() : team.league_rank() - sampled_x;
-        const std::int64_t r = i * M.extent(0) / (of_x ? sampled_x : sampled_y);
+        const std::int64_t r = sampled_row(i, M.extent(0), of_x ? sampled_x : sampled_y);
         const int t = team.team_rank(), size = team.team_size();
         Partials first(team.team_scratch(0), size), second(team.team_scratch(0), size);
         // sample_step loads in flight per thread: 4 steps for K = 8192 (one team per SM: its
@@ -397,7 +397,7 @@ SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const 
         const auto load = [&](const std::int64_t k) { return M(r, k); };
         auto each = [&](const auto& use) { team_row_loop<sample_step>(team, K, load, use); };
         double mu = 0;
-        each([&](const auto& x) {
+        each([&](const auto& x, std::int64_t) {
           const double m = largest_part(x);
           mu = m > mu ? m : mu;
         });
@@ -408,7 +408,7 @@ SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const 
         if (!(mu > 0) || !is_finite(mu)) return;  // the same for every thread of the team
         team.team_barrier();  // every thread has read `first` before it is overwritten
         double sq = 0, sum = 0;
-        each([&](const auto& x) {
+        each([&](const auto& x, std::int64_t) {
           sq += scaled_squares(x, mu);
           sum += scaled_magnitudes(x, mu);
         });
@@ -571,8 +571,8 @@ double counted_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Pr
 /// CountedSampleRegion, layout.hpp.
 constexpr std::int64_t counted_sample_rows = 64;
 
-/// G of the counted rule over the sampled rows' pairs (up to counted_sample_rows evenly spread
-/// rows of X and of Y): about the full G's value on those entries (the sample's norms are
+/// G of the counted rule over the sampled rows' pairs (up to counted_sample_rows rows of X and
+/// of Y, sampled_row): about the full G's value on those entries (the sample's norms are
 /// quantized at the row's exponent, the full norms per tile), so a count it makes native FP64
 /// GEMM faster with, or a sampled entry the window cannot see (+Inf), says so for the full data
 /// too, before any pass over it.  Rows holding NaN or Inf, and zero rows, are left out.  Exact
@@ -588,41 +588,73 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
   const std::int64_t sampled_x = X.extent(0) < count ? X.extent(0) : count;
   const std::int64_t sampled_y = Y.extent(0) < count ? Y.extent(0) : count;
   if (K == 0 || sampled_x == 0 || sampled_y == 0) return 0;
+  using Maxima = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
+                              Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Sums = Kokkos::View<std::uint64_t*, typename ExecSpace::scratch_memory_space,
+                            Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  policy_type policy = row_policy(space, sampled_x + sampled_y);
+  policy.set_scratch_size(
+      0, Kokkos::PerTeam(Maxima::shmem_size(max_team_size) + 2 * Sums::shmem_size(max_team_size)));
+  // Three reads of each sampled row (its max; both norms' quanta; its window magnitudes, which
+  // need l1), each with sample_step loads in flight per thread, and per-thread partials joined
+  // in team scratch.  (Team reductions of one load per step, four reads, took 0.13 ms at
+  // 8192^3 on the H200, a third of Auto's decision at phi = 4: docs/benchmarks.md.)
   Kokkos::parallel_for(
-      "ozaki::crt::sampled_window_rows", row_policy(space, sampled_x + sampled_y),
-      KOKKOS_LAMBDA(const member_type& team) {
+      "ozaki::crt::sampled_window_rows", policy, KOKKOS_LAMBDA(const member_type& team) {
         const bool of_x = team.league_rank() < sampled_x;
         const Matrix& M = of_x ? X : Y;
         const std::int64_t i = of_x ? team.league_rank() : team.league_rank() - sampled_x;
-        const std::int64_t r = i * M.extent(0) / (of_x ? sampled_x : sampled_y);
+        const std::int64_t r = sampled_row(i, M.extent(0), of_x ? sampled_x : sampled_y);
         const std::int64_t out = of_x ? i : count + i;
-        const double mu = team_row_max(team, M, r, K);  // NaN and Inf as +Inf
-        if (!(mu > 0) || !is_finite(mu)) {
+        const int t = team.team_rank(), size = team.team_size();
+        Maxima maxima(team.team_scratch(0), size);
+        Sums squares_of(team.team_scratch(0), size), l1_of(team.team_scratch(0), size);
+        const auto load = [&](const std::int64_t k) { return M(r, k); };
+        double mu = 0;
+        team_row_loop<sample_step>(team, K, load, [&](const double x, std::int64_t) {
+          const double v = largest_part(x);  // NaN and Inf as +Inf
+          mu = v > mu ? v : mu;
+        });
+        maxima(t) = mu;
+        team.team_barrier();
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, size),
+            [&](const int u, double& m) { m = maxima(u) > m ? maxima(u) : m; },
+            Kokkos::Max<double>(mu));
+        team.team_barrier();                // Kokkos 3.4's broadcast buffer (team_row_max)
+        if (!(mu > 0) || !is_finite(mu)) {  // the same for every thread of the team
           Kokkos::single(Kokkos::PerTeam(team), [&]() { stats(out, 0) = 0, stats(out, 1) = 0; });
           return;
         }
-        // The norm tiles' quanta (norm_quanta), at the row's exponent instead of each tile's.
+        // The norm tiles' quanta (norm_quanta), at the row's exponent instead of each tile's:
+        // integer sums, so the order of the partials does not matter.
         const int e = scale_exponent(mu);
         const NormScales scales = norm_scales(e);
+        std::uint64_t own_squares = 0, own_l1 = 0;
+        team_row_loop<sample_step>(team, K, load, [&](const double x, std::int64_t) {
+          const NormQuanta q = norm_quanta(x, scales);
+          own_squares += q.square;
+          own_l1 += q.l1;
+        });
+        squares_of(t) = own_squares;
+        l1_of(t) = own_l1;
+        team.team_barrier();
         std::uint64_t squares = 0, sum = 0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, std::uint64_t& v) {
-              v += norm_quanta(M(r, k), scales).square;
-            },
+            Kokkos::TeamThreadRange(team, size),
+            [&](const int u, std::uint64_t& v) { v += squares_of(u); },
             Kokkos::Sum<std::uint64_t>(squares));
-        team.team_barrier();  // the next team reduction reuses the broadcast (team_row_max)
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, std::uint64_t& v) { v += norm_quanta(M(r, k), scales).l1; },
-            Kokkos::Sum<std::uint64_t>(sum));
         team.team_barrier();
-        const double l1 = norm_from_l1(sum);
-        const int shift = crt_window_shift(l1, K);
-        Kokkos::parallel_for(
-            Kokkos::TeamThreadRange(team, codes.extent(1)), [&](const std::int64_t k) {
-              codes(out, k) =
-                  static_cast<std::int8_t>(k < K ? window_magnitude7(M(r, k), e, shift) : 0);
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, size),
+            [&](const int u, std::uint64_t& v) { v += l1_of(u); }, Kokkos::Sum<std::uint64_t>(sum));
+        team.team_barrier();
+        const int shift = crt_window_shift(norm_from_l1(sum), K);
+        // Zeros up to the whole 32-bit words of codes' rows (window_magnitude7(0) is 0).
+        team_row_loop<sample_step>(
+            team, codes.extent(1), [&](const std::int64_t k) { return k < K ? M(r, k) : 0.0; },
+            [&](const double x, const std::int64_t k) {
+              codes(out, k) = static_cast<std::int8_t>(window_magnitude7(x, e, shift));
             });
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
           stats(out, 0) = norm_from_squares(squares);
