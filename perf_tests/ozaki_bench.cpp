@@ -11,6 +11,7 @@
 //   ozaki_bench --shapes 4096,16384x16384x1024 --configs native,int8:7:tri,crt:15:fast
 //   ozaki_bench --suite wide                     phi = 4: scheme II's accurate rule
 //   ozaki_bench --suite sweep --csv sweep.csv    where the plain call beats native
+//   ozaki_bench --suite criteria --csv c.csv     the sweep and the other shapes of issue 9
 //
 // Run with --help for every option.
 
@@ -18,7 +19,6 @@
 #include <ozaki/serial/reference.hpp>
 
 #include <Kokkos_Core.hpp>
-#include <Kokkos_Random.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -72,7 +72,9 @@ struct Settings {
   double phi = 0.5;  // of the runs whose suite does not set theirs
   bool phi_given = false;
   int reps = 5;
-  double budget = 10;  // seconds of timed runs per configuration, after which they stop
+  double budget = 10;      // seconds of timed runs per configuration, after which they stop
+  double min_seconds = 0;  // timed runs continue past --reps until their total reaches this
+  bool min_seconds_given = false;
   int samples = 128;
   std::uint64_t seed = 2026;
   std::string csv, json;
@@ -125,12 +127,18 @@ tables.
                               16384, 24576, 32768} x K in {1024, 4096, 16384}, phi = 0.5,
                               and 8192^3 at phi = 1, 2, 4; 9 reps and no phase-timing run
                               unless --reps or --phases is given; --phi is refused
+                    criteria  the sweep, then 8192^3, 10000^3, 20000x3000x12000 and
+                              32768^3 at phi = 0.5: every shape of issue 9's Done-when in
+                              one run
                     (--shapes or --configs replace a suite's runs; its workspace limit stays)
   --complex         complex<double> matrices (Kokkos::complex): ozaki's complex GEMM against
                     native ZGEMM (cuBLAS ZGEMM on CUDA, KokkosBlas::gemm on hosts); TFLOP/s count
                     8 M N K; each part of an entry is (U - 1/2) exp(phi N)
   --phi X           exponent spread of the inputs, finite, >= 0      (default 0.5)
   --reps N          timed runs at most, N >= 1; the median is reported (default 5)
+  --min-seconds S   timed runs continue past --reps until their total (native included)
+                    reaches S seconds, at most 100000 runs: short calls then get enough
+                    runs that their medians settle    (default 0; 1 in sweep and criteria)
   --budget SECONDS  timed runs of a configuration stop once their total passes this (there
                     is always one at least); the phase-timing run is then skipped too
                                                                      (default 10)
@@ -380,6 +388,9 @@ Settings parse(int argc, char* argv[]) {
       st.workspace_given = true;
     } else if (a == "--budget") {
       st.budget = real("seconds");
+    } else if (a == "--min-seconds") {
+      st.min_seconds = real("seconds");
+      st.min_seconds_given = true;
     } else if (a == "--complex") {
       st.complex = true;
     } else if (a == "--no-phases") {
@@ -438,18 +449,25 @@ Settings parse(int argc, char* argv[]) {
              "crt:18:accurate,crt:19:accurate,crt:20:accurate,crt:22:accurate,crt:18:fast,"
              "int8:auto:tri,emu:auto",
              st.phi_given ? st.phi : 4);
-  } else if (suite == "sweep") {
+  } else if (suite == "sweep" || suite == "criteria") {
     // Where the plain call beats native: M = N against K at phi = 0.5, and the exponent
     // spread at 8192^3.  The phis are the suite's own, so --phi would only blur it.
-    if (st.phi_given) usage_error("--suite sweep sets its own phi values: drop --phi");
+    if (st.phi_given) usage_error("--suite " + suite + " sets its own phi values: drop --phi");
     for (const char* mn : {"2048", "4096", "8192", "12288", "16384", "24576", "32768"})
       for (const char* k : {"1024", "4096", "16384"})
         add_runs(std::string(mn) + "x" + mn + "x" + k, "native,default", 0.5);
     for (const double phi : {1.0, 2.0, 4.0}) add_runs("8192", "native,default", phi);
+    if (suite == "criteria") {
+      // Issue 9's Done-when in one run: the sweep and the other shapes it names.
+      add_runs("8192,10000,20000x3000x12000,32768", "native,default", 0.5);
+    }
     if (!reps_given) st.reps = 9;  // paired with native: small cells need several
+    // and short calls many more: 9 pairs of 0.17 ms calls moved by 2-3% between runs
+    // (docs/benchmarks.md, 2026-12-03).
+    if (!st.min_seconds_given) st.min_seconds = 1;
     if (!st.phases_given) st.phases = false;
   } else {
-    usage_error("unknown suite '" + suite + "' (expected demo, device, wide or sweep)");
+    usage_error("unknown suite '" + suite + "' (expected demo, device, wide, sweep or criteria)");
   }
   // cuBLAS's emulation needs ~15 GB at 16384^3, the largest INT8 schedules ~20 GB: the
   // suites give the explicit configs 40 GiB.  `auto` keeps the library's default limit
@@ -473,19 +491,38 @@ KOKKOS_INLINE_FUNCTION double real_part(const Complex& x) { return x.real(); }
 KOKKOS_INLINE_FUNCTION double imag_part(double) { return 0; }
 KOKKOS_INLINE_FUNCTION double imag_part(const Complex& x) { return x.imag(); }
 
-/// Fills X with (U - 1/2) exp(phi N) on the device (each part of a complex entry so).
+/// A uniform double in [0, 1) from draw j of entry idx: splitmix64's finalizer over
+/// (seed, 4 idx + j).  A counter-based generator, so that every run and every backend draws
+/// the same matrices from a seed (Kokkos' random pools hand out states in the order threads
+/// ask for them: the same seed gave different inputs on every run).
+KOKKOS_INLINE_FUNCTION double uniform01(std::uint64_t seed, std::int64_t idx, int j) {
+  std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (4 * static_cast<std::uint64_t>(idx) + j + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1p-53;
+}
+
+/// (U - 1/2) exp(phi N) from draws j0 .. j0 + 2 of entry idx, N by Box-Muller.
+KOKKOS_INLINE_FUNCTION double ozaki_entry(std::uint64_t seed, std::int64_t idx, int j0,
+                                          double phi) {
+  const double u = uniform01(seed, idx, j0) - 0.5;
+  const double radius = sqrt(-2 * log(1 - uniform01(seed, idx, j0 + 1)));  // 1 - U in (0, 1]
+  const double normal = radius * cos(6.283185307179586 * uniform01(seed, idx, j0 + 2));
+  return u * exp(phi * normal);
+}
+
+/// Fills X with (U - 1/2) exp(phi N) on the device (each part of a complex entry so), the
+/// same values from the same seed in every run.
 template <class T>
 void fill(const MatrixOf<T>& X, double phi, std::uint64_t seed) {
-  Kokkos::Random_XorShift64_Pool<Space> pool(seed);
   const std::int64_t rows = X.extent(0);
   Kokkos::parallel_for(
       "ozaki_bench::fill", Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(0, X.size()),
       KOKKOS_LAMBDA(const std::int64_t idx) {
-        auto g = pool.get_state();
-        const double re = g.drand(-0.5, 0.5) * exp(phi * g.normal());
-        const double im =
-            std::is_same<T, Complex>::value ? g.drand(-0.5, 0.5) * exp(phi * g.normal()) : 0.0;
-        pool.free_state(g);
+        const double re = ozaki_entry(seed, idx, 0, phi);
+        // The imaginary part from the complemented seed: a stream of its own.
+        const double im = std::is_same<T, Complex>::value ? ozaki_entry(~seed, idx, 0, phi) : 0.0;
         assign(X(idx % rows, idx / rows), re, im);
       });
 }
@@ -701,8 +738,9 @@ std::string seconds_text(double t) {
 /// Measures one configuration: a warm-up on input set 0 (it also sizes the workspace; its C
 /// gives the errors and its Report the row's other columns, so that with automatic counts
 /// the count shown is the one whose error is shown), then timed runs on rotating input sets until
-/// --reps of them or until their time passes --budget (at least one), then the phase-timing run
-/// unless it is off, the call ran no INT8 phase, or the timed runs already passed the budget.
+/// --reps of them and --min-seconds of them, or until their time passes --budget (at least
+/// one), then the phase-timing run unless it is off, the call ran no INT8 phase, or the timed
+/// runs already passed the budget.
 ///
 /// With `native` given, every timed run is paired with a native FP64 GEMM on the same inputs,
 /// in alternating order, and the row's xnative compares the two medians: native varies by
@@ -752,7 +790,10 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
     r.errors = measure_errors<T>(in.C, samples);
     std::vector<double> times, native_times;
     double timed = 0;
-    for (int rep = 0; rep < st.reps && !(timed > st.budget); ++rep) {
+    constexpr int most_runs = 100000;
+    for (int rep = 0;
+         (rep < st.reps || timed < st.min_seconds) && rep < most_runs && !(timed > st.budget);
+         ++rep) {
       const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
       const bool native_first = native != nullptr && rep % 2 == 0;
       if (native_first) native_times.push_back(timed_call(*native, set));
@@ -766,7 +807,7 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
     if (seconds_since(t0) > slow_step_seconds) {
       progress(label + ": warm-up " + seconds_text(warm_up) + ", " + std::to_string(r.runs) +
                " timed run" + (r.runs == 1 ? " " : "s ") + seconds_text(timed) +
-               (r.runs < st.reps ? " (stopped at the budget)" : ""));
+               (timed > st.budget ? " (stopped at the budget)" : ""));
     }
     const bool int8_phase = r.report.algorithm != ozaki::Algorithm::Native &&
                             r.report.algorithm != ozaki::Algorithm::None;
@@ -1091,11 +1132,11 @@ int main(int argc, char* argv[]) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
   std::printf(
-      "ozaki_bench: C = A B on %s%s, entries of A and B (U-1/2) exp(phi N), median of up to %d\n"
-      "timed runs (fewer once they take over %g s), errors against double-double on %d sampled\n"
-      "entries\n",
+      "ozaki_bench: C = A B on %s%s, entries of A and B (U-1/2) exp(phi N), median of %d\n"
+      "timed runs (more until they take %g s, fewer once they take over %g s), errors against\n"
+      "double-double on %d sampled entries\n",
       Space::name(), st.complex ? " in complex<double> (native: ZGEMM; TFLOP/s count 8 MNK)" : "",
-      st.reps, st.budget, st.samples);
+      st.reps, st.min_seconds, st.budget, st.samples);
   std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
