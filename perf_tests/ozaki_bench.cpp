@@ -91,9 +91,10 @@ struct Settings {
 
 Each shape gets fresh inputs (entries (U - 1/2) exp(phi N)) and a double-double reference on
 sampled entries; native runs first, then every configuration: a warm-up, timed runs (their
-median is reported), and a run that times the phases.  A row is printed as soon as its
-configuration has finished; progress goes to stderr.  A legend of the columns follows the
-tables.
+median is reported; paired with native runs, the mean of the medians of the runs that went
+first and second in their pairs), and a run that times the phases.  A row is printed as soon
+as its configuration has finished; progress goes to stderr.  A legend of the columns follows
+the tables.
 
   --shapes LIST     comma-separated; N (cube) or MxNxK, non-negative integers (0 allowed:
                     the row shows what an empty product costs)       (default: demo shape,
@@ -135,7 +136,7 @@ tables.
                     native ZGEMM (cuBLAS ZGEMM on CUDA, KokkosBlas::gemm on hosts); TFLOP/s count
                     8 M N K; each part of an entry is (U - 1/2) exp(phi N)
   --phi X           exponent spread of the inputs, finite, >= 0      (default 0.5)
-  --reps N          timed runs at most, N >= 1; the median is reported (default 5)
+  --reps N          timed runs, N >= 1; the median is reported      (default 5)
   --min-seconds S   timed runs continue past --reps until their total (native included)
                     reaches S seconds, at most 100000 runs: short calls then get enough
                     runs that their medians settle    (default 0; 1 in sweep and criteria)
@@ -686,6 +687,24 @@ struct Result {
   double flops_per_mnk = 2;  // 8 for complex products
 };
 
+double median(std::vector<double> v);
+
+/// One side of the paired runs, by place in the pair.  Its time is the mean of the medians of
+/// the runs that went first and of those that went second, so that both sides weigh the two
+/// places alike whatever the number of pairs: the plain median of a side whose runs split
+/// unevenly between the places (an odd number of pairs) lands among the runs of one place, and
+/// where the places differ by a few microseconds (L2 contents, clocks) that moves a short
+/// call's ratio by a percent or more (2048^2 x 1024: 0.985x over 2727 pairs of the same
+/// cuBLAS DGEMM, docs/benchmarks.md, 2026-12-03).
+struct PairedTimes {
+  std::vector<double> first, second;
+  void add(double seconds, bool went_first) { (went_first ? first : second).push_back(seconds); }
+  double seconds() const {
+    if (first.empty() || second.empty()) return median(first.empty() ? second : first);
+    return 0.5 * (median(first) + median(second));
+  }
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
@@ -743,9 +762,9 @@ std::string seconds_text(double t) {
 /// runs already passed the budget.
 ///
 /// With `native` given, every timed run is paired with a native FP64 GEMM on the same inputs,
-/// in alternating order, and the row's xnative compares the two medians: native varies by
-/// about 5% over a run (the card's clocks follow its power and temperature), so only
-/// interleaved times compare fairly.
+/// in alternating order, and the row's xnative compares the two sides' times (PairedTimes:
+/// medians by place in the pair): native varies by about 5% over a run (the card's clocks
+/// follow its power and temperature), so only interleaved times compare fairly.
 template <class T>
 Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Config& cfg,
                   const Samples& samples, const Settings& st, const Config* native = nullptr) {
@@ -789,6 +808,7 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
     const double warm_up = seconds_since(t0);
     r.errors = measure_errors<T>(in.C, samples);
     std::vector<double> times, native_times;
+    PairedTimes paired_cfg, paired_native;
     double timed = 0;
     constexpr int most_runs = 100000;
     for (int rep = 0;
@@ -800,10 +820,14 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
       times.push_back(timed_call(cfg, set));
       if (native != nullptr && !native_first) native_times.push_back(timed_call(*native, set));
       timed += times.back() + (native_times.empty() ? 0.0 : native_times.back());
+      if (native != nullptr) {
+        paired_cfg.add(times.back(), !native_first);
+        paired_native.add(native_times.back(), native_first);
+      }
     }
-    r.seconds = median(times);
+    r.seconds = native != nullptr ? paired_cfg.seconds() : median(times);
     r.runs = static_cast<int>(times.size());
-    if (!native_times.empty()) r.native_seconds = median(native_times);
+    if (native != nullptr) r.native_seconds = paired_native.seconds();
     if (seconds_since(t0) > slow_step_seconds) {
       progress(label + ": warm-up " + seconds_text(warm_up) + ", " + std::to_string(r.runs) +
                " timed run" + (r.runs == 1 ? " " : "s ") + seconds_text(timed) +
@@ -938,8 +962,10 @@ void print_legend() {
       "column\n"
       "           of B for Int8Crt\n"
       "gemms      INT8 GEMM calls of one multiplication\n"
-      "runs       timed runs (fewer than --reps once they took longer than --budget)\n"
-      "time[ms]   median time of the timed runs\n"
+      "runs       timed runs (more than --reps until --min-seconds, fewer once they took longer\n"
+      "           than --budget)\n"
+      "time[ms]   median time of the timed runs (paired with native: the mean of the medians\n"
+      "           of the runs that went first and of those that went second in their pair)\n"
       "TFLOP/s    2MNK / time\n"
       "xnative    native time / this time (native measured in the same run on the same inputs,\n"
       "           each timed run paired with a native one in alternating order)\n"
