@@ -328,7 +328,7 @@ cmd_device() {
     echo "suite $suite: $((SECONDS - t0)) s" >>"$log"
     case $suite in
     device) python3 "$repo/perf_tests/plot.py" "$out/device.csv" "$out/device.png" >>"$log" 2>&1 || true ;;
-    sweep) python3 "$repo/perf_tests/plot.py" --heatmap "$out/sweep.csv" "$out/sweep.png" >>"$log" 2>&1 || true ;;
+    sweep | criteria) python3 "$repo/perf_tests/plot.py" --heatmap "$out/$suite.csv" "$out/$suite.png" >>"$log" 2>&1 || true ;;
     esac
   done
   # OZAKI_TIMELINE_RUNS="ARGS; ARGS": ozaki_bench runs (one timed call each) under the GPU
