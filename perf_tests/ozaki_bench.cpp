@@ -775,8 +775,9 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
   r.config = cfg.name;
   r.flops_per_mnk = std::is_same<T, Complex>::value ? 8 : 2;
   const std::string label = shape_name(s) + " " + cfg.name;
-  progress(label + ": warm-up and up to " + std::to_string(st.reps) + " timed run" +
-           (st.reps == 1 ? "" : "s") + (native ? ", each paired with native" : ""));
+  progress(label + ": warm-up and " + (st.min_seconds > 0 ? "at least " : "up to ") +
+           std::to_string(st.reps) + " timed run" + (st.reps == 1 ? "" : "s") +
+           (native ? ", each paired with native" : ""));
   try {
     ozaki::Workspace<Space> ws(space);
     auto call = [&](const Config& c, std::size_t set, bool time_phases) {
@@ -1157,12 +1158,15 @@ int main(int argc, char* argv[]) {
   }
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
+  char until[64] = "";
+  if (st.min_seconds > 0)
+    std::snprintf(until, sizeof until, "more until they take %g s, ", st.min_seconds);
   std::printf(
       "ozaki_bench: C = A B on %s%s, entries of A and B (U-1/2) exp(phi N), median of %d\n"
-      "timed runs (more until they take %g s, fewer once they take over %g s), errors against\n"
-      "double-double on %d sampled entries\n",
+      "timed runs (%sfewer once they take over %g s), errors against double-double on %d\n"
+      "sampled entries\n",
       Space::name(), st.complex ? " in complex<double> (native: ZGEMM; TFLOP/s count 8 MNK)" : "",
-      st.reps, st.min_seconds, st.budget, st.samples);
+      st.reps, until, st.budget, st.samples);
   std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
