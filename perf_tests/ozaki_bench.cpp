@@ -83,6 +83,7 @@ struct Settings {
   std::int64_t workspace_limit = 0;  // bytes; 0: the library's default
   bool workspace_given = false;
   bool complex = false;  // --complex: Kokkos::complex<double> matrices, native is ZGEMM
+  std::string suite;     // as given, "custom:..." where --shapes or --configs replace its runs
 };
 
 [[noreturn]] void usage(int code) {
@@ -418,6 +419,7 @@ Settings parse(int argc, char* argv[]) {
     for (const auto& sh : split_list(shape_list)) st.runs.push_back({parse_shape(sh), phi, cs});
   };
   if (!shapes.empty() || !configs.empty()) suite = "custom:" + suite;
+  st.suite = suite;
   if (suite == "demo" || suite.rfind("custom:", 0) == 0) {
     // The demo, and any run given --shapes or --configs: what is not given is the demo's.
     // On host spaces the default call runs native FP64 (the fastest there), so the demo adds
@@ -1040,6 +1042,80 @@ void write_csv_row(std::ostream& out, const Result& r) {
   out.flush();
 }
 
+/// Issue 9's Done-when against this run's rows (suite criteria), so that a run says by itself
+/// which criteria hold: the plain call's ratio to native at each named shape and phi, its
+/// error against native's on the same inputs, and the smallest ratio of the sweep's grid.
+void print_criteria(const std::vector<Result>& results) {
+  auto find = [&](const ShapeArg& s, double phi, const std::string& config) -> const Result* {
+    for (const Result& r : results) {
+      if (r.shape.m == s.m && r.shape.n == s.n && r.shape.k == s.k && r.phi == phi &&
+          r.config == config && r.error_message.empty())
+        return &r;
+    }
+    return nullptr;
+  };
+  int holding = 0, total = 0;
+  auto line = [&](const std::string& criterion, const std::string& measured, bool holds) {
+    std::printf("  %-44s %-44s %s\n", criterion.c_str(), measured.c_str(), holds ? "yes" : "NO");
+    ++total;
+    holding += holds ? 1 : 0;
+  };
+  auto number = [](const char* format, double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, format, v);
+    return std::string(buf);
+  };
+  struct Speed {
+    ShapeArg shape;
+    double phi, at_least;
+    bool error_too;  // error no worse than native's
+  };
+  const Speed speeds[] = {
+      {{16384, 16384, 16384}, 0.5, 1.70, true}, {{8192, 8192, 8192}, 0.5, 1.45, true},
+      {{32768, 32768, 32768}, 0.5, 1.75, true}, {{10000, 10000, 10000}, 0.5, 1.30, true},
+      {{20000, 3000, 12000}, 0.5, 1.30, true},  {{8192, 8192, 8192}, 2.0, 1.05, true},
+      {{8192, 8192, 8192}, 4.0, 0.98, false}};
+  std::printf("\nIssue 9's Done-when, the plain call (`default`) against native in this run:\n");
+  for (const Speed& c : speeds) {
+    const std::string criterion = shape_name(c.shape) + ", phi = " + number("%g", c.phi) +
+                                  ": >= " + number("%.2f", c.at_least) + "x" +
+                                  (c.error_too ? ", error <= native's" : "");
+    const Result* r = find(c.shape, c.phi, "default");
+    const Result* n = find(c.shape, c.phi, "native");
+    if (r == nullptr || n == nullptr) {
+      line(criterion, "not measured", false);
+      continue;
+    }
+    const double speedup = figures(*r).speedup;
+    const bool error_ok = !c.error_too || (r->errors.measured && n->errors.measured &&
+                                           r->errors.normwise <= n->errors.normwise);
+    line(criterion,
+         number("%.3fx", speedup) + ", error " + number("%.2e", r->errors.normwise) + " (native " +
+             number("%.2e", n->errors.normwise) + ")",
+         speedup >= c.at_least && error_ok);
+  }
+  double lowest = HUGE_VAL;
+  std::string where;
+  int cells = 0;
+  for (const char* mn : {"2048", "4096", "8192", "12288", "16384", "24576", "32768"}) {
+    for (const char* k : {"1024", "4096", "16384"}) {
+      const std::int64_t side = std::stoll(mn);
+      const Result* r = find({side, side, std::stoll(k)}, 0.5, "default");
+      if (r == nullptr) continue;
+      const double speedup = figures(*r).speedup;
+      if (!(speedup > 0)) continue;  // no ratio (a failed native run): the count falls short
+      ++cells;
+      if (speedup < lowest) lowest = speedup, where = shape_name(r->shape);
+    }
+  }
+  line("sweep grid (21 cells, phi = 0.5): >= 0.98x",
+       cells == 0 ? "not measured"
+                  : "lowest " + number("%.3fx", lowest) + " at " + where + ", " +
+                        std::to_string(cells) + " cells",
+       cells == 21 && lowest >= 0.98);
+  std::printf("  %d of %d hold\n", holding, total);
+}
+
 void write_json(const std::string& path, const std::vector<Result>& results, const Settings& st) {
   std::ofstream out(path);
   out << "{\n  \"space\": " << json_text(Space::name()) << ",\n  \"reps\": " << st.reps
@@ -1178,6 +1254,7 @@ int main(int argc, char* argv[]) {
     }
   }
   print_legend();
+  if (st.suite == "criteria" && !st.complex) print_criteria(results);
 
   if (!st.json.empty()) write_json(st.json, results, st);
   return any_failed ? 1 : 0;
