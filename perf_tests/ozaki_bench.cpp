@@ -1056,7 +1056,7 @@ void print_criteria(const std::vector<Result>& results) {
   };
   int holding = 0, total = 0;
   auto line = [&](const std::string& criterion, const std::string& measured, bool holds) {
-    std::printf("  %-44s %-44s %s\n", criterion.c_str(), measured.c_str(), holds ? "yes" : "NO");
+    std::printf("  %-48s %-46s %s\n", criterion.c_str(), measured.c_str(), holds ? "yes" : "NO");
     ++total;
     holding += holds ? 1 : 0;
   };
@@ -1077,7 +1077,9 @@ void print_criteria(const std::vector<Result>& results) {
       {{8192, 8192, 8192}, 4.0, 0.98, false}};
   std::printf("\nIssue 9's Done-when, the plain call (`default`) against native in this run:\n");
   for (const Speed& c : speeds) {
-    const std::string criterion = shape_name(c.shape) + ", phi = " + number("%g", c.phi) +
+    const bool cube = c.shape.m == c.shape.n && c.shape.n == c.shape.k;
+    const std::string criterion = (cube ? std::to_string(c.shape.m) + "^3" : shape_name(c.shape)) +
+                                  ", phi = " + number("%g", c.phi) +
                                   ": >= " + number("%.2f", c.at_least) + "x" +
                                   (c.error_too ? ", error <= native's" : "");
     const Result* r = find(c.shape, c.phi, "default");
