@@ -131,7 +131,8 @@ the tables.
                               unless --reps or --phases is given; --phi is refused
                     criteria  the sweep, then 8192^3, 10000^3, 20000x3000x12000 and
                               32768^3 at phi = 0.5: every shape of issue 9's Done-when in
-                              one run
+                              one run, each criterion checked against the run's rows at
+                              the end
                     (--shapes or --configs replace a suite's runs; its workspace limit stays)
   --complex         complex<double> matrices (Kokkos::complex): ozaki's complex GEMM against
                     native ZGEMM (cuBLAS ZGEMM on CUDA, KokkosBlas::gemm on hosts); TFLOP/s count
