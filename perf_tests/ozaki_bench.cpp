@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -51,6 +52,10 @@ constexpr bool on_host =
 struct ShapeArg {
   std::int64_t m, n, k;
 };
+
+std::string shape_name(const ShapeArg& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
 
 struct Config {
   std::string name;
@@ -85,6 +90,10 @@ struct Settings {
   bool complex = false;  // --complex: Kokkos::complex<double> matrices, native is ZGEMM
   std::string suite;     // as given, "custom:..." where --shapes or --configs replace its runs
 };
+
+/// The sweep's grid (suites sweep and criteria): M = N against K at phi = 0.5.
+constexpr std::int64_t sweep_sides[] = {2048, 4096, 8192, 12288, 16384, 24576, 32768};
+constexpr std::int64_t sweep_depths[] = {1024, 4096, 16384};
 
 [[noreturn]] void usage(int code) {
   std::cout <<
@@ -457,9 +466,9 @@ Settings parse(int argc, char* argv[]) {
     // Where the plain call beats native: M = N against K at phi = 0.5, and the exponent
     // spread at 8192^3.  The phis are the suite's own, so --phi would only blur it.
     if (st.phi_given) usage_error("--suite " + suite + " sets its own phi values: drop --phi");
-    for (const char* mn : {"2048", "4096", "8192", "12288", "16384", "24576", "32768"})
-      for (const char* k : {"1024", "4096", "16384"})
-        add_runs(std::string(mn) + "x" + mn + "x" + k, "native,default", 0.5);
+    for (const std::int64_t mn : sweep_sides)
+      for (const std::int64_t k : sweep_depths)
+        add_runs(shape_name({mn, mn, k}), "native,default", 0.5);
     for (const double phi : {1.0, 2.0, 4.0}) add_runs("8192", "native,default", phi);
     if (suite == "criteria") {
       // Issue 9's Done-when in one run: the sweep and the other shapes it names.
@@ -747,10 +756,6 @@ void progress(const std::string& line) { std::fprintf(stderr, "[ozaki_bench] %s\
 /// Steps longer than this say how long they took.
 constexpr double slow_step_seconds = 2;
 
-std::string shape_name(const ShapeArg& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
-
 std::string seconds_text(double t) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g s", t);
@@ -811,7 +816,7 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
     space.fence();
     const double warm_up = seconds_since(t0);
     r.errors = measure_errors<T>(in.C, samples);
-    std::vector<double> times, native_times;
+    std::vector<double> times;
     PairedTimes paired_cfg, paired_native;
     double timed = 0;
     constexpr int most_runs = 100000;
@@ -820,13 +825,13 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
          ++rep) {
       const std::size_t set = static_cast<std::size_t>(rep + 1) % in.A.size();
       const bool native_first = native != nullptr && rep % 2 == 0;
-      if (native_first) native_times.push_back(timed_call(*native, set));
+      const double native_before = native_first ? timed_call(*native, set) : 0;
       times.push_back(timed_call(cfg, set));
-      if (native != nullptr && !native_first) native_times.push_back(timed_call(*native, set));
-      timed += times.back() + (native_times.empty() ? 0.0 : native_times.back());
+      const double native_after = native != nullptr && !native_first ? timed_call(*native, set) : 0;
+      timed += times.back() + native_before + native_after;
       if (native != nullptr) {
         paired_cfg.add(times.back(), !native_first);
-        paired_native.add(native_times.back(), native_first);
+        paired_native.add(native_first ? native_before : native_after, native_first);
       }
     }
     r.seconds = native != nullptr ? paired_cfg.seconds() : median(times);
@@ -1100,10 +1105,10 @@ void print_criteria(const std::vector<Result>& results) {
   double lowest = HUGE_VAL;
   std::string where;
   int cells = 0;
-  for (const char* mn : {"2048", "4096", "8192", "12288", "16384", "24576", "32768"}) {
-    for (const char* k : {"1024", "4096", "16384"}) {
-      const std::int64_t side = std::stoll(mn);
-      const Result* r = find({side, side, std::stoll(k)}, 0.5, "default");
+  const int grid_cells = static_cast<int>(std::size(sweep_sides) * std::size(sweep_depths));
+  for (const std::int64_t mn : sweep_sides) {
+    for (const std::int64_t k : sweep_depths) {
+      const Result* r = find({mn, mn, k}, 0.5, "default");
       if (r == nullptr) continue;
       const double speedup = figures(*r).speedup;
       if (!(speedup > 0)) continue;  // no ratio (a failed native run): the count falls short
@@ -1111,11 +1116,11 @@ void print_criteria(const std::vector<Result>& results) {
       if (speedup < lowest) lowest = speedup, where = shape_name(r->shape);
     }
   }
-  line("sweep grid (21 cells, phi = 0.5): >= 0.98x",
+  line("sweep grid (" + std::to_string(grid_cells) + " cells, phi = 0.5): >= 0.98x",
        cells == 0 ? "not measured"
                   : "lowest " + number("%.3fx", lowest) + " at " + where + ", " +
                         std::to_string(cells) + " cells",
-       cells == 21 && lowest >= 0.98);
+       cells == grid_cells && lowest >= 0.98);
   std::printf("  %d of %d hold\n", holding, total);
 }
 
