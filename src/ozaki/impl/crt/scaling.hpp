@@ -430,6 +430,23 @@ SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const 
   return peaks;
 }
 
+/// Joins one value per thread of a team with `Reducer` (Kokkos::Max, Kokkos::Sum) through
+/// `partials` (team scratch, one entry per thread) and returns the result to every thread.
+/// The barriers: every partial is written before the join reads it, and the join's broadcast
+/// (Kokkos 3.4 passes it through team scratch, see team_row_max) is read before the next join.
+template <template <class...> class Reducer, class Member, class Partials, class Value>
+KOKKOS_INLINE_FUNCTION Value team_join(const Member& team, const Partials& partials, Value own) {
+  partials(team.team_rank()) = own;
+  team.team_barrier();
+  Value joined{};
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(team, team.team_size()),
+      [&](const int u, Value& v) { Reducer<Value>(v).join(v, partials(u)); },
+      Reducer<Value>(joined));
+  team.team_barrier();
+  return joined;
+}
+
 /// Fast rule: bits(r) = fast_row_bits(l2(r), T).  Nothing waits for the kernel.
 template <class ExecSpace>
 void set_fast_bits(const ExecSpace& space, const typename Views<ExecSpace>::Norms& l2, double T,
@@ -594,7 +611,7 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   policy_type policy = row_policy(space, sampled_x + sampled_y);
   policy.set_scratch_size(
-      0, Kokkos::PerTeam(Maxima::shmem_size(max_team_size) + 2 * Sums::shmem_size(max_team_size)));
+      0, Kokkos::PerTeam(Maxima::shmem_size(max_team_size) + Sums::shmem_size(max_team_size)));
   // Three reads of each sampled row (its max; both norms' quanta; its window magnitudes, which
   // need l1), each with sample_step loads in flight per thread, and per-thread partials joined
   // in team scratch.  (Team reductions of one load per step, four reads, took 0.13 ms at
@@ -606,22 +623,16 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
         const std::int64_t i = of_x ? team.league_rank() : team.league_rank() - sampled_x;
         const std::int64_t r = sampled_row(i, M.extent(0), of_x ? sampled_x : sampled_y);
         const std::int64_t out = of_x ? i : count + i;
-        const int t = team.team_rank(), size = team.team_size();
+        const int size = team.team_size();
         Maxima maxima(team.team_scratch(0), size);
-        Sums squares_of(team.team_scratch(0), size), l1_of(team.team_scratch(0), size);
+        Sums sums(team.team_scratch(0), size);  // both norms' joins in turn (team_join)
         const auto load = [&](const std::int64_t k) { return M(r, k); };
-        double mu = 0;
+        double own_max = 0;
         team_row_loop<sample_step>(team, K, load, [&](const double x, std::int64_t) {
           const double v = largest_part(x);  // NaN and Inf as +Inf
-          mu = v > mu ? v : mu;
+          own_max = v > own_max ? v : own_max;
         });
-        maxima(t) = mu;
-        team.team_barrier();
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, size),
-            [&](const int u, double& m) { m = maxima(u) > m ? maxima(u) : m; },
-            Kokkos::Max<double>(mu));
-        team.team_barrier();                // Kokkos 3.4's broadcast buffer (team_row_max)
+        const double mu = team_join<Kokkos::Max>(team, maxima, own_max);
         if (!(mu > 0) || !is_finite(mu)) {  // the same for every thread of the team
           Kokkos::single(Kokkos::PerTeam(team), [&]() { stats(out, 0) = 0, stats(out, 1) = 0; });
           return;
@@ -636,19 +647,8 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
           own_squares += q.square;
           own_l1 += q.l1;
         });
-        squares_of(t) = own_squares;
-        l1_of(t) = own_l1;
-        team.team_barrier();
-        std::uint64_t squares = 0, sum = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, size),
-            [&](const int u, std::uint64_t& v) { v += squares_of(u); },
-            Kokkos::Sum<std::uint64_t>(squares));
-        team.team_barrier();
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, size),
-            [&](const int u, std::uint64_t& v) { v += l1_of(u); }, Kokkos::Sum<std::uint64_t>(sum));
-        team.team_barrier();
+        const std::uint64_t squares = team_join<Kokkos::Sum>(team, sums, own_squares);
+        const std::uint64_t sum = team_join<Kokkos::Sum>(team, sums, own_l1);
         const int shift = crt_window_shift(norm_from_l1(sum), K);
         // Zeros up to the whole 32-bit words of codes' rows (window_magnitude7(0) is 0).
         team_row_loop<sample_step>(
