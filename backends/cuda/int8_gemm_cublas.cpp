@@ -2,10 +2,12 @@
 #include <ozaki/cuda/int8_gemm_cublas.hpp>
 
 #include "cublas_handles.hpp"
+#include "residue_products_sm90.hpp"
 
 #include <ozaki/errors.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -239,6 +241,55 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
     }
   }
   cuda::note_cublas_used();
+}
+
+namespace cuda {
+namespace {
+std::atomic<bool>& residue_products_switch() {
+  static std::atomic<bool> enabled{[] {
+    const char* v = std::getenv("OZAKI_RESIDUE_PRODUCTS");
+    return v == nullptr || std::string(v) != "0";
+  }()};
+  return enabled;
+}
+}  // namespace
+bool residue_products_enabled() { return residue_products_switch().load(); }
+void set_residue_products_enabled(bool enabled) { residue_products_switch().store(enabled); }
+}  // namespace cuda
+
+namespace {
+cuda::ResidueProducts residue_problem(const Int8GemmProblem& p, std::int8_t* tiles) {
+  cuda::ResidueProducts r;
+  r.a = p.a;
+  r.b = p.b;
+  r.rows_a = p.rows_a;
+  r.rows_b = p.rows_b;
+  r.kpad = p.length;
+  r.moduli = static_cast<int>(p.batch);
+  r.tiles = tiles;
+  return r;
+}
+}  // namespace
+
+bool ResidueGemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& space,
+                                                 const Int8GemmProblem& p, std::string& why_not) {
+  if (!cuda::residue_products_enabled()) {
+    why_not = "OZAKI_RESIDUE_PRODUCTS=0";
+    return false;
+  }
+  // The kernel's operand form: the pass's L products of interleaved rows (residue_tiles.hpp).
+  if (p.batch < 1 || p.stride_a != p.length || p.stride_b != p.length ||
+      p.lda != p.batch * p.length || p.ldb != p.lda) {
+    why_not = "operands not in scheme II's interleaved form";
+    return false;
+  }
+  return cuda::residue_products_supported(space.cuda_device(), residue_problem(p, nullptr),
+                                          why_not);
+}
+
+void ResidueGemmBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space, const Int8GemmProblem& p,
+                                           std::int8_t* tiles) {
+  cuda::residue_products(residue_problem(p, tiles), space.cuda_stream());
 }
 
 bool Int8Gemm<Kokkos::Cuda, true>::torn_down(std::string& why) {

@@ -46,6 +46,10 @@ struct Report {
   /// Int8Crt: whether consecutive passes overlapped (Options::overlap, on a space with a
   /// side instance, with at least 2 passes).
   bool overlapped = false;
+  /// Int8Crt: whether the backend reduced the INT8 products modulo the moduli in the GEMM
+  /// itself (CUDA on compute capability 9.0: 1 byte per entry and modulus for the
+  /// reconstruction instead of an INT32 product; the same bits).
+  bool residue_products = false;
   /// Inner length of the longest INT8 GEMM call.
   std::int64_t k_chunk = 0;
   /// With an automatic slice count (or moduli count): the modelled typical error relative to

@@ -255,6 +255,20 @@ struct NativeBackend {
   static constexpr bool available = false;
 };
 
+/// Scheme II's products of one pass reduced by the backend itself: `p` is a pass (batch =
+/// L products of inner length p.length <= max_k_block, product l of block l of interleaved
+/// operands: stride_a = stride_b = length, lda = ldb = L length; p.c unused), and `tiles`
+/// receives P_l mod crt_moduli[l] as residue tiles (crt/residue_tiles.hpp: 1 byte per entry
+/// and modulus where the INT32 products take 4).  A backend that has such a kernel
+/// specialises this with `available = true`,
+/// `static bool supported(const ExecSpace&, const Int8GemmProblem&, std::string& why_not)` and
+/// `static void run(const ExecSpace&, const Int8GemmProblem&, std::int8_t* tiles)`; elsewhere
+/// the reconstruction reduces the INT32 products.  The same bits either way (exact integers).
+template <class ExecSpace>
+struct ResidueGemmBackend {
+  static constexpr bool available = false;
+};
+
 /// The INT8 product `whole` (inner length a multiple of 16; each of its `batch` products) as
 /// INT8 GEMMs of at most `block` terms each, so that no INT32 sum can overflow: chunk c
 /// multiplies columns [c block, (c+1) block) of both operands into whole.c + c * c_stride.  A

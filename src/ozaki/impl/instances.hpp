@@ -88,6 +88,9 @@
   PREFIX template void detail::crt_complex_reconstruct_fixed<L, SPACE>(                          \
       const SPACE&, const CrtPassProducts<SPACE>&, const CrtConstants&,                          \
       const CrtRowScaling<SPACE>&, const CrtRowScaling<SPACE>&, const CrtComplexTarget<SPACE>&); \
+  PREFIX template void detail::crt_reconstruct_tiles_fixed<L, SPACE>(                            \
+      const SPACE&, const CrtPassTiles&, const CrtConstants&, const CrtRowScaling<SPACE>&,       \
+      const CrtRowScaling<SPACE>&, double, double, const Views<SPACE>::Matrix&);                 \
   }                                                                                              \
   }
 

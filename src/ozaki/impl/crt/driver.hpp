@@ -476,6 +476,7 @@ class CrtPipeline {
     Carver phase2(call_.base, call_.phase_offset);
     region_ = CrtProductRegion<ExecSpace>::carve(phase2, call_.plan, L_, passes_);
     constants_ = crt_constants(L_);
+    residue_tiles_ = backend_reduces_products();
     residues_of(call_.space, call_.opA, rows_a(), region_.residues_a);
     call_.clock.lap(call_.report.seconds_split);
     if (passes_.buffers == 2) {
@@ -572,6 +573,13 @@ class CrtPipeline {
 
   void reconstruct_pass(const ExecSpace& on, std::int64_t p, double alpha, double beta,
                         const typename V::Matrix& C) {
+    if constexpr (ResidueGemmBackend<ExecSpace>::available) {
+      if (residue_tiles_) {
+        crt_reconstruct_tiles(on, tiles_of_pass(p), constants_, rows_a(), rows_b(), alpha, beta, C);
+        ++call_.report.recombine_passes;
+        return;
+      }
+    }
     if (complex_ != nullptr) {
       crt_complex_reconstruct(on, pass(p), constants_, rows_a(), rows_b(), *complex_);
     } else {
@@ -586,9 +594,27 @@ class CrtPipeline {
   /// a backend that batches runs as one call.
   void products_of_pass(std::int64_t p) {
     const ProfilingRegion region("ozaki::crt::int8_products");
+    const Int8GemmProblem g = pass_problem(p);
+    if constexpr (ResidueGemmBackend<ExecSpace>::available) {
+      if (residue_tiles_) {
+        ResidueGemmBackend<ExecSpace>::run(call_.space, g,
+                                           reinterpret_cast<std::int8_t*>(pass(p).products.data()));
+        gemms_ += static_cast<int>(g.batch);
+        call_.report.int8_operations += 2.0 * g.batch * g.rows_a * g.rows_b * g.length;
+        return;
+      }
+    }
+    const std::int64_t width = pass(p).products.extent(1);
+    gemms_ += int8_gemm_in_k_chunks(call_.space, g, call_.plan.k_block, width * call_.plan.mpad);
+    call_.report.int8_operations += 2.0 * g.batch * g.rows_a * g.rows_b * g.length;
+  }
+
+  /// Pass p's INT8 products as one batched problem: one product per modulus (three for
+  /// Karatsuba) over the whole K, residues of block l starting l kpad into each row, its
+  /// products l k_chunks width mpad into the pass's (int8_gemm_in_k_chunks cuts K in chunks).
+  Int8GemmProblem pass_problem(std::int64_t p) const {
     const CallPlan& plan = call_.plan;
     const CrtPassProducts<ExecSpace> columns = pass(p);
-    const typename V::Digits rb = residues_b(p);
     const std::int64_t blocks = L_ * products_.parts;
     const std::int64_t width = columns.products.extent(1);
     Int8GemmProblem g;
@@ -597,15 +623,40 @@ class CrtPipeline {
     g.length = products_.kpad;
     g.a = region_.residues_a.data();
     g.lda = blocks * products_.kpad;
-    g.b = rb.data();
+    g.b = residues_b(p).data();
     g.ldb = g.lda;
     g.c = columns.products.data();
     g.ldc = plan.mpad;
     g.batch = blocks;
     g.stride_a = g.stride_b = products_.kpad;
     g.stride_c = products_.k_chunks * width * plan.mpad;
-    gemms_ += int8_gemm_in_k_chunks(call_.space, g, plan.k_block, width * plan.mpad);
-    call_.report.int8_operations += 2.0 * blocks * g.rows_a * g.rows_b * g.length;
+    return g;
+  }
+
+  /// Pass p's products as residue tiles, in the bytes of its INT32 products.
+  CrtPassTiles tiles_of_pass(std::int64_t p) const {
+    const CrtPassProducts<ExecSpace> columns = pass(p);
+    return {reinterpret_cast<const std::int8_t*>(columns.products.data()),
+            ResidueTiles::of(call_.plan.mpad, padded_columns(p)), columns.n0, columns.width};
+  }
+
+  /// Whether the backend reduces the pass products modulo the moduli itself
+  /// (ResidueGemmBackend: 1 byte per entry and modulus for the reconstruction to read instead
+  /// of 4): real data in one K chunk, where the widest pass's tiles fit in its INT32 products'
+  /// bytes (they need L (M + 127) (width + 255) bytes against 4 L M width: always, for passes
+  /// of at least 128 columns).  The same bits either way.
+  bool backend_reduces_products() const {
+    if constexpr (ResidueGemmBackend<ExecSpace>::available) {
+      if (complex_ != nullptr || products_.parts != 1 || products_.k_chunks != 1) return false;
+      const ResidueTiles widest = ResidueTiles::of(call_.plan.mpad, padded_columns(0));
+      const std::int64_t room =
+          static_cast<std::int64_t>(pass(0).products.span()) * std::int64_t(sizeof(std::int32_t));
+      if (L_ * widest.plane_bytes() > room) return false;
+      std::string why_not;
+      return ResidueGemmBackend<ExecSpace>::supported(call_.space, pass_problem(0), why_not);
+    } else {
+      return false;
+    }
   }
 
   void fill_report(int fewest_bits) {
@@ -615,6 +666,7 @@ class CrtPipeline {
     call_.report.crt_scaling = scaling_;
     call_.report.crt_bits = fewest_bits;
     call_.report.overlapped = passes_.buffers == 2;
+    call_.report.residue_products = residue_tiles_;
     call_.report.int8_gemms = gemms_;
     call_.report.k_chunk = std::min(call_.plan.k_block, products_.kpad);
     call_.report.complex_products = complex_ != nullptr ? 3 : 0;
@@ -629,6 +681,7 @@ class CrtPipeline {
   bool counted_ = false;   // the counted fast rule (choose_rule)
   double sampled_G_ = -1;  // its G over sampled entries, once computed
   int gemms_ = 0;
+  bool residue_tiles_ = false;  // backend_reduces_products, for this call's passes
   double q_a_ = 0, q_b_ = 0;
   RowSummary rows_;
   std::size_t bound_end_ = 0;

@@ -6,11 +6,13 @@
 ///   crt_residues        every element scaled to an integer and reduced modulo each modulus
 ///   (one INT8 GEMM per modulus and K chunk, in the backends)
 ///   crt_reconstruct     residues of C' -> C' exactly (CRT) -> FP64 -> alpha/beta update
+///   crt_reconstruct_tiles  the same from residue tiles (a backend that reduced its products)
 
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/pass1.hpp>
 #include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/residue_tiles.hpp>
 #include <ozaki/impl/crt/rules.hpp>
 #include <ozaki/impl/crt/scaling.hpp>
 
@@ -53,6 +55,14 @@ template <class ExecSpace>
 struct CrtRowScaling {
   typename Views<ExecSpace>::Exponents exponents;  // e_r, from pass 1
   CrtBits<ExecSpace> bits;                         // b_r, from the scaling rule
+};
+
+/// One pass's products as residue tiles (residue_tiles.hpp) written by the backend
+/// (ResidueGemmBackend), for columns [n0, n0 + width) of C.
+struct CrtPassTiles {
+  const std::int8_t* tiles = nullptr;
+  ResidueTiles geometry;
+  std::int64_t n0 = 0, width = 0;
 };
 
 /// The INT32 products of one pass of columns [n0, n0 + width) of C:
@@ -460,10 +470,69 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
         double r[L];
 #pragma unroll
         for (int l = 0; l < L; ++l) r[l] = symmetric_residue(y[l], c, l);
+        // Modulus 256's tie class as -128 (crt_low), the representative a residue tile
+        // holds, so that both paths hand crt_value the same residues.
+        r[0] = r[0] > 127 ? r[0] - 256 : r[0];
         const double v = crt_value<L>(r, c);
         const double ab = compat::ldexp(
             v, c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n));
         C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+      });
+}
+
+/// 16 bytes, read as one load (residue tiles are 16-byte aligned, vector by vector).
+struct alignas(16) TileVector {
+  std::uint32_t word[4];
+};
+
+template <int L, class ExecSpace>
+void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pass,
+                                 const CrtConstants& c, const CrtRowScaling<ExecSpace>& rows_a,
+                                 const CrtRowScaling<ExecSpace>& rows_b, double alpha, double beta,
+                                 const typename Views<ExecSpace>::Matrix& C) {
+  const std::int8_t* tiles = pass.tiles;
+  const std::int64_t plane = pass.geometry.plane_bytes(), tiles_c = pass.geometry.tiles_c;
+  const std::int64_t n0 = pass.n0, width = pass.width, rows = C.extent(0);
+  const auto exponents_a = rows_a.exponents, bits_a = rows_a.bits;
+  const auto exponents_b = rows_b.exponents, bits_b = rows_b.bits;
+  // One thread per 16-byte vector of a slot (x = (tile 8 + v) 256 + s, so consecutive threads
+  // read consecutive vectors of every plane), its 16 entries from L loads of 16 bytes.  On the
+  // H200 this runs at about 2.3x its memory time (docs/design.md §5.3.1): each thread's loads,
+  // then its 16 long FP64 chains.
+  Kokkos::parallel_for(
+      "ozaki::crt::reconstruct_tiles",
+      RangeLaunch<ExecSpace>(space, 0, pass.geometry.vector_count()),
+      KOKKOS_LAMBDA(const std::int64_t x) {
+        const int s = static_cast<int>(x % ResidueTiles::slots);
+        const int v = static_cast<int>(x / ResidueTiles::slots % ResidueTiles::vectors);
+        const std::int64_t tile = x / (ResidueTiles::slots * ResidueTiles::vectors);
+        const std::int64_t m0 = tile / tiles_c * ResidueTiles::rows;
+        const std::int64_t j0 = tile % tiles_c * ResidueTiles::columns;
+        TileVector w[L];
+#pragma unroll
+        for (int l = 0; l < L; ++l) {
+          w[l] = *reinterpret_cast<const TileVector*>(tiles + l * plane +
+                                                      x * ResidueTiles::vector_bytes);
+        }
+#pragma unroll
+        for (int b = 0; b < ResidueTiles::vector_bytes; ++b) {
+          const int i = ResidueTiles::vector_bytes * v + b;
+          const std::int64_t m = m0 + ResidueTiles::row_in_tile(s, i);
+          const std::int64_t j = j0 + ResidueTiles::column_in_tile(s, i);
+          if (m < rows && j < width) {
+            double r[L];
+#pragma unroll
+            for (int l = 0; l < L; ++l) {
+              r[l] = static_cast<double>(
+                  static_cast<std::int8_t>((w[l].word[b / 4] >> (8 * (b % 4))) & 0xFFu));
+            }
+            const double value = crt_value<L>(r, c);
+            const std::int64_t n = n0 + j;
+            const double ab = compat::ldexp(
+                value, c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n));
+            C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+          }
+        }
       });
 }
 
@@ -504,6 +573,19 @@ void crt_reconstruct(const ExecSpace& space, const CrtPassProducts<ExecSpace>& p
   detail::with_moduli_count(constants.moduli, [&](auto count) {
     detail::crt_reconstruct_fixed<decltype(count)::value>(space, pass, constants, rows_a, rows_b,
                                                           alpha, beta, C);
+  });
+}
+
+/// crt_reconstruct's update of C from a pass's residue tiles instead of its INT32 products
+/// (the residues each r_l of crt_reconstruct would take: the same bits).
+template <class ExecSpace>
+void crt_reconstruct_tiles(const ExecSpace& space, const CrtPassTiles& pass,
+                           const CrtConstants& constants, const CrtRowScaling<ExecSpace>& rows_a,
+                           const CrtRowScaling<ExecSpace>& rows_b, double alpha, double beta,
+                           const typename Views<ExecSpace>::Matrix& C) {
+  detail::with_moduli_count(constants.moduli, [&](auto count) {
+    detail::crt_reconstruct_tiles_fixed<decltype(count)::value>(space, pass, constants, rows_a,
+                                                                rows_b, alpha, beta, C);
   });
 }
 

@@ -1,0 +1,380 @@
+// Scheme II's pass products reduced modulo their moduli in the GEMM's epilogue, for compute
+// capability 9.0 (see residue_products_sm90.hpp; compiled for sm_90a only, by CMake's CUDA
+// language, without Kokkos).
+//
+// Why a kernel of our own: cublasGemmEx writes each INT32 product (4 bytes per entry and
+// modulus) and the reconstruction reads it back; at 16384^3 with 14 moduli that is 15 GB each
+// way, 4.6 ms of reconstruction at memory speed in a ~100 ms call.  Reduced to its residue in
+// the epilogue an entry takes 1 byte.  The INT8 products themselves run at the H200's 700 W
+// power cap whichever kernel runs them, so the kernel only has to match cuBLAS there: measured
+// in bursts of a 16384^3 call's pass (16384 x 2048 x 16384, 14 products) on a hot card, this
+// kernel writing INT32 ran 1410 TOP/s against cublasGemmEx's 1367 (docs/benchmarks.md,
+// 2026-12-03, third part).
+//
+// The kernel: persistent, one CTA per SM, each over 128 x 256 tiles of P (ResidueTiles) in
+// turn, three warpgroups.  Warpgroup 0 (one thread) streams K in 128-byte steps with bulk
+// tensor copies of A's 128 x 128 and B's 256 x 128 int8 boxes into a ring of 4 stages (48 KB
+// each) in shared memory, 128-byte swizzled, each completing on the stage's "full" mbarrier,
+// from one tile to the next without a pause.  Warpgroups 1 and 2 each multiply 64 rows of A by
+// the 256 rows of B with wgmma.m64n256k32.s32.s8.s8 (4 per stage, both operands from shared
+// memory, the accumulators 128 INT32 registers per thread), release a stage (its "empty"
+// mbarrier) once the products that read it are done, and at the end of a tile write its
+// residues, 16 bytes per store, while the next tile's first stages load.  One launch per pass
+// (all L moduli).
+//
+// Exactness: INT32 sums of at most max_k_block products of two int8 residues (|x| <= 128)
+// cannot overflow (2^14 * 131071 < 2^31), so the accumulators hold P_l exactly, and each
+// residue is computed exactly (symmetric_residue below).  The same bits as cublasGemmEx's
+// products reduced by the reconstruction (the CUDA tests compare the two paths' C bit for bit).
+#include "residue_products_sm90.hpp"
+
+#include "cublas_handles.hpp"
+
+#include <ozaki/impl/crt/residue_tiles.hpp>
+#include <ozaki/options.hpp>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+namespace cuda {
+
+namespace {
+
+constexpr int tile_rows = ResidueTiles::rows;     // two consumer warpgroups of 64 rows
+constexpr int tile_cols = ResidueTiles::columns;  // wgmma's N
+constexpr int tile_k = 128;                       // bytes of K per stage: one swizzle row
+constexpr int stages = 4;
+constexpr int stage_a_bytes = tile_rows * tile_k;
+constexpr int stage_b_bytes = tile_cols * tile_k;
+constexpr int stage_bytes = stage_a_bytes + stage_b_bytes;
+constexpr int barrier_bytes = 2 * stages * 8;
+constexpr int smem_bytes = stages * stage_bytes + 1024 /* 1024-byte alignment */ + barrier_bytes;
+constexpr int threads = 384;
+
+static_assert(ResidueTiles::slots == 2 * 128, "one slot per consumer thread");
+static_assert(ResidueTiles::vectors * ResidueTiles::vector_bytes == 128,
+              "a slot holds its thread's 128 accumulators");
+
+/// The moduli and their float reciprocals, by value in the launch.
+struct Moduli {
+  int m[max_moduli];
+  float inverse[max_moduli];
+};
+
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(std::uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(std::uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint32_t bar, int parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      "@!p bra WAIT_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+/// One box (128 bytes of K x 1 modulus x rows) of a 3-D map (K, modulus, row) into shared
+/// memory, completing on `bar`.
+__device__ __forceinline__ void bulk_copy(std::uint32_t dst, const CUtensorMap* map,
+                                          std::uint32_t bar, int k, int modulus, int row) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(k), "r"(modulus), "r"(row), "r"(bar)
+      : "memory");
+}
+/// wgmma's descriptor of a K-major operand in 128-byte swizzle: rows of 128 bytes in 8-row
+/// atoms of 1024 bytes (stride byte offset), layout type 1.  Adding 2 moves 32 bytes along K.
+__device__ __forceinline__ std::uint64_t smem_descriptor(std::uint32_t address) {
+  return static_cast<std::uint64_t>((address & 0x3FFFF) >> 4) |
+         (static_cast<std::uint64_t>(1) << 16) |          // leading byte offset: unused
+         (static_cast<std::uint64_t>(1024 >> 4) << 32) |  // stride byte offset
+         (static_cast<std::uint64_t>(1) << 62);           // 128-byte swizzle
+}
+
+/// Keeps the compiler from moving other definitions or uses of the accumulators into the
+/// wgmma pipeline (ptxas then serialises the wgmmas: warning C7515).
+__device__ __forceinline__ void fence_accumulators(std::int32_t (&d)[128]) {
+#pragma unroll
+  for (int i = 0; i < 128; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+
+#define OZAKI_R8(i)                                                                               \
+  "+r"(d[i + 0]), "+r"(d[i + 1]), "+r"(d[i + 2]), "+r"(d[i + 3]), "+r"(d[i + 4]), "+r"(d[i + 5]), \
+      "+r"(d[i + 6]), "+r"(d[i + 7])
+/// D (+)= A B for 64 rows of A, 256 of B and 32 of K, both from shared memory.
+__device__ __forceinline__ void wgmma_m64n256k32(std::int32_t (&d)[128], std::uint64_t da,
+                                                 std::uint64_t db, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
+      "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, "
+      "%125, %126, %127}, %128, %129, p;\n"
+      "}\n"
+      : OZAKI_R8(0), OZAKI_R8(8), OZAKI_R8(16), OZAKI_R8(24), OZAKI_R8(32), OZAKI_R8(40),
+        OZAKI_R8(48), OZAKI_R8(56), OZAKI_R8(64), OZAKI_R8(72), OZAKI_R8(80), OZAKI_R8(88),
+        OZAKI_R8(96), OZAKI_R8(104), OZAKI_R8(112), OZAKI_R8(120)
+      : "l"(da), "l"(db), "r"(accumulate));
+}
+#undef OZAKI_R8
+
+/// The symmetric residue of p modulo m (the reconstruction's convention, crt_high/crt_low):
+/// p's low byte for 256; for odd m, p - m q with q the float quotient rounded, then one
+/// correction: |p| < 2^31 puts float(p) within 2^7 of p and p / m within 2^7 / 129 < 1 of
+/// the float product, so p - m q lies within m/2 + m of 0, and one step of m brings it in.
+__device__ __forceinline__ std::uint32_t residue_byte(std::int32_t p, int m, float inverse) {
+  if (m == 256) return static_cast<std::uint32_t>(p) & 0xFFu;
+  const std::int32_t q = __float2int_rn(__int2float_rn(p) * inverse);
+  std::int32_t r = p - q * m;
+  const int high = (m - 1) / 2;
+  r = r > high ? r - m : r;
+  r = r < -high ? r + m : r;
+  return static_cast<std::uint32_t>(r) & 0xFFu;
+}
+#endif
+
+__global__ void __launch_bounds__(threads, 1)
+    residue_products_kernel(const __grid_constant__ CUtensorMap map_a,
+                            const __grid_constant__ CUtensorMap map_b, int kpad, int tiles_r,
+                            int tiles_c, int moduli_count, std::int8_t* tiles,
+                            std::int64_t plane_bytes, const Moduli moduli) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* smem = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~static_cast<std::uintptr_t>(1023));
+  std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + stages * stage_bytes);
+  const std::uint32_t full0 = smem_u32(bars), empty0 = smem_u32(bars + stages);
+  const int warpgroup = threadIdx.x / 128;
+  const int k_steps = (kpad + tile_k - 1) / tile_k;
+  // Persistent: CTA b takes tiles b, b + gridDim.x, ... of the L tiles_r tiles_c, column tile
+  // fastest, then row tile, then modulus (the order of a plain grid, so the CTAs at work at
+  // once share their rows of A and the pass's B in L2).  Its producer streams one k-step after
+  // another across tiles: while the consumers write a tile's residues, the next tile's first
+  // stages are already loading.
+  const int per_modulus = tiles_r * tiles_c;
+  const int total = per_modulus * moduli_count;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(full0 + 8 * s, 1);   // the producer's arrival, plus the copies' bytes
+      mbar_init(empty0 + 8 * s, 2);  // one arrival per consumer warpgroup
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    if (threadIdx.x == 0) {
+      int it = 0;  // k-steps issued by this CTA: stage it % stages, its round it / stages
+      for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+        const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
+        const int row0 = in_plane / tiles_c * tile_rows, col0 = in_plane % tiles_c * tile_cols;
+        for (int kt = 0; kt < k_steps; ++kt, ++it) {
+          const int s = it % stages, round = it / stages;
+          if (round > 0) mbar_wait(empty0 + 8 * s, (round - 1) & 1);
+          const std::uint32_t full = full0 + 8 * s;
+          mbar_expect_tx(full, stage_bytes);  // boxes past K or the rows count, zero-filled
+          const std::uint32_t a = smem_u32(smem + s * stage_bytes);
+          bulk_copy(a, &map_a, full, kt * tile_k, modulus, row0);
+          bulk_copy(a + stage_a_bytes, &map_b, full, kt * tile_k, modulus, col0);
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    const int consumer = warpgroup - 1;
+    const int slot = consumer * 128 + threadIdx.x % 128;
+    std::int32_t d[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) d[i] = 0;
+    int it = 0;
+    for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+      const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
+      fence_accumulators(d);
+      for (int kt = 0; kt < k_steps; ++kt, ++it) {
+        const int s = it % stages;
+        mbar_wait(full0 + 8 * s, (it / stages) & 1);
+        const std::uint32_t a = smem_u32(smem + s * stage_bytes) + consumer * 64 * tile_k;
+        const std::uint32_t b = smem_u32(smem + s * stage_bytes + stage_a_bytes);
+        const std::uint64_t da = smem_descriptor(a), db = smem_descriptor(b);
+        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < tile_k / 32; ++kk)  // the tile's first product overwrites d
+          wgmma_m64n256k32(d, da + 2 * kk, db + 2 * kk, (kt > 0 || kk > 0) ? 1 : 0);
+        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+        // The previous k-step's products are done: its stage may be refilled.
+        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+        if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
+      }
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
+      fence_accumulators(d);
+      // d[4 j + h] is entry i = 4 j + h of slot `slot` (residue_tiles.hpp): vector v holds
+      // d[16 v .. 16 v + 15].
+      const int m = moduli.m[modulus];
+      const float inverse = moduli.inverse[modulus];
+      std::int8_t* out =
+          tiles + modulus * plane_bytes +
+          (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots +
+           slot) *
+              ResidueTiles::vector_bytes;
+#pragma unroll
+      for (int v = 0; v < ResidueTiles::vectors; ++v) {
+        std::uint32_t w[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int i = 16 * v + 4 * q;
+          w[q] = residue_byte(d[i], m, inverse) | residue_byte(d[i + 1], m, inverse) << 8 |
+                 residue_byte(d[i + 2], m, inverse) << 16 |
+                 residue_byte(d[i + 3], m, inverse) << 24;
+        }
+        *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(v) * ResidueTiles::slots *
+                                            ResidueTiles::vector_bytes) =
+            make_uint4(w[0], w[1], w[2], w[3]);
+      }
+    }
+  }
+#else
+  // Built for another architecture: residue_products_supported refuses every device there.
+  (void)kpad, (void)tiles_r, (void)tiles_c, (void)moduli_count, (void)tiles, (void)plane_bytes,
+      (void)moduli;
+#endif
+}
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                           cudaEnableDefault, &found);
+    return e == cudaSuccess && found == cudaDriverEntryPointSuccess
+               ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn)
+               : nullptr;
+  }();
+  return encode;
+}
+
+/// A 3-D map (K, modulus, row) over `rows` rows of `moduli` kpad bytes: boxes of 128 bytes x
+/// 1 x box_rows, 128-byte swizzle (wgmma's), zeros past K and past the rows.
+CUtensorMap operand_map(const std::int8_t* base, std::int64_t kpad, int moduli, std::int64_t rows,
+                        int box_rows) {
+  CUtensorMap map;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kpad), static_cast<cuuint64_t>(moduli),
+                              static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(kpad),
+                                 static_cast<cuuint64_t>(kpad) * static_cast<cuuint64_t>(moduli)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(tile_k), 1u,
+                             static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult r = tensor_map_encoder()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<std::int8_t*>(base), dims, strides, box,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    throw std::runtime_error("ozaki: cuTensorMapEncodeTiled failed (" +
+                             std::to_string(static_cast<int>(r)) + ")");
+  }
+  return map;
+}
+
+}  // namespace
+
+bool residue_products_supported(int device, const ResidueProducts& p, std::string& why_not) {
+  const cudaDeviceProp& prop = device_properties(device);
+  if (prop.major != 9 || prop.minor != 0) {
+    why_not = "the residue-product kernel runs on compute capability 9.0 only";
+    return false;
+  }
+  if (p.moduli < 1 || p.moduli > max_moduli || p.kpad < 16 || p.kpad % 16 != 0 ||
+      p.kpad > max_k_block) {
+    why_not = "inner length not a multiple of 16 within one INT32-exact block";
+    return false;
+  }
+  if (reinterpret_cast<std::uintptr_t>(p.a) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(p.b) % 16 != 0 ||
+      reinterpret_cast<std::uintptr_t>(p.tiles) % 16 != 0) {
+    why_not = "operands not 16-byte aligned";
+    return false;
+  }
+  const ResidueTiles t = ResidueTiles::of(p.rows_a, p.rows_b);
+  if (p.rows_a < 1 || p.rows_b < 1 || t.tiles_r * t.tiles_c * p.moduli > 2147483647 ||
+      p.kpad * p.moduli >= (std::int64_t(1) << 40) || p.rows_a >= (std::int64_t(1) << 32) ||
+      p.rows_b >= (std::int64_t(1) << 32)) {
+    why_not = "sizes beyond the kernel's grid or bulk-copy limits";
+    return false;
+  }
+  if (tensor_map_encoder() == nullptr) {
+    why_not = "the driver has no cuTensorMapEncodeTiled";
+    return false;
+  }
+  static const bool has_code = [] {
+    cudaFuncAttributes attributes{};
+    return cudaFuncGetAttributes(&attributes, residue_products_kernel) == cudaSuccess &&
+           attributes.ptxVersion >= 90;
+  }();
+  if (!has_code) {
+    (void)cudaGetLastError();
+    why_not = "the library was built without sm_90a code for the residue-product kernel";
+    return false;
+  }
+  return true;
+}
+
+void residue_products(const ResidueProducts& p, cudaStream_t stream) {
+  // Per launch (the attribute is the current device's; the call costs well under a
+  // microsecond against a launch of milliseconds).
+  check(cudaFuncSetAttribute(residue_products_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem_bytes),
+        "cudaFuncSetAttribute(residue_products_kernel)");
+  Moduli moduli{};
+  for (int l = 0; l < p.moduli; ++l) {
+    moduli.m[l] = crt_moduli[l];
+    moduli.inverse[l] = 1.0f / static_cast<float>(crt_moduli[l]);
+  }
+  const CUtensorMap map_a = operand_map(p.a, p.kpad, p.moduli, p.rows_a, tile_rows);
+  const CUtensorMap map_b = operand_map(p.b, p.kpad, p.moduli, p.rows_b, tile_cols);
+  const ResidueTiles t = ResidueTiles::of(p.rows_a, p.rows_b);
+  int device = 0;
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  const std::int64_t total = t.tiles_r * t.tiles_c * p.moduli;
+  const int ctas = static_cast<int>(
+      std::min<std::int64_t>(total, device_properties(device).multiProcessorCount));
+  residue_products_kernel<<<ctas, threads, smem_bytes, stream>>>(
+      map_a, map_b, static_cast<int>(p.kpad), static_cast<int>(t.tiles_r),
+      static_cast<int>(t.tiles_c), p.moduli, p.tiles, t.plane_bytes(), moduli);
+  check(cudaGetLastError(), "residue_products_kernel launch");
+}
+
+}  // namespace cuda
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,38 @@
+#pragma once
+// Scheme II's products reduced in the GEMM (residue_products_sm90.cu): a pass's L INT8
+// products written as residue tiles (ozaki/impl/crt/residue_tiles.hpp) by a kernel of our own
+// for compute capability 9.0.  Internal to the backend; plain CUDA (no Kokkos), compiled for
+// sm_90a alone.
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+namespace cuda {
+
+/// P_l(r, c) = sum_k a[r lda + l kpad + k] b[c ldb + l kpad + k] for l < moduli, r < rows_a,
+/// c < rows_b, written as P_l mod crt_moduli[l] into `tiles` (ResidueTiles of rows_a x rows_b,
+/// plane l at l plane_bytes()).  lda = ldb = moduli kpad.
+struct ResidueProducts {
+  const std::int8_t* a = nullptr;
+  const std::int8_t* b = nullptr;
+  std::int64_t rows_a = 0, rows_b = 0, kpad = 0;
+  int moduli = 0;
+  std::int8_t* tiles = nullptr;
+};
+
+/// Whether the kernel can run this problem on `device`, and why not: compute capability 9.0
+/// (its code is sm_90a's), kpad a multiple of 16 and at most max_k_block (exact INT32 sums),
+/// 16-byte aligned operands, sizes within the bulk copies' and the grid's limits.
+bool residue_products_supported(int device, const ResidueProducts& p, std::string& why_not);
+
+/// Enqueues the products on `stream` (one launch for all moduli).  Throws std::runtime_error
+/// on a CUDA error.
+void residue_products(const ResidueProducts& p, cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace Impl
+}  // namespace ozaki
