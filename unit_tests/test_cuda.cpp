@@ -243,6 +243,87 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
   for (cudaStream_t s : streams) cudaStreamDestroy(s);
 }
 
+/// Turns scheme II's residue products (ResidueGemmBackend) off for one scope.
+struct WithoutResidueProducts {
+  WithoutResidueProducts() { ozaki::Impl::cuda::set_residue_products_enabled(false); }
+  ~WithoutResidueProducts() { ozaki::Impl::cuda::set_residue_products_enabled(true); }
+};
+
+TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {
+  // On compute capability 9.0 the pass products are reduced modulo the moduli in the GEMM
+  // (residue_products_sm90.cu) and the reconstruction reads residue tiles: C must be the bits
+  // of cublasGemmEx's INT32 products reduced in the reconstruction, and of Kokkos::Serial.
+  // Shapes cut tiles (128 x 256) and K steps (128) anywhere, with several passes (the last
+  // narrower), overlap, transposes, alpha and beta, counts from 2 to 24, exponent spreads.
+  cudaDeviceProp prop{};
+  ASSERT_EQ(cudaGetDeviceProperties(&prop, TestSpace().cuda_device()), cudaSuccess);
+  const bool hopper = prop.major == 9 && prop.minor == 0;
+  struct Case {
+    std::int64_t M, N, K;
+    int moduli;
+    double phi;
+    const char* ta;
+    const char* tb;
+    std::int64_t pass_columns;
+    bool overlap;
+  };
+  const Case cases[] = {
+      {300, 200, 1000, 14, 0.5, "N", "N", 0, false},
+      {129, 257, 130, 2, 0.5, "T", "N", 0, false},
+      {1000, 900, 2500, 14, 1.0, "N", "T", 384, false},
+      {513, 700, 1408, 19, 2.0, "T", "T", 256, true},
+      {260, 1030, 4100, 24, 0.5, "N", "N", 512, false},
+      {64, 33, 16, 3, 0.5, "N", "N", 0, false},
+  };
+  const TestSpace space;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.M) + "x" + std::to_string(c.N) + "x" + std::to_string(c.K) +
+                 " L=" + std::to_string(c.moduli) + " " + c.ta + c.tb);
+    Random rng(1000 + c.M + c.N + c.K);
+    const bool ta = *c.ta == 'T', tb = *c.tb == 'T';
+    const HostMatrix A = random_host(ta ? c.K : c.M, ta ? c.M : c.K, c.phi, rng);
+    const HostMatrix B = random_host(tb ? c.N : c.K, tb ? c.K : c.N, c.phi, rng);
+    const HostMatrix C0 = random_host(c.M, c.N, 0.5, rng);
+    DeviceMatrix dA = make_matrix(A.rows, A.cols, Layout::Left);
+    DeviceMatrix dB = make_matrix(B.rows, B.cols, Layout::Left);
+    DeviceMatrix dC = make_matrix(c.M, c.N, Layout::Left);
+    from_host(A, dA.view);
+    from_host(B, dB.view);
+    Options o;
+    o.algorithm = ozaki::Algorithm::Int8Crt;
+    o.moduli = c.moduli;
+    o.crt_scaling = ozaki::CrtScaling::Fast;
+    o.crt_pass_columns = c.pass_columns;
+    o.overlap = c.overlap;
+    auto call = [&] {
+      from_host(C0, dC.view);
+      const Report r = ozaki::gemm(space, c.ta, c.tb, -0.75, dA.left, dB.left, 1.25, dC.left, o);
+      return std::make_pair(r, to_host(dC.view));
+    };
+    const auto tiles = call();
+    std::pair<Report, HostMatrix> int32;
+    {
+      const WithoutResidueProducts off;
+      int32 = call();
+    }
+    ASSERT_EQ(tiles.first.algorithm, ozaki::Algorithm::Int8Crt) << tiles.first.reason;
+    EXPECT_EQ(tiles.first.residue_products, hopper);
+    EXPECT_FALSE(int32.first.residue_products);
+    EXPECT_EQ(tiles.first.moduli, c.moduli);
+    if (c.pass_columns != 0) EXPECT_GE(tiles.first.recombine_passes, 2);
+    EXPECT_EQ(tiles.second.values, int32.second.values);
+    // And the host's bits.
+    Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> hA("A", A.rows, A.cols),
+        hB("B", B.rows, B.cols), hC("C", c.M, c.N);
+    std::copy(A.values.begin(), A.values.end(), hA.data());
+    std::copy(B.values.begin(), B.values.end(), hB.data());
+    std::copy(C0.values.begin(), C0.values.end(), hC.data());
+    ozaki::gemm(Kokkos::Serial(), c.ta, c.tb, -0.75, hA, hB, 1.25, hC, o);
+    EXPECT_TRUE(std::equal(tiles.second.values.begin(), tiles.second.values.end(), hC.data()))
+        << "Serial differs";
+  }
+}
+
 TEST(Cuda, LibraryLimitTakesTheNarrowestPassesWhereItsWidePassesCannotBeAllocated) {
   // M = K = 8192: under the library's limit Int8Crt takes 2048-column passes, 2 for N = 4096.
   // With every allocation above the midpoint between that need and the need of 1024-column
