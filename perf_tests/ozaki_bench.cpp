@@ -992,7 +992,9 @@ void print_legend() {
       "-          undefined or not measured: no flops, no entries to sample, no INT8 phase, or\n"
       "           no phase-timing run (--no-phases, or the timed runs passed --budget)\n"
       "note       a Report's reason: why a call fell back to another algorithm, why Auto chose\n"
-      "           what it chose, or why nothing was multiplied\n");
+      "           what it chose, or why nothing was multiplied\n"
+      "(CSV only: residue_products, 1 where the INT8 products were reduced modulo the moduli\n"
+      " in the GEMM, Report::residue_products)\n");
 }
 
 /// s as a CSV field: quoted, quotes doubled.
@@ -1025,7 +1027,7 @@ void write_csv_header(std::ostream& out) {
          "int8_gemms,estimate_gemms,runs,seconds,native_seconds,decision_seconds,tflops,"
          "speedup_vs_native,int8_tops,split_share,"
          "estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,fallback,"
-         "reason,error\n";
+         "residue_products,reason,error\n";
 }
 
 /// One CSV row, written (and flushed) as its table row is printed: a run stopped early keeps
@@ -1044,7 +1046,8 @@ void write_csv_row(std::ostream& out, const Result& r) {
       << ',' << csv_number(f.estimate_share) << ',' << csv_number(f.recombine_share) << ','
       << p.workspace_bytes << ',' << csv_number(r.errors.measured ? r.errors.normwise : NAN) << ','
       << csv_number(r.errors.measured ? r.errors.relative : NAN) << ',' << p.fallback << ','
-      << csv_text(p.reason) << ',' << csv_text(r.error_message) << '\n';
+      << p.residue_products << ',' << csv_text(p.reason) << ',' << csv_text(r.error_message)
+      << '\n';
   out.flush();
 }
 
@@ -1151,6 +1154,7 @@ void write_json(const std::string& path, const std::vector<Result>& results, con
         << ", \"err_normwise\": " << json_number(r.errors.measured ? r.errors.normwise : NAN)
         << ", \"err_relative\": " << json_number(r.errors.measured ? r.errors.relative : NAN)
         << ", \"fallback\": " << (p.fallback ? "true" : "false")
+        << ", \"residue_products\": " << (p.residue_products ? "true" : "false")
         << ", \"reason\": " << json_text(p.reason) << ", \"error\": " << json_text(r.error_message)
         << "}" << (i + 1 < results.size() ? "," : "") << "\n";
   }
