@@ -326,10 +326,11 @@ bool residue_products_supported(int device, const ResidueProducts& p, std::strin
     why_not = "operands not 16-byte aligned";
     return false;
   }
+  // The bulk copies' coordinates and the tile counters are 32-bit signed integers.
   const ResidueTiles t = ResidueTiles::of(p.rows_a, p.rows_b);
   if (p.rows_a < 1 || p.rows_b < 1 || t.tiles_r * t.tiles_c * p.moduli > 2147483647 ||
-      p.kpad * p.moduli >= (std::int64_t(1) << 40) || p.rows_a >= (std::int64_t(1) << 32) ||
-      p.rows_b >= (std::int64_t(1) << 32)) {
+      p.kpad * p.moduli >= (std::int64_t(1) << 40) || p.rows_a >= (std::int64_t(1) << 31) - 256 ||
+      p.rows_b >= (std::int64_t(1) << 31) - 256) {
     why_not = "sizes beyond the kernel's grid or bulk-copy limits";
     return false;
   }
