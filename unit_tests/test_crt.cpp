@@ -10,6 +10,7 @@
 #include <ozaki/impl/crt/scaling.hpp>
 #include <ozaki/serial/crt.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -242,6 +243,48 @@ TEST(Crt, PowersOfTwoAreLdexpsForEveryExponent) {
 /// The reconstruction's symmetric residue of the INT32 products' sums (|y| < 2^40, residues.hpp)
 /// against integer arithmetic, for every modulus including 256 (whose ties may come out as +128
 /// or -128: one class), at the edges of the range and on random sums.
+/// The residue-tile layout (residue_tiles.hpp) the GPU kernel writes and the reconstruction
+/// reads: the 256 slots x 128 entries of a tile are its 128 x 256 entries, each once; a
+/// vector's 16 bytes are 4 accumulator columns' pairs of rows r, r + 8 (wgmma's fragment); and
+/// for a fixed byte a warp's 32 slots cover 8 consecutive rows of 4 columns (whole sectors of
+/// C's column-major stores).
+TEST(Crt, ResidueTilesCoverEachEntryOfATileOnce) {
+  using ozaki::Impl::ResidueTiles;
+  std::vector<int> seen(ResidueTiles::rows * ResidueTiles::columns, 0);
+  for (int s = 0; s < ResidueTiles::slots; ++s) {
+    for (int i = 0; i < ResidueTiles::vectors * ResidueTiles::vector_bytes; ++i) {
+      const int r = ResidueTiles::row_in_tile(s, i), c = ResidueTiles::column_in_tile(s, i);
+      ASSERT_GE(r, 0);
+      ASSERT_LT(r, ResidueTiles::rows);
+      ASSERT_GE(c, 0);
+      ASSERT_LT(c, ResidueTiles::columns);
+      ++seen[r + c * ResidueTiles::rows];
+    }
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(seen.size()));
+  for (int warp = 0; warp < ResidueTiles::slots / 32; ++warp) {
+    for (int i = 0; i < 128; ++i) {
+      int rows_min = ResidueTiles::rows, rows_max = -1;
+      std::vector<int> columns;
+      for (int lane = 0; lane < 32; ++lane) {
+        const int s = 32 * warp + lane;
+        rows_min = std::min(rows_min, ResidueTiles::row_in_tile(s, i));
+        rows_max = std::max(rows_max, ResidueTiles::row_in_tile(s, i));
+        columns.push_back(ResidueTiles::column_in_tile(s, i));
+      }
+      std::sort(columns.begin(), columns.end());
+      columns.erase(std::unique(columns.begin(), columns.end()), columns.end());
+      EXPECT_EQ(rows_max - rows_min, 7) << "warp " << warp << ", entry " << i;
+      EXPECT_EQ(columns.size(), 4u) << "warp " << warp << ", entry " << i;
+    }
+  }
+  const ResidueTiles t = ResidueTiles::of(300, 513);  // 3 x 3 tiles, partial ones included
+  EXPECT_EQ(t.tiles_r, 3);
+  EXPECT_EQ(t.tiles_c, 3);
+  EXPECT_EQ(t.plane_bytes(), 9 * ResidueTiles::tile_bytes);
+  EXPECT_EQ(t.vector_count() * ResidueTiles::vector_bytes, t.plane_bytes());
+}
+
 TEST(Crt, SymmetricResiduesOfProductSumsAreExact) {
   const ozaki::Impl::CrtConstants c = ozaki::Impl::make_crt_constants(ozaki::max_moduli);
   std::mt19937_64 engine(2026);
