@@ -285,6 +285,75 @@ TEST(Crt, ResidueTilesCoverEachEntryOfATileOnce) {
   EXPECT_EQ(t.vector_count() * ResidueTiles::vector_bytes, t.plane_bytes());
 }
 
+/// The reconstruction from residue tiles (what a backend that reduces its products hands over,
+/// CUDA on compute capability 9.0) gives the bits of the reconstruction from the INT32
+/// products, on every space: the tiles are made here from random products through the layout's
+/// own mapping, with the padding rows and columns of a pass, exponents and bits per row, alpha
+/// and beta.
+TEST(Crt, ReconstructionFromResidueTilesIsTheProductsBits) {
+  namespace I = ozaki::Impl;
+  const TestSpace space;
+  const std::int64_t M = 300, mpad = 304, width = 530, columns = 544, n0 = 0;
+  for (const int L : {3, 14, 24}) {
+    SCOPED_TRACE("L = " + std::to_string(L));
+    std::mt19937_64 engine(900 + L);
+    V::Products P("products", L, columns, mpad);
+    auto hp = Kokkos::create_mirror_view(P);
+    for (std::int64_t i = 0; i < std::int64_t(hp.span()); ++i) {
+      hp.data()[i] = static_cast<std::int32_t>(engine() % (std::uint64_t(1) << 29)) - (1 << 28);
+    }
+    Kokkos::deep_copy(P, hp);
+    const I::ResidueTiles t = I::ResidueTiles::of(mpad, columns);
+    std::vector<std::int8_t> bytes(static_cast<std::size_t>(L * t.plane_bytes()));
+    for (int l = 0; l < L; ++l) {
+      for (std::int64_t x = 0; x < t.vector_count(); ++x) {
+        const int s = static_cast<int>(x % I::ResidueTiles::slots);
+        const int v = static_cast<int>(x / I::ResidueTiles::slots % I::ResidueTiles::vectors);
+        const std::int64_t tile = x / (I::ResidueTiles::slots * I::ResidueTiles::vectors);
+        for (int b = 0; b < I::ResidueTiles::vector_bytes; ++b) {
+          const int i = I::ResidueTiles::vector_bytes * v + b;
+          const std::int64_t m =
+              tile / t.tiles_c * I::ResidueTiles::rows + I::ResidueTiles::row_in_tile(s, i);
+          const std::int64_t j =
+              tile % t.tiles_c * I::ResidueTiles::columns + I::ResidueTiles::column_in_tile(s, i);
+          const std::int64_t y = m < mpad && j < columns ? hp(l, j, m) : 0;
+          bytes[l * t.plane_bytes() + x * I::ResidueTiles::vector_bytes + b] =
+              static_cast<std::int8_t>(integer_symmetric_residue(y, ozaki::crt_moduli[l]));
+        }
+      }
+    }
+    Kokkos::View<std::int8_t*, V::device_type> tiles("tiles", bytes.size());
+    Kokkos::deep_copy(
+        tiles, Kokkos::View<const std::int8_t*, Kokkos::HostSpace>(bytes.data(), bytes.size()));
+    std::vector<int> ea(M), ba(M), eb(width), bb(width);
+    for (auto* e : {&ea, &eb}) {
+      for (int& x : *e) x = static_cast<int>(engine() % 41) - 20;
+    }
+    for (auto* b : {&ba, &bb}) {
+      for (int& x : *b) x = 30 + static_cast<int>(engine() % 31);
+    }
+    const I::CrtRowScaling<TestSpace> rows_a{device_ints(ea), device_ints(ba)};
+    const I::CrtRowScaling<TestSpace> rows_b{device_ints(eb), device_ints(bb)};
+    Random rng(77 + L);
+    const HostMatrix C0 = random_host(M, width, 0.5, rng);
+    DeviceMatrix from_products = make_matrix(M, width, Layout::Left);
+    DeviceMatrix from_tiles = make_matrix(M, width, Layout::Right);
+    from_host(C0, from_products.view);
+    from_host(C0, from_tiles.view);
+    const I::CrtConstants c = I::make_crt_constants(L);
+    I::crt_reconstruct(space, I::CrtPassProducts<TestSpace>{P, 1, n0, width}, c, rows_a, rows_b,
+                       -0.75, 1.25,
+                       V::Matrix(from_products.view.data(), from_products.view.layout()));
+    I::crt_reconstruct_tiles(space, I::CrtPassTiles{tiles.data(), t, n0, width}, c, rows_a, rows_b,
+                             -0.75, 1.25,
+                             V::Matrix(from_tiles.view.data(), from_tiles.view.layout()));
+    space.fence();
+    const HostMatrix want = to_host(from_products.view), got = to_host(from_tiles.view);
+    EXPECT_EQ(got.values, want.values);
+    EXPECT_NE(want.values, C0.values);
+  }
+}
+
 TEST(Crt, SymmetricResiduesOfProductSumsAreExact) {
   const ozaki::Impl::CrtConstants c = ozaki::Impl::make_crt_constants(ozaki::max_moduli);
   std::mt19937_64 engine(2026);
