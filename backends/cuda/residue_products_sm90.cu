@@ -30,6 +30,7 @@
 
 #include "cublas_handles.hpp"
 
+#include <ozaki/errors.hpp>
 #include <ozaki/impl/crt/residue_tiles.hpp>
 #include <ozaki/options.hpp>
 
@@ -38,7 +39,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 namespace ozaki {
@@ -301,8 +301,8 @@ CUtensorMap operand_map(const std::int8_t* base, std::int64_t kpad, int moduli, 
       element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) {
-    throw std::runtime_error("ozaki: cuTensorMapEncodeTiled failed (" +
-                             std::to_string(static_cast<int>(r)) + ")");
+    throw BackendError("cuTensorMapEncodeTiled failed (CUresult " +
+                       std::to_string(static_cast<int>(r)) + ")");
   }
   return map;
 }

@@ -29,8 +29,8 @@ struct ResidueProducts {
 /// 16-byte aligned operands, sizes within the bulk copies' and the grid's limits.
 bool residue_products_supported(int device, const ResidueProducts& p, std::string& why_not);
 
-/// Enqueues the products on `stream` (one launch for all moduli).  Throws std::runtime_error
-/// on a CUDA error.
+/// Enqueues the products on `stream` (one launch for all moduli).  Throws ozaki::BackendError
+/// on a CUDA or driver error.
 void residue_products(const ResidueProducts& p, cudaStream_t stream);
 
 }  // namespace cuda

@@ -595,18 +595,17 @@ class CrtPipeline {
   void products_of_pass(std::int64_t p) {
     const ProfilingRegion region("ozaki::crt::int8_products");
     const Int8GemmProblem g = pass_problem(p);
+    call_.report.int8_operations += 2.0 * g.batch * g.rows_a * g.rows_b * g.length;
     if constexpr (ResidueGemmBackend<ExecSpace>::available) {
       if (residue_tiles_) {
         ResidueGemmBackend<ExecSpace>::run(call_.space, g,
                                            reinterpret_cast<std::int8_t*>(pass(p).products.data()));
         gemms_ += static_cast<int>(g.batch);
-        call_.report.int8_operations += 2.0 * g.batch * g.rows_a * g.rows_b * g.length;
         return;
       }
     }
     const std::int64_t width = pass(p).products.extent(1);
     gemms_ += int8_gemm_in_k_chunks(call_.space, g, call_.plan.k_block, width * call_.plan.mpad);
-    call_.report.int8_operations += 2.0 * g.batch * g.rows_a * g.rows_b * g.length;
   }
 
   /// Pass p's INT8 products as one batched problem: one product per modulus (three for

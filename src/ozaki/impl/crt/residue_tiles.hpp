@@ -6,7 +6,7 @@
 /// and modulus, the symmetric residue of P_l = A_l B_l^T: [-128, 127] for 256, [-(m-1)/2,
 /// (m-1)/2] for the odd moduli.  Reading 1 byte where the INT32 product took 4 is what makes
 /// it worth having: at 14 moduli the reconstruction reads 14 bytes per entry of C instead of
-/// 56 (docs/design.md §5.2).
+/// 56 (docs/design.md §5.3.1).
 ///
 /// The layout is the GPU kernel's register layout, so that its epilogue writes whole 16-byte
 /// vectors.  The products come in tiles of 128 rows (of op(A)) x 256 columns (rows of op(B)^T),

@@ -445,6 +445,35 @@ KOKKOS_INLINE_FUNCTION double crt_value(const double (&r)[L], const CrtConstants
   return v;
 }
 
+/// The last steps of both real reconstructions (from INT32 products, from residue tiles):
+/// C' = crt_value(r), scaled by 2^(e_m - b_m + f_n - c_n) (one ldexp) and written with alpha and
+/// beta.  One function, so that the two paths are one arithmetic, not two copies of a formula.
+template <class ExecSpace>
+struct CrtEntryUpdate {
+  typename Views<ExecSpace>::Exponents exponents_a, exponents_b;
+  CrtBits<ExecSpace> bits_a, bits_b;
+  double alpha, beta;
+  typename Views<ExecSpace>::Matrix C;
+
+  CrtEntryUpdate(const CrtRowScaling<ExecSpace>& rows_a, const CrtRowScaling<ExecSpace>& rows_b,
+                 double alpha_, double beta_, const typename Views<ExecSpace>::Matrix& C_)
+      : exponents_a(rows_a.exponents),
+        exponents_b(rows_b.exponents),
+        bits_a(rows_a.bits),
+        bits_b(rows_b.bits),
+        alpha(alpha_),
+        beta(beta_),
+        C(C_) {}
+
+  template <int L>
+  KOKKOS_INLINE_FUNCTION void operator()(const double (&r)[L], const CrtConstants& c,
+                                         std::int64_t m, std::int64_t n) const {
+    const double ab = compat::ldexp(crt_value<L>(r, c), c.top_exponent + exponents_a(m) -
+                                                            bits_a(m) + exponents_b(n) - bits_b(n));
+    C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+  }
+};
+
 template <int L, class ExecSpace>
 void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpace>& pass,
                            const CrtConstants& c, const CrtRowScaling<ExecSpace>& rows_a,
@@ -452,8 +481,7 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
                            const typename Views<ExecSpace>::Matrix& C) {
   const auto P = pass.products;
   const std::int64_t chunks = pass.chunks, n0 = pass.n0;
-  const auto exponents_a = rows_a.exponents, bits_a = rows_a.bits;
-  const auto exponents_b = rows_b.exponents, bits_b = rows_b.bits;
+  const CrtEntryUpdate<ExecSpace> update(rows_a, rows_b, alpha, beta, C);
   // Several entries per thread (kernels.hpp, reconstruction_rows_per_team).
   grid_for<reconstruction_rows_per_team>(
       "ozaki::crt::reconstruct", space, C.extent(0), pass.width,
@@ -473,10 +501,7 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
         // Modulus 256's tie class as -128 (crt_low), the representative a residue tile
         // holds, so that both paths hand crt_value the same residues.
         r[0] = r[0] > 127 ? r[0] - 256 : r[0];
-        const double v = crt_value<L>(r, c);
-        const double ab = compat::ldexp(
-            v, c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n));
-        C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+        update(r, c, m, n);
       });
 }
 
@@ -493,8 +518,7 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
   const std::int8_t* tiles = pass.tiles;
   const std::int64_t plane = pass.geometry.plane_bytes(), tiles_c = pass.geometry.tiles_c;
   const std::int64_t n0 = pass.n0, width = pass.width, rows = C.extent(0);
-  const auto exponents_a = rows_a.exponents, bits_a = rows_a.bits;
-  const auto exponents_b = rows_b.exponents, bits_b = rows_b.bits;
+  const CrtEntryUpdate<ExecSpace> update(rows_a, rows_b, alpha, beta, C);
   // One thread per 16-byte vector of a slot (x = (tile 8 + v) 256 + s, so consecutive threads
   // read consecutive vectors of every plane), its 16 entries from L loads of 16 bytes.  On the
   // H200 this runs at about 2.3x its memory time (docs/design.md §5.3.1): each thread's loads,
@@ -526,11 +550,7 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
               r[l] = static_cast<double>(
                   static_cast<std::int8_t>((w[l].word[b / 4] >> (8 * (b % 4))) & 0xFFu));
             }
-            const double value = crt_value<L>(r, c);
-            const std::int64_t n = n0 + j;
-            const double ab = compat::ldexp(
-                value, c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n));
-            C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+            update(r, c, m, n0 + j);
           }
         }
       });
