@@ -505,12 +505,10 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
       });
 }
 
-/// Reconstruction threads per team of residue-tile words (grid_for): a team takes word q of 64
-/// consecutive slots' vectors for each q < 4, so that the four warps that share the slots'
-/// 16-byte vectors (each warp reading one 4-byte word of 32 of them) run on one multiprocessor
-/// and three of them read the sectors the first brought into L1.
-constexpr int tile_words_per_vector = ResidueTiles::vector_bytes / 4;
-constexpr int tile_team_slots = grid_team / tile_words_per_vector;
+/// 16 bytes, read as one load (residue tiles are 16-byte aligned, vector by vector).
+struct alignas(16) TileVector {
+  std::uint32_t word[4];
+};
 
 template <int L, class ExecSpace>
 void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pass,
@@ -521,44 +519,36 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
   const std::int64_t plane = pass.geometry.plane_bytes(), tiles_c = pass.geometry.tiles_c;
   const std::int64_t n0 = pass.n0, width = pass.width, rows = C.extent(0);
   const CrtEntryUpdate<ExecSpace> update(rows_a, rows_b, alpha, beta, C);
-  static_assert(ResidueTiles::slots % tile_team_slots == 0, "a team's slots are in one vector");
-  constexpr int groups_per_vector = ResidueTiles::slots / tile_team_slots;
-  // One thread per 4-byte word of a slot's vector: 4 entries (2 rows x 2 columns) from L 4-byte
-  // loads.  The 16-entry form (one thread per vector, L 16-byte loads, then 16 FP64 chains)
-  // ran at 2.3x its memory time on the H200: few threads per multiprocessor, each waiting on
-  // its loads and then on its long chains.  Four entries per thread keep about 4x as many
-  // threads in flight (docs/design.md §5.3.1).  Chunk g of the grid is group g % 4 of
-  // tile_team_slots slots of vector g / 4; its thread t takes word t / tile_team_slots of slot
-  // t % tile_team_slots: for a fixed entry a warp's 32 slots store 8 consecutive rows of 4
-  // columns of C, whole 32-byte sectors.
-  grid_for(
-      "ozaki::crt::reconstruct_tiles", space, grid_team,
-      pass.geometry.vector_count() / tile_team_slots,
-      KOKKOS_LAMBDA(const std::int64_t t, const std::int64_t chunk) {
-        const std::int64_t vector = chunk / groups_per_vector;  // (tile 8 + v)
-        const int q = static_cast<int>(t) / tile_team_slots;
-        const int s = static_cast<int>(chunk % groups_per_vector) * tile_team_slots +
-                      static_cast<int>(t) % tile_team_slots;
-        const int v = static_cast<int>(vector % ResidueTiles::vectors);
-        const std::int64_t tile = vector / ResidueTiles::vectors;
+  // One thread per 16-byte vector of a slot (x = (tile 8 + v) 256 + s, so consecutive threads
+  // read consecutive vectors of every plane), its 16 entries from L loads of 16 bytes.  On the
+  // H200 this runs at about 2.3x its memory time (docs/design.md §5.3.1): each thread's loads,
+  // then its 16 long FP64 chains.
+  Kokkos::parallel_for(
+      "ozaki::crt::reconstruct_tiles",
+      RangeLaunch<ExecSpace>(space, 0, pass.geometry.vector_count()),
+      KOKKOS_LAMBDA(const std::int64_t x) {
+        const int s = static_cast<int>(x % ResidueTiles::slots);
+        const int v = static_cast<int>(x / ResidueTiles::slots % ResidueTiles::vectors);
+        const std::int64_t tile = x / (ResidueTiles::slots * ResidueTiles::vectors);
         const std::int64_t m0 = tile / tiles_c * ResidueTiles::rows;
         const std::int64_t j0 = tile % tiles_c * ResidueTiles::columns;
-        const std::int8_t* word =
-            tiles + (vector * ResidueTiles::slots + s) * ResidueTiles::vector_bytes + 4 * q;
-        std::uint32_t w[L];
+        TileVector w[L];
 #pragma unroll
-        for (int l = 0; l < L; ++l)
-          w[l] = *reinterpret_cast<const std::uint32_t*>(word + l * plane);
+        for (int l = 0; l < L; ++l) {
+          w[l] = *reinterpret_cast<const TileVector*>(tiles + l * plane +
+                                                      x * ResidueTiles::vector_bytes);
+        }
 #pragma unroll
-        for (int b = 0; b < 4; ++b) {
-          const int i = ResidueTiles::vector_bytes * v + 4 * q + b;
+        for (int b = 0; b < ResidueTiles::vector_bytes; ++b) {
+          const int i = ResidueTiles::vector_bytes * v + b;
           const std::int64_t m = m0 + ResidueTiles::row_in_tile(s, i);
           const std::int64_t j = j0 + ResidueTiles::column_in_tile(s, i);
           if (m < rows && j < width) {
             double r[L];
 #pragma unroll
             for (int l = 0; l < L; ++l) {
-              r[l] = static_cast<double>(static_cast<std::int8_t>((w[l] >> (8 * b)) & 0xFFu));
+              r[l] = static_cast<double>(
+                  static_cast<std::int8_t>((w[l].word[b / 4] >> (8 * (b % 4))) & 0xFFu));
             }
             update(r, c, m, n0 + j);
           }
