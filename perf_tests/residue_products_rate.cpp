@@ -13,6 +13,7 @@
 // at the H200's power cap: only a hot, alternating comparison is fair); the first round is
 // dropped and the median reported.
 #include "residue_products_sm90.hpp"
+#include "tool_args.hpp"
 
 #include <ozaki/impl/crt/residue_tiles.hpp>
 #include <ozaki/options.hpp>
@@ -25,6 +26,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,13 +71,17 @@ __global__ void count_mismatches(const std::int32_t* ref, const std::int8_t* til
   for (std::int64_t at = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
        at < per_plane * L; at += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
     const int l = static_cast<int>(at / per_plane);
-    const std::int64_t byte = at % per_plane;  // (tile 8 + v) 4096 + 16 s + b
-    const int b = static_cast<int>(byte % 16), s = static_cast<int>(byte / 16 % 256);
-    const int v = static_cast<int>(byte / 4096 % 8);
-    const std::int64_t tile = byte / 32768;
-    const int i = 16 * v + b;
-    const std::int64_t r = tile / tiles_c * 128 + ResidueTiles::row_in_tile(s, i);
-    const std::int64_t c = tile % tiles_c * 256 + ResidueTiles::column_in_tile(s, i);
+    // byte = (tile vectors + v) slots vector_bytes + vector_bytes s + b (residue_tiles.hpp)
+    const std::int64_t byte = at % per_plane;
+    constexpr int vector_bytes = ResidueTiles::vector_bytes, slots = ResidueTiles::slots;
+    const int b = static_cast<int>(byte % vector_bytes);
+    const int s = static_cast<int>(byte / vector_bytes % slots);
+    const int v = static_cast<int>(byte / (slots * vector_bytes) % ResidueTiles::vectors);
+    const std::int64_t tile = byte / ResidueTiles::tile_bytes;
+    const int i = vector_bytes * v + b;
+    const std::int64_t r = tile / tiles_c * ResidueTiles::rows + ResidueTiles::row_in_tile(s, i);
+    const std::int64_t c =
+        tile % tiles_c * ResidueTiles::columns + ResidueTiles::column_in_tile(s, i);
     long long want = 0;  // rows and columns past the products: residues of zero sums
     if (r < rows && c < cols) {
       const int m = moduli[l];
@@ -90,41 +97,63 @@ __global__ void count_mismatches(const std::int32_t* ref, const std::int8_t* til
   atomicAdd(mismatches, local);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   int rows = 16384, cols = 2048, K = 16384;
   int L = 14, rounds = 5, heat_ms = 1500, burst = 1, check = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "%s needs a value\n", a.c_str());
-        std::exit(2);
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto next = [&]() -> const char* {
+        if (i + 1 >= argc) {
+          std::fprintf(stderr, "%s needs a value\n", a.c_str());
+          std::exit(2);
+        }
+        return argv[++i];
+      };
+      // Positive integers as the other tools read them (tool_args.hpp), --heat-ms 0 too (no
+      // heating); --check is 0 or 1.
+      auto count = [&](const char* what, bool zero_allowed = false) {
+        const std::string text = next();
+        if (zero_allowed && text == "0") return 0;
+        const std::int64_t v = perf_tool::positive(text, what);
+        if (v > std::numeric_limits<int>::max()) throw std::invalid_argument(what);
+        return static_cast<int>(v);
+      };
+      if (a == "--shape") {
+        const std::vector<perf_tool::Shape> shapes = perf_tool::parse_shapes(next());
+        if (shapes.size() != 1 ||
+            std::max({shapes[0].m, shapes[0].n, shapes[0].k}) > std::numeric_limits<int>::max()) {
+          std::fprintf(stderr, "--shape takes one RxCxK of int sizes\n");
+          return 2;
+        }
+        rows = static_cast<int>(shapes[0].m);
+        cols = static_cast<int>(shapes[0].n);
+        K = static_cast<int>(shapes[0].k);
+      } else if (a == "--moduli") {
+        L = count("--moduli");
+      } else if (a == "--rounds") {
+        rounds = count("--rounds");
+      } else if (a == "--heat-ms") {
+        heat_ms = count("--heat-ms", true);
+      } else if (a == "--burst") {
+        burst = count("--burst");
+      } else if (a == "--check") {
+        const std::string v = next();
+        if (v != "0" && v != "1") {
+          std::fprintf(stderr, "--check takes 0 or 1\n");
+          return 2;
+        }
+        check = v == "1";
+      } else {
+        std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+        return 2;
       }
-      return argv[++i];
-    };
-    if (a == "--shape") {
-      if (std::sscanf(next(), "%dx%dx%d", &rows, &cols, &K) != 3) return 2;
-    } else if (a == "--moduli") {
-      L = std::atoi(next());
-    } else if (a == "--rounds") {
-      rounds = std::atoi(next());
-    } else if (a == "--heat-ms") {
-      heat_ms = std::atoi(next());
-    } else if (a == "--burst") {
-      burst = std::atoi(next());
-    } else if (a == "--check") {
-      check = std::atoi(next());
-    } else {
-      std::fprintf(stderr, "unknown argument %s\n", a.c_str());
-      return 2;
     }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "residue_products_rate: %s\n", e.what());
+    return 2;
   }
   if (L < 1 || L > ozaki::max_moduli || K % 16 != 0 || rows < 1 || cols < 1 || rounds < 1 ||
       burst < 1) {
@@ -228,7 +257,7 @@ int main(int argc, char** argv) {
   }
   const double ops = 2.0 * rows * cols * static_cast<double>(K) * L;
   for (int c = 0; c < 2; ++c) {
-    const double ms = median(times[c]);
+    const double ms = perf_tool::median(times[c]);
     std::printf("%-22s %8.3f ms per pass  %7.1f TOP/s  (rounds:", names[c], ms,
                 ops / (ms * 1e-3) / 1e12);
     for (double x : times[c]) std::printf(" %.3f", x);
