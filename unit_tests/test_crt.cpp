@@ -240,9 +240,22 @@ TEST(Crt, PowersOfTwoAreLdexpsForEveryExponent) {
   }
 }
 
-/// The reconstruction's symmetric residue of the INT32 products' sums (|y| < 2^40, residues.hpp)
-/// against integer arithmetic, for every modulus including 256 (whose ties may come out as +128
-/// or -128: one class), at the edges of the range and on random sums.
+/// The reconstruction's scaling (scale_by_power_of_two: one multiplication by a normal power of
+/// two, ldexp outside their range) is ldexp bit for bit: for every exponent the scaling can take
+/// and values whose results are normal, subnormal, zero after rounding, or overflow.
+TEST(Crt, ScalingByPowersOfTwoIsLdexp) {
+  std::mt19937_64 gen(2026);
+  std::uniform_real_distribution<double> mantissa(-1.0, 1.0);
+  const double edges[] = {1.0, -1.0, 0x1.fffffffffffffp0, 0x1.0000000000001p0, 0x1.8p0, 0.0, -0.0};
+  for (int e = -2200; e <= 2200; ++e) {
+    for (int t = 0; t < 12; ++t) {
+      double x = t < 7 ? edges[t] : std::ldexp(mantissa(gen), static_cast<int>(gen() % 200) - 100);
+      const double want = std::ldexp(x, e), got = ozaki::Impl::detail::scale_by_power_of_two(x, e);
+      ASSERT_EQ(std::memcmp(&want, &got, sizeof got), 0) << "x = " << x << ", e = " << e;
+    }
+  }
+}
+
 /// The residue-tile layout (residue_tiles.hpp) the GPU kernel writes and the reconstruction
 /// reads: the 256 slots x 128 entries of a tile are its 128 x 256 entries, each once; a
 /// vector's 16 bytes are 4 accumulator columns' pairs of rows r, r + 8 (wgmma's fragment); and
@@ -354,6 +367,9 @@ TEST(Crt, ReconstructionFromResidueTilesIsTheProductsBits) {
   }
 }
 
+/// The reconstruction's symmetric residue of the INT32 products' sums (|y| < 2^40, residues.hpp)
+/// against integer arithmetic, for every modulus including 256 (whose ties may come out as +128
+/// or -128: one class), at the edges of the range and on random sums.
 TEST(Crt, SymmetricResiduesOfProductSumsAreExact) {
   const ozaki::Impl::CrtConstants c = ozaki::Impl::make_crt_constants(ozaki::max_moduli);
   std::mt19937_64 engine(2026);

@@ -445,9 +445,20 @@ KOKKOS_INLINE_FUNCTION double crt_value(const double (&r)[L], const CrtConstants
   return v;
 }
 
+/// x 2^e, exactly ldexp(x, e): for a normal power of two one multiplication (exact, or rounded
+/// once where x 2^e is subnormal or overflows, as ldexp rounds), otherwise ldexp itself.  On GPUs
+/// ldexp is about 20 instructions (its range checks and four multiplications), a fifth of a
+/// reconstructed entry's work at 14 moduli.
+KOKKOS_INLINE_FUNCTION double scale_by_power_of_two(double x, int e) {
+  if (e < -1022 || e > 1023) return compat::ldexp(x, e);
+  return x * power_of_two(e);
+}
+
 /// The last steps of both real reconstructions (from INT32 products, from residue tiles):
-/// C' = crt_value(r), scaled by 2^(e_m - b_m + f_n - c_n) (one ldexp) and written with alpha and
-/// beta.  One function, so that the two paths are one arithmetic, not two copies of a formula.
+/// C' = crt_value(r), scaled by 2^(e_m - b_m + f_n - c_n) and written with alpha and beta.  One
+/// function, so that the two paths are one arithmetic, not two copies of a formula.  The row's
+/// and the column's exponents come apart (row_exponent, column_exponent), so that a kernel
+/// writing several entries of a row or column reads them once.
 template <class ExecSpace>
 struct CrtEntryUpdate {
   typename Views<ExecSpace>::Exponents exponents_a, exponents_b;
@@ -465,12 +476,25 @@ struct CrtEntryUpdate {
         beta(beta_),
         C(C_) {}
 
+  KOKKOS_INLINE_FUNCTION int row_exponent(std::int64_t m) const {
+    return exponents_a(m) - bits_a(m);
+  }
+  KOKKOS_INLINE_FUNCTION int column_exponent(std::int64_t n) const {
+    return exponents_b(n) - bits_b(n);
+  }
+
+  /// *c_mn = alpha 2^(top + row + column) crt_value(r) (+ beta *c_mn).
+  template <int L>
+  KOKKOS_INLINE_FUNCTION void write(const double (&r)[L], const CrtConstants& c, int row,
+                                    int column, double* c_mn) const {
+    const double ab = scale_by_power_of_two(crt_value<L>(r, c), c.top_exponent + row + column);
+    *c_mn = beta == 0 ? alpha * ab : alpha * ab + beta * *c_mn;
+  }
+
   template <int L>
   KOKKOS_INLINE_FUNCTION void operator()(const double (&r)[L], const CrtConstants& c,
                                          std::int64_t m, std::int64_t n) const {
-    const double ab = compat::ldexp(crt_value<L>(r, c), c.top_exponent + exponents_a(m) -
-                                                            bits_a(m) + exponents_b(n) - bits_b(n));
-    C(m, n) = beta == 0 ? alpha * ab : alpha * ab + beta * C(m, n);
+    write(r, c, row_exponent(m), column_exponent(n), &C(m, n));
   }
 };
 
@@ -505,6 +529,19 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
       });
 }
 
+/// Byte `byte` of `word` as a signed integer, in a double.  On CUDA devices one byte permute
+/// (PRMT, whose selector copies the byte's sign bit into the three bytes above it) and one
+/// conversion, where the shift, the sign extension and the conversion took three instructions.
+KOKKOS_INLINE_FUNCTION double signed_byte(std::uint32_t word, int byte) {
+#if defined(__CUDA_ARCH__)
+  const unsigned sign = 8u | static_cast<unsigned>(byte);
+  return static_cast<double>(static_cast<int>(
+      __byte_perm(word, 0u, static_cast<unsigned>(byte) | sign << 4 | sign << 8 | sign << 12)));
+#else
+  return static_cast<double>(static_cast<std::int8_t>((word >> (8 * byte)) & 0xFFu));
+#endif
+}
+
 /// 16 bytes, read as one load (residue tiles are 16-byte aligned, vector by vector).
 struct alignas(16) TileVector {
   std::uint32_t word[4];
@@ -518,13 +555,17 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
   const std::int8_t* tiles = pass.tiles;
   const std::int64_t plane = pass.geometry.plane_bytes(), tiles_c = pass.geometry.tiles_c;
   const std::int64_t n0 = pass.n0, width = pass.width, rows = C.extent(0);
+  const std::int64_t row_stride = C.stride(0), column_stride = C.stride(1);
   const CrtEntryUpdate<ExecSpace> update(rows_a, rows_b, alpha, beta, C);
   // One thread per 16-byte vector of a slot (x = (tile 8 + v) 256 + s, so consecutive threads
-  // read consecutive vectors of every plane), its 16 entries from L loads of 16 bytes.  On the
-  // H200 this runs at about 2.3x its memory time, issue-bound (Nsight Compute: 236 instructions
-  // per entry at 14 moduli, 71 of them FP64, 25% occupancy at 110 registers): the per-entry
-  // index arithmetic, exponent loads and ldexp are the overhead a leaner form removes
-  // (docs/design.md §5.3.1).
+  // read consecutive vectors of every plane), its 16 entries from L loads of 16 bytes.  Byte b
+  // of vector v is entry i = 16 v + b, so the vector's entries are 2 rows x 8 columns
+  // (residue_tiles.hpp): row_in_tile(s, 16 v) + 8 ((b % 4) / 2), column_in_tile(s, 16 v) +
+  // 8 (b / 4) + b % 2.  Their exponents are read once per row and column, and their addresses
+  // are one base plus constant steps: on the H200 this kernel was issue-bound at 14 moduli
+  // (Nsight Compute: 236 instructions per entry, 66% of the issue slots, 25% occupancy at 110
+  // registers), a third of them per-entry index arithmetic, exponent loads and ldexp's range
+  // checks (docs/benchmarks.md, 2026-12-03, fourth part).
   Kokkos::parallel_for(
       "ozaki::crt::reconstruct_tiles",
       RangeLaunch<ExecSpace>(space, 0, pass.geometry.vector_count()),
@@ -532,27 +573,41 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
         const int s = static_cast<int>(x % ResidueTiles::slots);
         const int v = static_cast<int>(x / ResidueTiles::slots % ResidueTiles::vectors);
         const std::int64_t tile = x / (ResidueTiles::slots * ResidueTiles::vectors);
-        const std::int64_t m0 = tile / tiles_c * ResidueTiles::rows;
-        const std::int64_t j0 = tile % tiles_c * ResidueTiles::columns;
+        const int first = ResidueTiles::vector_bytes * v;
+        const std::int64_t m =
+            tile / tiles_c * ResidueTiles::rows + ResidueTiles::row_in_tile(s, first);
+        const std::int64_t j =
+            tile % tiles_c * ResidueTiles::columns + ResidueTiles::column_in_tile(s, first);
         TileVector w[L];
 #pragma unroll
         for (int l = 0; l < L; ++l) {
           w[l] = *reinterpret_cast<const TileVector*>(tiles + l * plane +
                                                       x * ResidueTiles::vector_bytes);
         }
+        // Rows m and m + 8; columns j + 8 h + {0, 1} for h < 4.
+        bool row_in[2], column_in[8];
+        int row_exponent[2], column_exponent[8];
+#pragma unroll
+        for (int a = 0; a < 2; ++a) {
+          row_in[a] = m + 8 * a < rows;
+          row_exponent[a] = row_in[a] ? update.row_exponent(m + 8 * a) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const std::int64_t jk = j + 8 * (k / 2) + k % 2;
+          column_in[k] = jk < width;
+          column_exponent[k] = column_in[k] ? update.column_exponent(n0 + jk) : 0;
+        }
+        double* const c_first = C.data() + m * row_stride + (n0 + j) * column_stride;
 #pragma unroll
         for (int b = 0; b < ResidueTiles::vector_bytes; ++b) {
-          const int i = ResidueTiles::vector_bytes * v + b;
-          const std::int64_t m = m0 + ResidueTiles::row_in_tile(s, i);
-          const std::int64_t j = j0 + ResidueTiles::column_in_tile(s, i);
-          if (m < rows && j < width) {
+          const int a = (b % 4) / 2, k = 2 * (b / 4) + b % 2;
+          if (row_in[a] && column_in[k]) {
             double r[L];
 #pragma unroll
-            for (int l = 0; l < L; ++l) {
-              r[l] = static_cast<double>(
-                  static_cast<std::int8_t>((w[l].word[b / 4] >> (8 * (b % 4))) & 0xFFu));
-            }
-            update(r, c, m, n0 + j);
+            for (int l = 0; l < L; ++l) r[l] = signed_byte(w[l].word[b / 4], b % 4);
+            update.write(r, c, row_exponent[a], column_exponent[k],
+                         c_first + 8 * a * row_stride + (8 * (b / 4) + b % 2) * column_stride);
           }
         }
       });
