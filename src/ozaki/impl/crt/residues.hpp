@@ -530,13 +530,18 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
 }
 
 /// Byte `byte` of `word` as a signed integer, in a double.  On CUDA devices one byte permute
-/// (PRMT, whose selector copies the byte's sign bit into the three bytes above it) and one
-/// conversion, where the shift, the sign extension and the conversion took three instructions.
+/// and one conversion, where the shift, the sign extension and the conversion took three
+/// instructions: PTX's prmt.b32 in its generic mode, where a selector nibble with its top bit
+/// set replicates the selected byte's sign bit (PTX ISA, prmt).  Not CUDA's __byte_perm: it
+/// documents only the nibbles' low 3 bits, and on the H200 (2026-12-03) it did not sign-extend,
+/// which crt_cuda's reconstruction tests caught.
 KOKKOS_INLINE_FUNCTION double signed_byte(std::uint32_t word, int byte) {
 #if defined(__CUDA_ARCH__)
   const unsigned sign = 8u | static_cast<unsigned>(byte);
-  return static_cast<double>(static_cast<int>(
-      __byte_perm(word, 0u, static_cast<unsigned>(byte) | sign << 4 | sign << 8 | sign << 12)));
+  const unsigned selector = static_cast<unsigned>(byte) | sign << 4 | sign << 8 | sign << 12;
+  int value;
+  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(value) : "r"(word), "r"(selector));
+  return static_cast<double>(value);
 #else
   return static_cast<double>(static_cast<std::int8_t>((word >> (8 * byte)) & 0xFFu));
 #endif
