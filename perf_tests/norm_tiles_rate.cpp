@@ -5,15 +5,18 @@
 //   norm_tiles_rate [--rows 16384] [--k 16384] [--rounds 7] [--phi 0.5]
 //
 // Variants, each on a K-contiguous (LayoutRight) and a strided (LayoutLeft) operand:
-//   lanes        ozaki::Impl::lane_norm_tiles, the library's form on GPUs: 4 lanes share a
-//                tile held in registers (not on host spaces, where it does not apply)
-//   thread-u64   ozaki::Impl::one_thread_norm_tiles, the library's form on hosts (and on GPUs
-//                before 2026-12-03, fifth part): one thread per tile reading it twice (the
+//   library      ozaki::Impl::norm_tile_partials: one thread per tile reading it twice (the
 //                second time from the cache), the quanta through 64-bit integer conversions
-//   thread-fp64  the same with the FP64 quanta (square_quantum, l1_quantum), this tool's own
+//   thread-fp64  the same with the quanta in FP64 arithmetic (no 64-bit conversions)
+//   lanes        4 vector lanes per tile holding it in registers (one read per element), FP64
+//                quanta, joined by Kokkos' vector reductions (GPUs only: on host spaces one
+//                thread runs every lane's iteration)
+// The last two are this tool's own, tried for the library and measured slower or no faster on
+// the H200 (docs/benchmarks.md, 2026-12-03, fifth part): kept as the baselines a new norm-tile
+// kernel must beat.
 // Per variant and layout: the median milliseconds of --rounds launches (a fence around each),
-// and the bytes read per second.  Exit status 1 when a variant's tiles differ from thread-u64's in
-// any bit, 2 for a bad argument.
+// and the bytes read per second.  Exit status 1 when a variant's tiles differ from the library's
+// in any bit, 2 for a bad argument.
 #include <ozaki/impl/crt/scaling.hpp>
 
 #include "tool_args.hpp"
@@ -35,7 +38,100 @@ using Space = Kokkos::DefaultExecutionSpace;
 using V = ozaki::Impl::Views<Space>;
 using namespace ozaki::Impl;
 
-/// one_thread_norm_tiles with the FP64 quanta of lane_norm_tiles.
+/// The quanta as doubles, from the definition's x 2^(16 - e_t) and x 2^(31 - e_t)
+/// (scaled, as ldexp rounds them): s2(x)^2 = max(1, ceil(v2))^2 <= 2^32 for x != 0 (|x| <
+/// 2^e_t, so v2 < 2^16) and s1(x) = floor(v1) < 2^31.  Integers below 2^53, and a tile's sums
+/// of 32 of them below 2^38: every operation on them is exact, so these are the integers of
+/// rules.hpp (norm_quanta's), without the 64-bit conversions that cost a GPU three slow
+/// instructions per element.  The nearest integer n of v < 2^51 is (v + 1.5 2^52) - 1.5 2^52;
+/// ceil and floor step from it.
+KOKKOS_INLINE_FUNCTION double square_quantum(double x, const NormScales& scales) {
+  if (x == 0) return 0;
+  const double v = scaled(magnitude(x), scales.l2);
+  double s = (v + 0x1.8p52) - 0x1.8p52;
+  if (s < v) s += 1;
+  if (s < 1) s = 1;
+  return s * s;
+}
+KOKKOS_INLINE_FUNCTION double l1_quantum(double x, const NormScales& scales) {
+  const double v = scaled(magnitude(x), scales.l1);
+  const double s = (v + 0x1.8p52) - 0x1.8p52;
+  return s > v ? s - 1 : s;
+}
+
+/// Vector lanes per norm tile in lane_norm_tiles (each holds 32 / lanes elements).
+constexpr int norm_tile_lanes = 4;
+
+/// The norm tiles with norm_tile_lanes vector lanes per tile (GPUs only): every element read
+/// from memory once and kept in registers between the maximum and the sums.  Lane v holds the
+/// tile's elements v, v + lanes, ...: in Kokkos' vector loops of exactly `lanes` iterations
+/// each lane of a GPU team thread runs its own iteration v, so each lane's array holds its own
+/// elements (on host spaces, where one thread runs all iterations, this form would be wrong).
+/// On the H200 at 16384^2 it took 1.55-1.56 ms per operand against the library's 0.89-0.91, with
+/// 56 registers and no stack (as a Kokkos-3.4 form with 64-bit quanta had in 2026-12-02's
+/// sixth part); why is not measured.  The maximum and the
+/// two sums are vector reductions (shuffles), exact in any order, the sums in FP64
+/// (square_quantum, l1_quantum: no 64-bit conversions).  Consecutive team threads take
+/// consecutive tiles of a K-contiguous row or consecutive rows of strided ones, so that a
+/// warp's load reads four 64-byte runs.
+void lane_norm_tiles(bool strided, const V::ConstMatrix& X, const V::Rows& tile_max,
+                     const V::Rows& squares, const V::Rows& sums) {
+  const Space space;
+  using policy_type = TeamLaunch<Space>;
+  using member_type = typename policy_type::member_type;
+  constexpr int lanes = norm_tile_lanes, per_lane = norm_tile_elements / lanes;
+  constexpr int team = 256 / lanes;
+  const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
+  const std::int64_t count = rows * tiles;
+  Kokkos::parallel_for(
+      strided ? "norm_tiles_rate::lanes_strided" : "norm_tiles_rate::lanes",
+      policy_type(space, static_cast<int>((count + team - 1) / team), team, lanes),
+      KOKKOS_LAMBDA(const member_type& m) {
+        const std::int64_t i = std::int64_t(m.league_rank()) * team + m.team_rank();
+        if (i >= count) return;  // the whole team thread: its lanes share i
+        const std::int64_t r = strided ? i % rows : i / tiles;
+        const std::int64_t t = strided ? i / rows : i % tiles;
+        const NormTile tile = norm_tile(t, K);
+        double x[per_lane];
+        double mu = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(m, lanes),
+            [&](const int lane, double& lane_max) {
+              for (int j = 0; j < per_lane; ++j) {
+                const int e = lane + lanes * j;
+                x[j] = e < tile.count ? X(r, tile.first + tile.stride * e) : 0.0;
+              }
+              for (int j = 0; j < per_lane; ++j) {
+                const double v = is_finite(x[j]) ? magnitude(x[j]) : positive_infinity();
+                lane_max = v > lane_max ? v : lane_max;
+              }
+            },
+            Kokkos::Max<double>(mu));
+        double sq = 0, sum = 0;
+        if (mu > 0 && is_finite(mu)) {
+          const NormScales scales = norm_scales(scale_exponent(mu));
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(m, lanes),
+              [&](const int, double& s) {
+                for (int j = 0; j < per_lane; ++j) s += square_quantum(x[j], scales);
+              },
+              sq);
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(m, lanes),
+              [&](const int, double& s) {
+                for (int j = 0; j < per_lane; ++j) s += l1_quantum(x[j], scales);
+              },
+              sum);
+        }
+        Kokkos::single(Kokkos::PerThread(m), [&]() {
+          tile_max(t, r) = mu;
+          squares(t, r) = sq;
+          sums(t, r) = sum;
+        });
+      });
+}
+
+/// The library's norm_tile_partials with the FP64 quanta.
 void one_thread_fp64(bool strided, const V::ConstMatrix& X, const V::Rows& tile_max,
                      const V::Rows& squares, const V::Rows& sums) {
   const Space space;
@@ -147,16 +243,16 @@ int run(int argc, char** argv) {
       std::function<void(const Tiles&)> launch;
     };
     std::vector<Variant> variants = {
-        {"thread-u64",
+        {"library",
          [&](const Tiles& t) {
-           one_thread_norm_tiles(Space(), strided, X, t.max, t.squares, t.sums);
+           norm_tile_partials(Space(), strided, X, t.max, t.squares, t.sums);
          }},
         {"thread-fp64",
          [&](const Tiles& t) { one_thread_fp64(strided, X, t.max, t.squares, t.sums); }},
     };
     if (!is_host_space<Space>()) {
       variants.push_back({"lanes", [&](const Tiles& t) {
-                            lane_norm_tiles(Space(), strided, X, t.max, t.squares, t.sums);
+                            lane_norm_tiles(strided, X, t.max, t.squares, t.sums);
                           }});
     }
     std::vector<Tiles> out;

@@ -68,33 +68,10 @@ KOKKOS_INLINE_FUNCTION NormScales norm_scales(int e) {
   return {power_of_two_scale(crt_l2_quantum_bits - e), power_of_two_scale(crt_l1_quantum_bits - e)};
 }
 
-/// The quanta as doubles, from the definition's x 2^(16 - e_t) and x 2^(31 - e_t)
-/// (scaled, as ldexp rounds them): s2(x)^2 = max(1, ceil(v2))^2 <= 2^32 for x != 0 (|x| <
-/// 2^e_t, so v2 < 2^16) and s1(x) = floor(v1) < 2^31.  Integers below 2^53, and a tile's sums
-/// of 32 of them below 2^38: every operation on them is exact, so these are the integers of
-/// rules.hpp, without the 64-bit conversions that cost a GPU three slow
-/// instructions per element.  The nearest integer n of v < 2^51 is (v + 1.5 2^52) - 1.5 2^52;
-/// ceil and floor step from it.
-KOKKOS_INLINE_FUNCTION double square_quantum(double x, const NormScales& scales) {
-  if (x == 0) return 0;
-  const double v = scaled(magnitude(x), scales.l2);
-  double s = (v + 0x1.8p52) - 0x1.8p52;
-  if (s < v) s += 1;
-  if (s < 1) s = 1;
-  return s * s;
-}
-KOKKOS_INLINE_FUNCTION double l1_quantum(double x, const NormScales& scales) {
-  const double v = scaled(magnitude(x), scales.l1);
-  const double s = (v + 0x1.8p52) - 0x1.8p52;
-  return s > v ? s - 1 : s;
-}
-
-/// The same integers through 64-bit conversions (cheap on hosts, where the FP64 quanta's
-/// dependent additions took half as long again in the norm tiles: perf_tests/norm_tiles_rate).
 KOKKOS_INLINE_FUNCTION NormQuanta norm_quanta(double x, const NormScales& scales) {
   NormQuanta q;
   if (x == 0) return q;
-  const double v2 = scaled(magnitude(x), scales.l2);  // in [0, 2^16)
+  const double v2 = scaled(magnitude(x), scales.l2);  // in [0, 2^16]
   std::uint64_t s2 = static_cast<std::uint64_t>(v2);
   if (static_cast<double>(s2) < v2 || s2 == 0) ++s2;  // ceil, and at least 1
   q.square = s2 * s2;
@@ -119,31 +96,31 @@ KOKKOS_INLINE_FUNCTION std::uint64_t shift_down(std::uint64_t v, int s) {
   return s >= 63 ? 0 : v >> s;
 }
 
-/// Elements of a norm tile a thread loads before it uses them (one_thread_norm_tiles).
+/// Elements of a norm tile a thread loads before it uses them (norm_tile_partials).
 constexpr int norm_tile_batch = 8;
 
-/// Vector lanes per norm tile in lane_norm_tiles (each holds 32 / lanes elements).
-constexpr int norm_tile_lanes = 4;
-
-/// The norm tiles with one thread per tile (norm_tile_partials' form on hosts): the thread reads
-/// its tile for the maximum, then again, from the cache, for the sums, norm_tile_batch loads at
-/// a time in both loops.  On a GPU consecutive threads take consecutive tiles of a K-contiguous
-/// row, or consecutive rows of strided ones (kernels.hpp: both coalesced).  Holding the 32
-/// elements in registers instead took 152 of them per thread on sm_90, one 256-thread block per
-/// SM, and 0.40 ms for an 8192^2 operand on the H200 against 0.25.  With the 8-element batches
-/// Nsight Compute still found the H200 waiting on loads, the second loop's from L2 (L2 73%
-/// busy), at 2.0-2.2 TB/s (docs/benchmarks.md).
+/// Per norm tile t of row r (kernels.hpp, norm_tiles): tile_max(t, r) = the tile's largest
+/// magnitude mu_t (+Inf for NaN/Inf), and for a finite nonzero tile the integer sums of its
+/// quanta at its own exponent e_t = scale_exponent(mu_t): squares(t, r) = S2_t = sum_x s2(x)^2,
+/// sums(t, r) = S1_t = sum_x s1(x) (rules.hpp, "Row norms"; below 2^38, so a double holds
+/// them exactly).  One thread per tile, which reads its 32 elements for the max and again, from
+/// the cache, for the sums: each element comes from memory once, where pass 1 and the norms
+/// had read each row from memory twice.  On a GPU consecutive threads take consecutive tiles
+/// of a K-contiguous row, or consecutive rows of strided ones (kernels.hpp: both coalesced).
 template <class ExecSpace>
-void one_thread_norm_tiles(const ExecSpace& space, bool strided,
-                           const typename Views<ExecSpace>::ConstMatrix& X,
-                           const typename Views<ExecSpace>::Rows& tile_max,
-                           const typename Views<ExecSpace>::Rows& squares,
-                           const typename Views<ExecSpace>::Rows& sums) {
+void norm_tile_partials(const ExecSpace& space, bool strided,
+                        const typename Views<ExecSpace>::ConstMatrix& X,
+                        const typename Views<ExecSpace>::Rows& tile_max,
+                        const typename Views<ExecSpace>::Rows& squares,
+                        const typename Views<ExecSpace>::Rows& sums) {
   const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
+  // Both loops load norm_tile_batch elements before using any: Nsight Compute (8192^3 on the
+  // H200, 54218fd) found this kernel waiting on loads 68% of its cycles at 2.0 TB/s, the
+  // second loop's from L2 (L1 throughput 14%, L2 73%), with the loads of a plain loop.  The
+  // maximum and the integer sums are the same in any order, so the batches change no bit.
   const auto partials = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
     const NormTile tile = norm_tile(t, K);
-    // f(x) for every element x of the tile, norm_tile_batch loads at a time (the maximum and
-    // the integer sums are the same in any order, so the batches change no bit).
+    // f(x) for every element x of the tile, norm_tile_batch loads at a time.
     const auto for_each_element = [&](const auto& f) {
       const auto load = [&](int i) { return X(r, tile.first + tile.stride * i); };
       int i = 0;
@@ -159,6 +136,9 @@ void one_thread_norm_tiles(const ExecSpace& space, bool strided,
       const double v = is_finite(x) ? magnitude(x) : positive_infinity();
       mu = v > mu ? v : mu;
     });
+    // The tile again for its sums, from the cache (the thread has just read it): holding its
+    // 32 elements in registers took 152 registers per thread on sm_90, so one 256-thread block
+    // per SM, and 0.40 ms for an 8192^2 operand on the H200 (56 registers this way).
     std::uint64_t sq = 0, sum = 0;
     if (mu > 0 && is_finite(mu)) {
       const NormScales scales = norm_scales(scale_exponent(mu));
@@ -178,95 +158,6 @@ void one_thread_norm_tiles(const ExecSpace& space, bool strided,
     flat_for(
         "ozaki::crt::norm_tiles", space, rows * tiles,
         KOKKOS_LAMBDA(const std::int64_t i) { partials(i / tiles, i % tiles); });
-  }
-}
-
-/// The norm tiles with norm_tile_lanes vector lanes per tile (norm_tile_partials' form on
-/// GPUs): every element read from memory once and kept in registers between the maximum and
-/// the sums.  Lane v holds the tile's elements v, v + lanes, ...: in Kokkos' vector loops of
-/// exactly `lanes` iterations each lane of a GPU team thread runs its own iteration v, so each
-/// lane's array holds its own elements (on host spaces, where one thread runs all iterations,
-/// this form would be wrong: norm_tile_partials does not use it there).  The maximum and the
-/// two sums are vector reductions (shuffles), exact in any order, the sums in FP64
-/// (square_quantum, l1_quantum: no 64-bit conversions).  Consecutive team threads take
-/// consecutive tiles of a K-contiguous row or consecutive rows of strided ones, so that a
-/// warp's load reads four 64-byte runs.
-template <class ExecSpace>
-void lane_norm_tiles(const ExecSpace& space, bool strided,
-                     const typename Views<ExecSpace>::ConstMatrix& X,
-                     const typename Views<ExecSpace>::Rows& tile_max,
-                     const typename Views<ExecSpace>::Rows& squares,
-                     const typename Views<ExecSpace>::Rows& sums) {
-  using policy_type = TeamLaunch<ExecSpace>;
-  using member_type = typename policy_type::member_type;
-  constexpr int lanes = norm_tile_lanes, per_lane = norm_tile_elements / lanes;
-  constexpr int team = 256 / lanes;
-  const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
-  const std::int64_t count = rows * tiles;
-  Kokkos::parallel_for(
-      strided ? "ozaki::crt::norm_tiles_strided" : "ozaki::crt::norm_tiles",
-      policy_type(space, static_cast<int>((count + team - 1) / team), team, lanes),
-      KOKKOS_LAMBDA(const member_type& m) {
-        const std::int64_t i = std::int64_t(m.league_rank()) * team + m.team_rank();
-        if (i >= count) return;  // the whole team thread: its lanes share i
-        const std::int64_t r = strided ? i % rows : i / tiles;
-        const std::int64_t t = strided ? i / rows : i % tiles;
-        const NormTile tile = norm_tile(t, K);
-        double x[per_lane];
-        double mu = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::ThreadVectorRange(m, lanes),
-            [&](const int lane, double& lane_max) {
-              for (int j = 0; j < per_lane; ++j) {
-                const int e = lane + lanes * j;
-                x[j] = e < tile.count ? X(r, tile.first + tile.stride * e) : 0.0;
-              }
-              for (int j = 0; j < per_lane; ++j) {
-                const double v = is_finite(x[j]) ? magnitude(x[j]) : positive_infinity();
-                lane_max = v > lane_max ? v : lane_max;
-              }
-            },
-            Kokkos::Max<double>(mu));
-        double sq = 0, sum = 0;
-        if (mu > 0 && is_finite(mu)) {
-          const NormScales scales = norm_scales(scale_exponent(mu));
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(m, lanes),
-              [&](const int, double& s) {
-                for (int j = 0; j < per_lane; ++j) s += square_quantum(x[j], scales);
-              },
-              sq);
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(m, lanes),
-              [&](const int, double& s) {
-                for (int j = 0; j < per_lane; ++j) s += l1_quantum(x[j], scales);
-              },
-              sum);
-        }
-        Kokkos::single(Kokkos::PerThread(m), [&]() {
-          tile_max(t, r) = mu;
-          squares(t, r) = sq;
-          sums(t, r) = sum;
-        });
-      });
-}
-
-/// Per norm tile t of row r (kernels.hpp, norm_tiles): tile_max(t, r) = the tile's largest
-/// magnitude mu_t (+Inf for NaN/Inf), and for a finite nonzero tile the integer sums of its
-/// quanta at its own exponent e_t = scale_exponent(mu_t): squares(t, r) = S2_t = sum_x s2(x)^2,
-/// sums(t, r) = S1_t = sum_x s1(x) (rules.hpp, "Row norms"; below 2^38, so a double holds
-/// them exactly).  Two forms of the same integers: lanes sharing a tile on GPUs, one thread
-/// per tile on hosts.
-template <class ExecSpace>
-void norm_tile_partials(const ExecSpace& space, bool strided,
-                        const typename Views<ExecSpace>::ConstMatrix& X,
-                        const typename Views<ExecSpace>::Rows& tile_max,
-                        const typename Views<ExecSpace>::Rows& squares,
-                        const typename Views<ExecSpace>::Rows& sums) {
-  if constexpr (is_host_space<ExecSpace>()) {
-    one_thread_norm_tiles(space, strided, X, tile_max, squares, sums);
-  } else {
-    lane_norm_tiles(space, strided, X, tile_max, squares, sums);
   }
 }
 
