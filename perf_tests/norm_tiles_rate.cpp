@@ -164,13 +164,8 @@ void one_thread_fp64(bool strided, const V::ConstMatrix& X, const V::Rows& tile_
     squares(t, r) = sq;
     sums(t, r) = sum;
   };
-  if (strided) {
-    grid_for("norm_tiles_rate::one_thread_fp64_strided", space, rows, tiles, partials);
-  } else {
-    flat_for(
-        "norm_tiles_rate::one_thread_fp64", space, rows * tiles,
-        KOKKOS_LAMBDA(const std::int64_t i) { partials(i / tiles, i % tiles); });
-  }
+  for_each_norm_tile("norm_tiles_rate::one_thread_fp64", "norm_tiles_rate::one_thread_fp64_strided",
+                     space, strided, rows, tiles, partials);
 }
 
 /// Entries (U - 1/2) exp(phi N), the benchmark's distribution (from a random pool: the

@@ -235,6 +235,22 @@ void grid_for(const char* label, const ExecSpace& space, std::int64_t rows, std:
   }
 }
 
+/// f(r, t) for every norm tile t < tiles of every row r < rows, one thread per tile: on strided
+/// rows consecutive threads take consecutive rows (grid_for, label `strided_label`), on
+/// K-contiguous ones consecutive tiles of a row (label `label`): coalesced either way, as
+/// norm_tile's interleaving intends.
+template <class ExecSpace, class Functor>
+void for_each_norm_tile(const char* label, const char* strided_label, const ExecSpace& space,
+                        bool strided, std::int64_t rows, std::int64_t tiles, const Functor& f) {
+  if (strided) {
+    grid_for(strided_label, space, rows, tiles, f);
+  } else {
+    flat_for(
+        label, space, rows * tiles,
+        KOKKOS_LAMBDA(const std::int64_t i) { f(i / tiles, i % tiles); });
+  }
+}
+
 /// The reconstructions' rows per team (grid_for): 2048, eight entries per thread and 8x fewer
 /// teams than one entry per thread, ran 8% faster on the H200 (docs/benchmarks.md, 2026-12-02,
 /// fifth part: 0.57-0.58 ms per pass at 16384^3 against 0.62-0.65); which of the two

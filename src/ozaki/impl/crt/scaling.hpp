@@ -152,13 +152,8 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
     squares(t, r) = static_cast<double>(sq);
     sums(t, r) = static_cast<double>(sum);
   };
-  if (strided) {
-    grid_for("ozaki::crt::norm_tiles_strided", space, rows, tiles, partials);
-  } else {
-    flat_for(
-        "ozaki::crt::norm_tiles", space, rows * tiles,
-        KOKKOS_LAMBDA(const std::int64_t i) { partials(i / tiles, i % tiles); });
-  }
+  for_each_norm_tile("ozaki::crt::norm_tiles", "ozaki::crt::norm_tiles_strided", space, strided,
+                     rows, tiles, partials);
 }
 
 /// n_r and l1_r from the tiles of norm_tile_partials and the row exponents e_r (the largest
