@@ -35,3 +35,13 @@ function(ozaki_test_spaces out_names out_types)
   set(${out_names} "${names}" PARENT_SCOPE)
   set(${out_types} "${types}" PARENT_SCOPE)
 endfunction()
+
+# Labels a test that runs on Kokkos' default execution space: "device" where that is CUDA (the
+# GPU machine runs it), "host" otherwise (CI runs it).
+function(ozaki_label_default_space_test test)
+  if(Kokkos_ENABLE_CUDA)
+    set_tests_properties(${test} PROPERTIES LABELS device)
+  else()
+    set_tests_properties(${test} PROPERTIES LABELS host)
+  endif()
+endfunction()

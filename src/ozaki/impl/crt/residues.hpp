@@ -23,16 +23,22 @@
 namespace ozaki {
 namespace Impl {
 
-/// 2^h as a double for |h| <= 1023: for normal powers (h >= -1022) its bit pattern, (h + 1023)
-/// in the exponent field, the value ldexp(1, h) has; the residue kernels make one or two per
-/// row (crt_row_scale), and ldexp is a sequence of about 15 instructions on GPUs (its range
-/// checks).
-KOKKOS_INLINE_FUNCTION double power_of_two(int h) {
-  if (h < -1022 || h > 1023) return compat::ldexp(1.0, h);
+/// Whether 2^h is a normal double (-1022 <= h <= 1023), and for such h the double itself from
+/// its bit pattern, (h + 1023) in the exponent field: the value ldexp(1, h) has, without
+/// ldexp's sequence of about 15 instructions on GPUs (its range checks).
+KOKKOS_INLINE_FUNCTION constexpr bool is_normal_power_of_two(int h) {
+  return h >= -1022 && h <= 1023;
+}
+KOKKOS_INLINE_FUNCTION double normal_power_of_two(int h) {
   const std::uint64_t bits = static_cast<std::uint64_t>(h + 1023) << 52;
   double p;
   std::memcpy(&p, &bits, sizeof p);
   return p;
+}
+/// 2^h as a double for |h| <= 1023, ldexp(1, h)'s value (the residue kernels make one or two per
+/// row, crt_row_scale).
+KOKKOS_INLINE_FUNCTION double power_of_two(int h) {
+  return is_normal_power_of_two(h) ? normal_power_of_two(h) : compat::ldexp(1.0, h);
 }
 
 /// The nearest integer to y, ties to even (IEEE's rounding), exactly, without conversion
@@ -450,8 +456,7 @@ KOKKOS_INLINE_FUNCTION double crt_value(const double (&r)[L], const CrtConstants
 /// ldexp is about 20 instructions (its range checks and four multiplications), a fifth of a
 /// reconstructed entry's work at 14 moduli.
 KOKKOS_INLINE_FUNCTION double scale_by_power_of_two(double x, int e) {
-  if (e < -1022 || e > 1023) return compat::ldexp(x, e);
-  return x * power_of_two(e);
+  return is_normal_power_of_two(e) ? x * normal_power_of_two(e) : compat::ldexp(x, e);
 }
 
 /// The last steps of both real reconstructions (from INT32 products, from residue tiles):
