@@ -333,9 +333,10 @@ std::vector<double> error_bound(char transA, char transB, double alpha, const Co
           std::ldexp(sa * norm_b[n] + sb * norm_a[m], -8 * S) + Kd * std::ldexp(sa * sb, -16 * S);
       // Dropped pairs: every digit product is at most 2^14, its weight 2^(eA+eB-14-8(i+j)).
       const double e_drop = Kd * sa * sb * dropped_weight;
-      // Sum of |terms| of the recombination (balanced digits: sum_i |v_i| <= |x| + 2^e/64).
-      const double terms =
-          abs_product + (sa * norm_b[n] + sb * norm_a[m]) / 64 + Kd * sa * sb / 4096;
+      // Sum of |terms| of the recombination: an element's balanced digits weigh at most 3.02
+      // times its rounded value (docs/design.md §3), so the products' terms sum to at most
+      // 9.1 sum_k (|a| + 2^(eA-8S)) (|b| + 2^(eB-8S)) = 9.1 ((|A||B|)_mn + e_split).
+      const double terms = 9.1 * (abs_product + e_split);
       const double c0 = beta == 0 ? 0.0 : std::fabs(beta * C0(m, n));
       const double subnormal = n_roundings * std::numeric_limits<double>::denorm_min();
       bound[m + n * M] = (std::fabs(alpha) * (e_split + e_drop) +

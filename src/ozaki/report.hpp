@@ -55,6 +55,14 @@ struct Report {
   /// With an automatic slice count (or moduli count): the modelled typical error relative to
   /// |A||B| at the chosen S (docs/design.md, "Choosing S"); 0 when S was given.
   double modeled_error = 0;
+  /// The componentwise bound this call guarantees, relative to |alpha| |op(A)||op(B)|:
+  ///     |C - (alpha op(A) op(B) + beta C0)|_mn
+  ///         <= error_bound |alpha| (|op(A)||op(B)|)_mn + gamma_2 |beta C0|_mn
+  /// (plus a few units of 2^-1074 where C is subnormal), docs/design.md §3a.  Native FP64 GEMM's
+  /// own is gamma_(K+2) = (K+2) u / (1 - (K+2) u); every automatic count keeps error_bound at
+  /// or below it (or the call runs native FP64 GEMM and says why).  0 where no bound was
+  /// computed: an explicit slice count, CublasEmulation, or no product.
+  double error_bound = 0;
   /// With an automatic slice count: INT8 GEMM calls spent estimating it (1 for data of one
   /// magnitude, up to 9 for very wide exponent ranges).  Int8Crt: the accurate rule's bound
   /// product and estimate, or the counted fast rule's window product (one per K chunk; none

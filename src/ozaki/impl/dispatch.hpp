@@ -137,6 +137,7 @@ Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, const
   report.algorithm = Algorithm::Native;
   report.fallback = fallback;
   report.reason = why;
+  report.error_bound = native_componentwise_bound(call.shape.k);
   return report;
 }
 
@@ -323,6 +324,14 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     case Int8Outcome::NeedsEmbedding:
       report.reason = "complex data that needs the accurate scaling rule: the real embedding";
       return report;  // the complex driver runs the embedding; C untouched
+    case Int8Outcome::Uncertified:
+      if (call.any_prepared()) {
+        throw InvalidArgument(report.reason +
+                              "; the prepared operand keeps no FP64 values for native GEMM: pass "
+                              "both as Views");
+      }
+      return run_native(space, call, options, alpha, beta, report.reason,
+                        options.algorithm != Algorithm::Auto);
     case Int8Outcome::NativeFaster: break;
   }
   Report decision;

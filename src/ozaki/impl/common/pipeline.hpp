@@ -58,6 +58,8 @@ enum class Int8Outcome {
   NativeFaster,  // Algorithm::Auto, and the count the data needs makes native FP64 faster; C
                  // untouched
   NeedsEmbedding,  // complex Karatsuba, and the data needs the accurate rule; C untouched
+  Uncertified,     // an automatic count, and no count up to the largest keeps the componentwise
+                   // bound within native FP64's on this data (Report::reason); C untouched
 };
 
 /// The state both schemes' pipelines keep: the call (space, plan, operands as rows along K),

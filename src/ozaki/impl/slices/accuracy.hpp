@@ -24,6 +24,7 @@
 /// and in serial::error_bound.  The tests check the model against double-double references
 /// for exponent spreads phi = 0.5, 2 and 4.
 
+#include <ozaki/impl/common/bounds.hpp>
 #include <ozaki/impl/slices/schedule.hpp>
 #include <ozaki/options.hpp>
 
@@ -72,6 +73,32 @@ inline int fp64_equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPoli
     if (modeled_error(r, K, S, policy, pair_count) <= fp64_target_error) return S;
   }
   return max_slices;
+}
+
+/// The rigorous componentwise bound of docs/design.md §3 relative to |alpha| (|A||B|)_mn, from
+/// the same worst-entry ratios (upper bounds: estimate.hpp) and the schedule's G INT8 products:
+///     E = 2^(-8S) split + K 2^(-16S) inverse + K W_D inverse,   E + gamma_(G+2) 9.1 (1 + E),
+/// W_D = sum over the dropped pairs (i, j) of 2^(-8(i+j)).  The recombination's terms sum to at
+/// most 9.1 ((|A||B|)_mn + E_split): the balanced digits of an integer X != 0 weigh at most
+/// 3.02 |X| together (its top nonzero digit is at most |X| + 0.502 256^p, the digits below it
+/// 0.502 256^p, and |X| >= 0.498 256^p), so each element's slices at most 3.02 times its
+/// rounded value.  +Inf where the ratios are.
+inline double slices_componentwise_bound(const ErrorRatios& r, std::int64_t K, int S,
+                                         PairPolicy policy, int pair_count, int products) {
+  if (!(r.split > 0)) return 0;  // a zero operand: exact
+  const double k = static_cast<double>(K);
+  double dropped_weight = 0;
+  int taken = selected_pair_count(S, policy, pair_count);
+  for (int d = 0; d <= 2 * (S - 1); ++d) {
+    const int on_diagonal = std::min(d, 2 * (S - 1) - d) + 1;
+    const int dropped = on_diagonal - std::min(taken, on_diagonal);
+    taken = std::max(0, taken - on_diagonal);
+    dropped_weight += dropped * std::ldexp(1.0, -bits_per_slice * d);
+  }
+  const double split = std::ldexp(r.split, -bits_per_slice * S) +
+                       k * std::ldexp(r.inverse, -2 * bits_per_slice * S) +
+                       k * dropped_weight * r.inverse;
+  return split + gamma_bound(static_cast<double>(products) + 2) * 9.1 * (1 + split);
 }
 
 /// The S the model chooses for uniformly distributed data (split ratio 16, 1/D_mn = 16/K), the

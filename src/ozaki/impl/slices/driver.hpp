@@ -60,6 +60,7 @@ class SlicesPipeline {
     if (call_.plan.auto_slices) {
       const bool int8 = choose_slices();
       call_.decided();
+      if (uncertified_) return Int8Outcome::Uncertified;
       if (!int8) return Int8Outcome::NativeFaster;
     }
     check_pair_count(call_.plan, S_);
@@ -108,11 +109,7 @@ class SlicesPipeline {
                                     choice.int8_gemms / static_cast<double>(call_.plan.k_chunks);
     call_.report.modeled_error =
         modeled_error(choice.ratios, s.k, S_, call_.plan.pairs, call_.plan.pair_count);
-    if (!(choice.ratios.inverse < HUGE_VAL)) {
-      call_.report.reason =
-          "auto slices: some (|A||B|)_mn lies below the resolution of the int8 estimate, so S = " +
-          std::to_string(S_) + " was taken to be safe";
-    }
+    if (!certify(choice.ratios)) return false;
     call_.clock.lap(call_.report.seconds_estimate);
     if (call_.plan.requested != Algorithm::Auto) return true;
     const int products = slices_products(S_, call_.plan.pairs, call_.plan.pair_count);
@@ -123,6 +120,43 @@ class SlicesPipeline {
         "S = " + std::to_string(S_) + " needs " + std::to_string(products) + " INT8 products",
         cost);
     return false;
+  }
+
+  /// The componentwise promise (docs/design.md §3a): S grows from the model's until the
+  /// rigorous bound of the estimate's ratios is at most native FP64's gamma_(K+2); where no S
+  /// up to max_slices gets there (some (|A||B|)_mn below the estimate's resolution, or exponent
+  /// ranges beyond 8 max_slices bits) the call runs native FP64 GEMM (uncertified_, with the
+  /// reason).
+  bool certify(const ErrorRatios& ratios) {
+    const std::int64_t K = call_.plan.shape.k;
+    const double promise = native_componentwise_bound(K);
+    const auto bound_at = [&](int S) {
+      const ProductSchedule schedule =
+          make_schedule(S, call_.plan.pairs, call_.plan.pair_count, K, call_.plan.k_block);
+      return slices_componentwise_bound(ratios, K, S, call_.plan.pairs, call_.plan.pair_count,
+                                        static_cast<int>(schedule.products.size()));
+    };
+    const int chosen = S_;
+    double bound = bound_at(S_);
+    while (bound > promise && S_ < max_slices) bound = bound_at(++S_);
+    call_.report.error_bound = bound;
+    if (bound > promise) {
+      call_.report.reason =
+          !(ratios.inverse < HUGE_VAL)
+              ? "auto slices: some (|A||B|)_mn lies below the resolution of the int8 estimate, "
+                "so no slice count can bound its error: native FP64 GEMM"
+              : "auto slices: no S up to " + std::to_string(max_slices) +
+                    " keeps the componentwise error bound within native FP64's gamma_K on "
+                    "this data (exponent ranges beyond its bits): native FP64 GEMM";
+      uncertified_ = true;
+      return false;
+    }
+    if (S_ != chosen) {
+      call_.report.reason = "auto slices: S raised from " + std::to_string(chosen) + " to " +
+                            std::to_string(S_) +
+                            " so that the componentwise bound stays within native FP64's";
+    }
+    return true;
   }
 
   /// Scratch for the products of S slices: growing loses the buffer's contents, so the
@@ -209,6 +243,7 @@ class SlicesPipeline {
   PipelineState<ExecSpace>& call_;
   const SliceStorage<ExecSpace>*prepared_a_, *prepared_b_;
   int S_;
+  bool uncertified_ = false;  // an automatic S that no count up to max_slices certifies
   typename V::ConstMatrix rows_a_, rows_b_;
   ProductSchedule schedule_;
   ProductRegion<ExecSpace> region_;

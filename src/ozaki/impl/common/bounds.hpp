@@ -1,0 +1,22 @@
+#pragma once
+/// \file bounds.hpp
+/// The yardstick of every componentwise bound (docs/design.md §3a): native FP64 GEMM's own.
+/// Plain C++ (the serial oracle includes it).
+
+#include <cstdint>
+
+namespace ozaki {
+namespace Impl {
+
+/// gamma_n = n u / (1 - n u), u = 2^-53.
+inline double gamma_bound(double n) { return n * 0x1p-53 / (1 - n * 0x1p-53); }
+
+/// Native FP64 GEMM's componentwise bound for inner length K, alpha and beta included: any
+/// order of summation, with or without fused multiply-adds, gives
+///     |C - (alpha AB + beta C0)| <= gamma_(K+2) (|alpha| |A||B| + |beta C0|).
+inline double native_componentwise_bound(std::int64_t K) {
+  return gamma_bound(static_cast<double>(K) + 2);
+}
+
+}  // namespace Impl
+}  // namespace ozaki
