@@ -185,8 +185,12 @@ void fill(const Matrix& X, double phi) {
 
 struct Tiles {
   V::Rows max, squares, sums;
+  V::TileCounts layers;  // the library's layer bins (the other variants leave them)
   Tiles(std::int64_t tiles, std::int64_t rows)
-      : max("max", tiles, rows), squares("squares", tiles, rows), sums("sums", tiles, rows) {}
+      : max("max", tiles, rows),
+        squares("squares", tiles, rows),
+        sums("sums", tiles, rows),
+        layers("layers", tiles, rows) {}
 };
 
 bool same_bits(const V::Rows& a, const V::Rows& b) {
@@ -240,7 +244,7 @@ int run(int argc, char** argv) {
     std::vector<Variant> variants = {
         {"library",
          [&](const Tiles& t) {
-           norm_tile_partials(Space(), strided, X, t.max, t.squares, t.sums);
+           norm_tile_partials(Space(), strided, X, t.max, t.squares, t.sums, t.layers);
          }},
         {"thread-fp64",
          [&](const Tiles& t) { one_thread_fp64(strided, X, t.max, t.squares, t.sums); }},

@@ -3,6 +3,8 @@
 // end-to-end results within the documented bound of a double-double reference.
 #include "common.hpp"
 
+#include <ozaki/impl/common/bounds.hpp>
+
 #include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/crt/layout.hpp>
 #include <ozaki/impl/crt/residues.hpp>
@@ -415,7 +417,9 @@ bool scales_and_norms(const V::ConstMatrix& X, const V::Exponents& e, const V::N
   const bool strided = K > 1 && X.stride(1) != 1;
   const std::int64_t tiles = ozaki::Impl::norm_tiles(K);
   V::Rows tile_max("tile_max", tiles, R), squares("squares", tiles, R), sums("sums", tiles, R);
-  ozaki::Impl::launch_exponents_and_norms(space, strided, X, tile_max, squares, sums, e, l2, l1);
+  V::TileCounts layers("layers", tiles, R);
+  ozaki::Impl::launch_exponents_and_norms(space, strided, X, tile_max, squares, sums, layers, e, l2,
+                                          l1);
   for (const int exponent : host_vector(e)) {
     if (exponent == ozaki::Impl::nonfinite_row) return true;
   }
@@ -713,6 +717,144 @@ TEST(Crt, RowNormsMatchTheOracleBitForBit) {
   }
 }
 
+/// One operand's norm tiles, exponents and norms on the test space, kept for the certificate.
+struct TilesOnSpace {
+  V::Rows tile_max, squares, sums;
+  V::TileCounts layers;
+  V::Exponents e;
+  V::Norms l2, l1;
+};
+TilesOnSpace tiles_on_space(const V::ConstMatrix& X) {
+  const std::int64_t R = X.extent(0), K = X.extent(1), tiles = ozaki::Impl::norm_tiles(K);
+  TilesOnSpace t{V::Rows("tile_max", tiles, R),
+                 V::Rows("squares", tiles, R),
+                 V::Rows("sums", tiles, R),
+                 V::TileCounts("layers", tiles, R),
+                 V::Exponents("e", R),
+                 V::Norms("l2", R),
+                 V::Norms("l1", R)};
+  ozaki::Impl::launch_exponents_and_norms(TestSpace(), K > 1 && X.stride(1) != 1, X, t.tile_max,
+                                          t.squares, t.sums, t.layers, t.e, t.l2, t.l1);
+  return t;
+}
+
+ozaki::Impl::CoverageViews<TestSpace> coverage_views(std::int64_t rows) {
+  ozaki::Impl::CoverageViews<TestSpace> v;
+  v.counts = V::RowCounts("counts", ozaki::Impl::coverage_row_counts, rows);
+  v.partials =
+      V::Rows("partials", ozaki::Impl::coverage_grid_teams(rows), ozaki::Impl::coverage_grid);
+  v.grid = V::Norms("grid", ozaki::Impl::coverage_grid);
+  v.lambda = V::Norms("lambda", rows);
+  return v;
+}
+
+/// counts(i, r) of a device RowCounts as the oracle stores them (row-major).
+std::vector<std::uint32_t> row_major_counts(const V::RowCounts& counts) {
+  const auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), counts);
+  std::vector<std::uint32_t> out;
+  for (std::size_t r = 0; r < h.extent(1); ++r)
+    for (std::size_t i = 0; i < h.extent(0); ++i) out.push_back(h(i, r));
+  return out;
+}
+
+TEST(Crt, CoverageMatchesTheOracleBitForBit) {
+  // The coverage certificate (crt/coverage.hpp) of rows spanning the exponent range, with zero
+  // stretches, subnormals, a zero row and one huge element, against rows scaled against them
+  // along k; rows shorter than a block of norm tiles, whole blocks and partial last blocks;
+  // both layouts.  Counts, grids, lambdas and the summary's values are the oracle's bits, and
+  // every lambda is a true lower bound: (|A||B|)_mn 2^-(e_m+f_n) >= l1b_n lambda_m.
+  for (const std::int64_t K : {std::int64_t(1), std::int64_t(31), std::int64_t(97),
+                               std::int64_t(1030), std::int64_t(2100)}) {
+    Random rng(950 + K);
+    const std::int64_t M = 29, N = 23;
+    HostMatrix A = random_host(M, K, 1.5, rng, [](std::int64_t r) {
+      return r % 6 == 5 ? -1060 : int((53 * r) % 301) - 150;
+    });
+    HostMatrix B = random_host(K, N, 1.0, rng);
+    for (std::int64_t k = 0; k < K; ++k) {
+      A.values[3 + M * k] = 0;                                             // a zero row
+      if (k % 64 < 32) A.values[4 + M * k] = 0;                            // zero chunks
+      if (k % 3 == 0) A.values[6 + M * k] *= 1e-300;                       // tiny beside large
+      if (k == K / 2) A.values[8 + M * k] = 1e300;                         // one huge element
+      if (k % 5 == 1) A.values[9 + M * k] = 4.9e-324 * double(1 + k % 7);  // subnormals
+      const int d = static_cast<int>(k % 13) - 6;                          // against A along k
+      for (std::int64_t m = 10; m < M; ++m)
+        A.values[m + M * k] = std::ldexp(A.values[m + M * k], d);
+      for (std::int64_t n = 0; n < N; ++n)
+        B.values[k + K * n] = std::ldexp(B.values[k + K * n], -d);
+    }
+    const ozaki::serial::CrtCoverage want = ozaki::serial::crt_coverage(A.cref(), B.cref());
+    for (const Layout layout : {Layout::Right, Layout::Left}) {
+      const std::string what = "K = " + std::to_string(K) + ", " + name(layout);
+      const DeviceMatrix dA = device_copy(A, layout), dBt = device_copy(transposed(B), layout);
+      const TilesOnSpace ta = tiles_on_space(as_const(dA)), tb = tiles_on_space(as_const(dBt));
+      const auto ca = coverage_views(M), cb = coverage_views(N);
+      ozaki::Impl::launch_coverage(TestSpace(), K, ta.tile_max, ta.layers, ta.e, ta.l1, ta.l2, ca,
+                                   tb.tile_max, tb.layers, tb.e, tb.l1, tb.l2, cb);
+      EXPECT_EQ(row_major_counts(ca.counts), want.counts_a) << what;
+      EXPECT_EQ(row_major_counts(cb.counts), want.counts_b) << what;
+      EXPECT_EQ(host_vector(ca.grid), want.grid_a) << what;
+      EXPECT_EQ(host_vector(cb.grid), want.grid_b) << what;
+      EXPECT_EQ(host_vector(ca.lambda), want.lambda_a) << what;
+      EXPECT_EQ(host_vector(cb.lambda), want.lambda_b) << what;
+      V::Rows partials("partials", ozaki::Impl::summary_teams(M + N), ozaki::Impl::summary_values);
+      const ozaki::Impl::RowSummary s = ozaki::Impl::row_summary(
+          TestSpace(), K, ozaki::Impl::SummaryRows<TestSpace>{ta.e, ta.l2, ta.l1, ca.lambda},
+          ozaki::Impl::SummaryRows<TestSpace>{tb.e, tb.l2, tb.l1, cb.lambda}, partials);
+      EXPECT_EQ(s.a.coverage_factor, want.factor_a) << what;
+      EXPECT_EQ(s.b.coverage_factor, want.factor_b) << what;
+      EXPECT_EQ(s.a.split_ratio, want.split_a) << what;
+      EXPECT_EQ(s.b.split_ratio, want.split_b) << what;
+      EXPECT_EQ(s.a.inverse_lambda, want.inverse_a) << what;
+      EXPECT_EQ(s.b.inverse_lambda, want.inverse_b) << what;
+    }
+    // The lower bound itself, in long double from the oracle's exponents and norms.
+    const auto na = ozaki::serial::crt_row_norms(A.cref());
+    const auto nb = ozaki::serial::crt_row_norms(B.cref().transposed());
+    int positive = 0;
+    for (std::int64_t m = 0; m < M; ++m) {
+      for (std::int64_t n = 0; n < N; ++n) {
+        long double p = 0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          p += std::ldexp(std::fabs((long double)A(m, k)), -na.exponent[m]) *
+               std::ldexp(std::fabs((long double)B(k, n)), -nb.exponent[n]);
+        }
+        const long double lower_a = (long double)nb.l1[n] * want.lambda_a[m];
+        const long double lower_b = (long double)na.l1[m] * want.lambda_b[n];
+        EXPECT_GE(p * (1 + 1e-12L), lower_a) << "K = " << K << ", entry " << m << "," << n;
+        EXPECT_GE(p * (1 + 1e-12L), lower_b) << "K = " << K << ", entry " << m << "," << n;
+        positive += lower_a > 0;
+      }
+    }
+    RecordProperty("positive_lower_bounds_K" + std::to_string(K), positive);
+  }
+}
+
+TEST(Crt, CoverageCertifiesTheMeanFieldCountOnIidData) {
+  // The gate's calibration (coverage.hpp, crt_coverage_gate): on iid data at phi = 0.5 every
+  // row's lambda is positive and the certificate's factor stays inside the gate with room,
+  // while rows spread against each other along k by 2^10 on half of k fall outside it.
+  for (const std::int64_t K : {std::int64_t(300), std::int64_t(4096)}) {
+    Random rng(960 + K);
+    const std::int64_t M = 96, N = 80;
+    const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+    const ozaki::serial::CrtCoverage c = ozaki::serial::crt_coverage(A.cref(), B.cref());
+    for (const double l : c.lambda_a) EXPECT_GT(l, 0.0) << "K = " << K;
+    for (const double l : c.lambda_b) EXPECT_GT(l, 0.0) << "K = " << K;
+    EXPECT_LT(std::min(c.factor_a, c.factor_b), ozaki::Impl::crt_coverage_gate / 1.5)
+        << "K = " << K;
+    HostMatrix A2 = A, B2 = B;
+    for (std::int64_t k = 0; k < K / 2; ++k) {
+      for (std::int64_t m = 0; m < M; ++m)
+        A2.values[m + M * k] = std::ldexp(A.values[m + M * k], 10);
+      for (std::int64_t n = 0; n < N; ++n)
+        B2.values[k + K * n] = std::ldexp(B.values[k + K * n], -10);
+    }
+    const ozaki::serial::CrtCoverage d = ozaki::serial::crt_coverage(A2.cref(), B2.cref());
+    EXPECT_GT(std::min(d.factor_a, d.factor_b), ozaki::Impl::crt_coverage_gate) << "K = " << K;
+  }
+}
+
 class CrtScalingRules : public ::testing::TestWithParam<std::tuple<double, int>> {};
 
 TEST_P(CrtScalingRules, BitsOfBothRulesMatchTheOracleExactly) {
@@ -918,11 +1060,13 @@ TEST(Crt, CountedRuleKeepsNativeErrorWhereTheFastModelFails) {
   }
 }
 
-TEST(Crt, ModeratelyPeakedRowsKeepTheFastRuleWithOneModulusMore) {
-  // Peak products K q_A q_B in (8, 32]: the automatic count (Auto scaling and explicit fast
-  // scaling alike) keeps the fast rule with one modulus more than its model, no bound product,
-  // and native FP64's error or better against double-double.  Each shape's seed is checked to
-  // land in that class first, so the test cannot pass vacuously.
+TEST(Crt, ModeratelyPeakedRowsTakeTheRuleTheCertificateAllows) {
+  // Peak products K q_A q_B in (8, 32]: where the coverage certificate bounds the mean-field
+  // estimate within crt_coverage_gate, the automatic count (Auto scaling and explicit fast
+  // scaling alike) keeps the fast rule with one modulus more than its model and no bound
+  // product; where it cannot, the counted fast rule's window product gives the count.  Either
+  // way native FP64's error or better against double-double, and the componentwise bound
+  // within native's.  Each shape's seed is checked to land in that peak class first.
   struct Case {
     std::int64_t M, N, K;
     double phi;
@@ -938,15 +1082,28 @@ TEST(Crt, ModeratelyPeakedRowsKeepTheFastRuleWithOneModulusMore) {
     const double peak = ozaki::Impl::crt_peak_product(c.K, peaks.q_a, peaks.q_b);
     ASSERT_EQ(peaks.rule, ozaki::Impl::CrtPeakClass::FastExtended)
         << c.M << "x" << c.N << "x" << c.K << ": K q_A q_B = " << peak;
+    const ozaki::serial::CrtCoverage coverage = ozaki::serial::crt_coverage(A.cref(), B.cref());
+    const bool certified =
+        std::min(coverage.factor_a, coverage.factor_b) <= ozaki::Impl::crt_coverage_gate;
     const int model = ozaki::Impl::crt_fast_moduli(c.K, peaks.q_a, peaks.q_b);
+    const double G = ozaki::serial::crt_counted_ratio(A.cref(), B.cref());
     std::vector<double> first;
     for (const CrtScaling scaling : {CrtScaling::Auto, CrtScaling::Fast}) {
       const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, crt(ozaki::auto_moduli, scaling));
       EXPECT_EQ(run.report.crt_scaling, CrtScaling::Fast);
-      EXPECT_EQ(run.report.moduli, model + 1) << "K q_A q_B = " << peak;
-      EXPECT_EQ(run.report.estimate_int8_gemms, 0);
-      EXPECT_NE(run.report.reason.find("moderately peaked"), std::string::npos)
-          << run.report.reason;
+      if (certified) {
+        EXPECT_EQ(run.report.moduli, model + 1) << "K q_A q_B = " << peak;
+        EXPECT_EQ(run.report.estimate_int8_gemms, 0);
+        EXPECT_NE(run.report.reason.find("moderately peaked"), std::string::npos)
+            << run.report.reason;
+      } else {
+        ASSERT_LT(G, HUGE_VAL);
+        EXPECT_GE(run.report.moduli, ozaki::Impl::crt_counted_moduli(c.K, G));
+        EXPECT_EQ(run.report.estimate_int8_gemms, 1);
+        EXPECT_NE(run.report.reason.find("counted fast rule"), std::string::npos)
+            << run.report.reason;
+      }
+      EXPECT_LE(run.report.error_bound, ozaki::Impl::native_componentwise_bound(c.K));
       if (!first.empty()) {
         EXPECT_EQ(run.C.values, first) << "Auto and fast scaling took the same rule and count";
         continue;
@@ -1208,8 +1365,11 @@ TEST(Crt, RowSummaryIsTheReductionsItReplaces) {
     const std::int64_t teams = ozaki::Impl::summary_teams(M + N);
     ASSERT_GT(teams, 1);
     V::Rows partials("partials", teams, ozaki::Impl::summary_values);
-    const ozaki::Impl::RowSummary s =
-        ozaki::Impl::row_summary(space, ea, l2a, l1a, eb, l2b, l1b, partials);
+    // (The certificate's lambdas: CoverageMatchesTheOracleBitForBit; zero here.)
+    const V::Norms lambda_a("lambda_a", M), lambda_b("lambda_b", N);
+    const ozaki::Impl::SummaryRows<TestSpace> rows_a{ea, l2a, l1a, lambda_a};
+    const ozaki::Impl::SummaryRows<TestSpace> rows_b{eb, l2b, l1b, lambda_b};
+    const ozaki::Impl::RowSummary s = ozaki::Impl::row_summary(space, K, rows_a, rows_b, partials);
     EXPECT_FALSE(s.a.nonfinite);
     EXPECT_FALSE(s.b.nonfinite);
     EXPECT_EQ(s.a.peak, ozaki::Impl::peak_ratio(space, l2a, l1a)) << name(layout);
@@ -1237,7 +1397,7 @@ TEST(Crt, RowSummaryIsTheReductionsItReplaces) {
       EXPECT_TRUE(scales_and_norms(as_const(dX), which == 0 ? ea : eb, which == 0 ? l2a : l2b,
                                    which == 0 ? l1a : l1b));
       const ozaki::Impl::RowSummary bad =
-          ozaki::Impl::row_summary(space, ea, l2a, l1a, eb, l2b, l1b, partials);
+          ozaki::Impl::row_summary(space, K, rows_a, rows_b, partials);
       EXPECT_EQ(bad.a.nonfinite, which == 0) << name(layout);
       EXPECT_EQ(bad.b.nonfinite, which == 1) << name(layout);
       // Restore the finite operand's exponents and norms for the next case.

@@ -1,4 +1,5 @@
 // The serial oracle of Ozaki scheme II.  See ozaki/serial/crt.hpp.
+#include <ozaki/impl/crt/coverage.hpp>
 #include <ozaki/impl/crt/rules.hpp>
 #include <ozaki/serial/crt.hpp>
 
@@ -113,6 +114,95 @@ void check_bits(const std::vector<int>& bits, int L, std::int64_t K) {
 }  // namespace
 
 CrtRowNorms crt_row_norms(const ConstMatrixRef& X) { return row_norms(X); }
+
+namespace {
+
+/// Per row of X (rows along K): the coverage counts of its norm tiles (row_norms' tiles),
+/// row-major.
+std::vector<std::uint32_t> coverage_counts(const ConstMatrixRef& X) {
+  constexpr std::int64_t block = 1024;
+  std::vector<std::uint32_t> out;
+  for (std::int64_t r = 0; r < X.rows; ++r) {
+    const int e = row_scale_exponent(X, r);
+    Impl::CoverageCounts c;
+    for (std::int64_t b0 = 0; b0 < X.cols; b0 += block) {
+      const std::int64_t end = std::min(b0 + block, X.cols), stride = (end - b0 + 31) / 32;
+      for (std::int64_t j = 0; j < stride; ++j) {
+        double mu = 0;
+        int count = 0;
+        for (std::int64_t k = b0 + j; k < end; k += stride, ++count)
+          mu = std::max(mu, std::fabs(X(r, k)));
+        std::uint64_t packed = 0;
+        const int et = mu > 0 ? scale_exponent(mu) : 0;
+        for (std::int64_t k = b0 + j; k < end && mu > 0; k += stride) {
+          if (X(r, k) == 0) continue;
+          int exponent = 0;
+          std::frexp(X(r, k), &exponent);
+          packed += Impl::coverage_bin_unit(Impl::coverage_tile_bin(exponent, et));
+        }
+        Impl::coverage_merge_tile(c, packed, count, !(mu > 0), mu > 0 ? e - et : 0);
+      }
+    }
+    const std::size_t first = out.size();
+    out.resize(first + Impl::coverage_row_counts);
+    Impl::coverage_row_values(c, [&](int i, std::uint32_t v) { out[first + i] = v; });
+  }
+  return out;
+}
+
+std::vector<double> coverage_grid(const std::vector<std::uint32_t>& counts, const RowNorms& n) {
+  std::vector<double> grid(Impl::coverage_grid, 0.0);
+  for (std::size_t r = 0; r < n.l1.size(); ++r) {
+    double v[Impl::coverage_grid];
+    const std::uint32_t* row = counts.data() + r * Impl::coverage_row_counts;
+    Impl::coverage_grid_of_row([&](int j) { return row[Impl::coverage_layers + j]; }, n.l1[r],
+                               n.l2[r], v);
+    for (int g = 0; g < Impl::coverage_grid; ++g) grid[g] = std::max(grid[g], v[g]);
+  }
+  return grid;
+}
+
+std::vector<double> coverage_lambdas(const std::vector<std::uint32_t>& counts, std::size_t rows,
+                                     const std::vector<double>& other_grid) {
+  std::vector<double> lambda(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::uint32_t* row = counts.data() + r * Impl::coverage_row_counts;
+    lambda[r] =
+        Impl::coverage_lambda([&](int t) { return row[t]; }, [&](int g) { return other_grid[g]; });
+  }
+  return lambda;
+}
+
+/// row_summary's certificate values over the nonzero rows.
+void coverage_summary(const RowNorms& n, const std::vector<double>& lambda, std::int64_t K,
+                      double& factor, double& split, double& inverse) {
+  factor = split = inverse = 0;
+  const double k = static_cast<double>(K);
+  for (std::size_t r = 0; r < lambda.size(); ++r) {
+    if (!(n.l1[r] > 0)) continue;
+    const double l = lambda[r];
+    factor = std::max(factor, l > 0 ? n.l1[r] / (k * l) : HUGE_VAL);
+    split = std::max(split, l > 0 ? n.l2[r] / l : HUGE_VAL);
+    inverse = std::max(inverse, l > 0 ? 1 / l : HUGE_VAL);
+  }
+}
+
+}  // namespace
+
+CrtCoverage crt_coverage(const ConstMatrixRef& opA, const ConstMatrixRef& opB) {
+  const ConstMatrixRef opBt = opB.transposed();
+  const RowNorms na = row_norms(opA), nb = row_norms(opBt);
+  CrtCoverage c;
+  c.counts_a = coverage_counts(opA);
+  c.counts_b = coverage_counts(opBt);
+  c.grid_a = coverage_grid(c.counts_a, na);
+  c.grid_b = coverage_grid(c.counts_b, nb);
+  c.lambda_a = coverage_lambdas(c.counts_a, na.l1.size(), c.grid_b);
+  c.lambda_b = coverage_lambdas(c.counts_b, nb.l1.size(), c.grid_a);
+  coverage_summary(na, c.lambda_a, opA.cols, c.factor_a, c.split_a, c.inverse_a);
+  coverage_summary(nb, c.lambda_b, opA.cols, c.factor_b, c.split_b, c.inverse_b);
+  return c;
+}
 
 double crt_peak_ratio(const CrtRowNorms& n) {
   double worst = 0;

@@ -31,12 +31,17 @@
       const V::Exponents&, std::int64_t, const ::ozaki::Impl::EstimateRegion<SPACE>&);             \
   PREFIX template void launch_exponents_and_norms<SPACE>(                                          \
       const SPACE&, bool, const V::ConstMatrix&, const V::Rows&, const V::Rows&, const V::Rows&,   \
-      const V::Exponents&, const V::Norms&, const V::Norms&);                                      \
+      const V::TileCounts&, const V::Exponents&, const V::Norms&, const V::Norms&);                \
+  PREFIX template void launch_coverage<SPACE>(                                                     \
+      const SPACE&, std::int64_t, const V::Rows&, const V::TileCounts&, const V::Exponents&,       \
+      const V::Norms&, const V::Norms&, const ::ozaki::Impl::CoverageViews<SPACE>&,                \
+      const V::Rows&, const V::TileCounts&, const V::Exponents&, const V::Norms&, const V::Norms&, \
+      const ::ozaki::Impl::CoverageViews<SPACE>&);                                                 \
   PREFIX template int fast_bits<SPACE>(const SPACE&, const V::Norms&, double,                      \
                                        const V::Exponents&);                                       \
   PREFIX template ::ozaki::Impl::RowSummary row_summary<SPACE>(                                    \
-      const SPACE&, const V::Exponents&, const V::Norms&, const V::Norms&, const V::Exponents&,    \
-      const V::Norms&, const V::Norms&, const V::Rows&);                                           \
+      const SPACE&, std::int64_t, const ::ozaki::Impl::SummaryRows<SPACE>&,                        \
+      const ::ozaki::Impl::SummaryRows<SPACE>&, const V::Rows&);                                   \
   PREFIX template void magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,                     \
                                           const V::Exponents&, const V::Digits&);                  \
   PREFIX template void window_magnitudes7<SPACE>(const SPACE&, const V::ConstMatrix&,              \

@@ -49,6 +49,18 @@ double crt_peak_ratio(const CrtRowNorms& norms);
 /// bit for bit by the Kokkos kernels (opA M x K, opB K x N, finite).
 double crt_counted_ratio(const ConstMatrixRef& opA, const ConstMatrixRef& opB);
 
+/// The coverage certificate of ozaki/impl/crt/coverage.hpp for op(A) (M x K) and op(B)
+/// (K x N), finite, to be matched bit for bit by the Kokkos kernels: per row of op(A) and of
+/// op(B)^T its counts (row-major, coverage_row_counts per row), each operand's G on the grid,
+/// the rows' lambdas, and what row_summary takes of them: max l1 / (K lambda), max n / lambda
+/// and max 1 / lambda over nonzero rows (+Inf where some such lambda is 0).
+struct CrtCoverage {
+  std::vector<std::uint32_t> counts_a, counts_b;
+  std::vector<double> grid_a, grid_b, lambda_a, lambda_b;
+  double factor_a = 0, factor_b = 0, split_a = 0, split_b = 0, inverse_a = 0, inverse_b = 0;
+};
+CrtCoverage crt_coverage(const ConstMatrixRef& opA, const ConstMatrixRef& opB);
+
 /// round(x 2^(bits - e)), to nearest with ties to even, exactly (|result| < 2^95).
 __int128 crt_scaled_integer(double x, int e, int bits);
 

@@ -168,6 +168,7 @@ struct RowCopyRegion {
   Rows max_a, max_b;          // per tile, each row's max |x|
   Rows squares_a, squares_b;  // scheme II: per norm tile, S2_t (scaling.hpp)
   Rows sums_a, sums_b;        // scheme II: per norm tile, S1_t
+  typename Views<ExecSpace>::TileCounts layers_a, layers_b;  // scheme II: its layer bins
   static RowCopyRegion carve(Carver& c, const Shape& s, const OperandPlan& plan) {
     RowCopyRegion r;
     const bool norms = plan.crt_norm_tiles;
@@ -177,10 +178,16 @@ struct RowCopyRegion {
     };
     if (plan.copy_a) r.a = Rows(c.take<double>(s.m * s.k), s.m, s.k);
     if (plan.copy_a || plan.strided_a || norms) r.max_a = tile_rows(s.m);
+    auto tile_counts = [&](std::int64_t rows) {
+      return
+          typename Views<ExecSpace>::TileCounts(c.take<std::uint64_t>(tiles * rows), tiles, rows);
+    };
     if (norms) r.squares_a = tile_rows(s.m), r.sums_a = tile_rows(s.m);
+    if (norms) r.layers_a = tile_counts(s.m);
     if (plan.copy_b) r.b = Rows(c.take<double>(s.n * s.k), s.n, s.k);
     if (plan.copy_b || plan.strided_b || norms) r.max_b = tile_rows(s.n);
     if (norms) r.squares_b = tile_rows(s.n), r.sums_b = tile_rows(s.n);
+    if (norms) r.layers_b = tile_counts(s.n);
     return r;
   }
 };

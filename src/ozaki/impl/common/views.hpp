@@ -40,6 +40,10 @@ struct Views {
   using Rows = Kokkos::View<double**, Kokkos::LayoutRight, device_type>;
   /// Per-tile integer partial results (tile, row): the accurate rule's row minima.
   using IntTiles = Kokkos::View<int**, Kokkos::LayoutRight, device_type>;
+  /// Per-tile packed counts (tile, row): scheme II's norm tiles' layer bins (crt/coverage.hpp).
+  using TileCounts = Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, device_type>;
+  /// Per-row counts (value, row), consecutive rows contiguous: the coverage certificate's.
+  using RowCounts = Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, device_type>;
 };
 
 /// Rows [first, first + count) of a matrix of rows (a view of the same memory).

@@ -127,6 +127,8 @@ class CrtPipeline {
       fewest = choose_bits(L_);
     }
     check_crt_bits(fewest, L_, call_.plan.shape.k);
+    const Int8Outcome certified = certify(fewest);
+    if (certified != Int8Outcome::Done) return certified;
     multiply_passes(alpha, beta, C);
     fill_report(fewest);
     return Int8Outcome::Done;
@@ -162,12 +164,19 @@ class CrtPipeline {
     call_.phase_offset = carver.used();
     const RowCopyRegion<ExecSpace>& t = call_.copies;
     launch_exponents_and_norms(call_.space, call_.ops.strided_a, call_.opA, t.max_a, t.squares_a,
-                               t.sums_a, call_.exponents.a, scale_.l2a, scale_.l1a);
+                               t.sums_a, t.layers_a, call_.exponents.a, scale_.l2a, scale_.l1a);
     launch_exponents_and_norms(call_.space, call_.ops.strided_b, call_.opBt, t.max_b, t.squares_b,
-                               t.sums_b, call_.exponents.b, scale_.l2b, scale_.l1b);
-    // The one wait of pass 1: NaN/Inf, the peak ratios and the largest norms of both operands.
-    rows_ = row_summary(call_.space, call_.exponents.a, scale_.l2a, scale_.l1a, call_.exponents.b,
-                        scale_.l2b, scale_.l1b, scale_.summary);
+                               t.sums_b, t.layers_b, call_.exponents.b, scale_.l2b, scale_.l1b);
+    launch_coverage(call_.space, call_.plan.shape.k, t.max_a, t.layers_a, call_.exponents.a,
+                    scale_.l1a, scale_.l2a, scale_.coverage_a, t.max_b, t.layers_b,
+                    call_.exponents.b, scale_.l1b, scale_.l2b, scale_.coverage_b);
+    // The one wait of pass 1: NaN/Inf, the peak ratios, the largest norms and the coverage
+    // certificate of both operands.
+    rows_ = row_summary(
+        call_.space, call_.plan.shape.k,
+        SummaryRows<ExecSpace>{call_.exponents.a, scale_.l2a, scale_.l1a, scale_.coverage_a.lambda},
+        SummaryRows<ExecSpace>{call_.exponents.b, scale_.l2b, scale_.l1b, scale_.coverage_b.lambda},
+        scale_.summary);
     if (rows_.a.nonfinite || rows_.b.nonfinite) return false;
     q_a_ = rows_.a.peak;
     q_b_ = rows_.b.peak;
@@ -177,7 +186,16 @@ class CrtPipeline {
   /// The scaling rule from the peak class, once, after the first scale_rows (which runs again
   /// where the scratch grows: the same rows, the same class).
   void choose_rule() {
-    const CrtPeakClass peaks = crt_peak_class(call_.plan.shape.k, q_a_, q_b_);
+    CrtPeakClass peaks = crt_peak_class(call_.plan.shape.k, q_a_, q_b_);
+    const double coverage = std::min(rows_.a.coverage_factor, rows_.b.coverage_factor);
+    if (call_.plan.auto_moduli && peaks != CrtPeakClass::Accurate &&
+        !(coverage <= crt_coverage_gate)) {
+      // The fast rule's count assumes every (|A||B|)_mn near its mean-field value, and the
+      // certificate cannot bound them within crt_coverage_gate of it (operands whose
+      // magnitudes are spread against each other along k): the per-entry lower bound decides.
+      peaks = CrtPeakClass::Accurate;
+      misaligned_ = true;
+    }
     if (peaks == CrtPeakClass::Accurate && counted_may_apply()) {
       // The fast model's count does not hold for rows this peaked; a lower bound of |A||B|
       // gives the count instead (choose_moduli), the fast rule's bits stay.
@@ -277,10 +295,14 @@ class CrtPipeline {
   }
 
   /// The Report's reason for a count from the counted fast rule, its G taken `over` entries.
-  static std::string counted_reason(const std::string& over) {
-    return "automatic moduli count: rows this peaked (wide exponent ranges) took the fast "
-           "scaling rule with the count from an INT8 lower bound of |A||B|" +
-           over + " (counted fast rule)";
+  std::string counted_reason(const std::string& over) const {
+    const char* why = misaligned_
+                          ? "operands whose magnitudes are spread against each other along k "
+                            "(the coverage certificate cannot bound the mean-field count)"
+                          : "rows this peaked (wide exponent ranges)";
+    return std::string("automatic moduli count: ") + why +
+           " took the fast scaling rule with the count from an INT8 lower bound of |A||B|" + over +
+           " (counted fast rule)";
   }
 
   static std::string unseen_entry_reason(const std::string& where) {
@@ -399,6 +421,7 @@ class CrtPipeline {
     const double G =
         counted_ratio(call_.space, bound_.bound, call_.plan.k_chunks, call_.plan.shape.k,
                       scale_.l2a, scale_.l1a, scale_.l2b, scale_.l1b);
+    full_G_ = G;
     if (!(G < HUGE_VAL)) return false;
     L_ = crt_counted_moduli(call_.plan.shape.k, G);
     call_.report.modeled_error = crt_counted_model(L_, call_.plan.shape.k, G);
@@ -444,6 +467,7 @@ class CrtPipeline {
                   call_.space,
                   ProductLowerBound<ExecSpace>{estimate.products, estimate_chunks, 0x1p-14}, s.k,
                   scale_.bits_a, scale_.bits_b, scale_.l1a, scale_.l1b);
+    accurate_at_max_ = at_max;
     L_ = crt_accurate_moduli(at_max);
     if (!(at_max < HUGE_VAL)) {
       if (!call_.report.reason.empty()) call_.report.reason += "; ";
@@ -453,6 +477,131 @@ class CrtPipeline {
     }
     call_.report.modeled_error =
         at_max * std::exp2(0.5 * (crt_log2_range(max_moduli) - crt_log2_range(L_)));
+  }
+
+  /// The componentwise promise (coverage.hpp, docs/design.md §3a): the bound of this call's
+  /// bits at or below native FP64's gamma_(K+2).  An automatic count grows until it holds, and
+  /// where no count up to max_moduli makes it hold the call runs native FP64 GEMM (Uncertified,
+  /// with the reason); a fixed count keeps its count and the Report says how far off it is.
+  /// Auto checks its cost again where the count grew.
+  Int8Outcome certify(int& fewest) {
+    const std::int64_t K = call_.plan.shape.k;
+    const double promise = native_componentwise_bound(K);
+    error_bound_ = componentwise_bound(fewest);
+    if (!call_.plan.auto_moduli) {
+      if (error_bound_ > promise) note_bound_above_native(promise);
+      return Int8Outcome::Done;
+    }
+    const int chosen = L_;
+    while (error_bound_ > promise && L_ < max_moduli) {
+      ++L_;
+      make_room();
+      fewest = choose_bits(L_);
+      error_bound_ = componentwise_bound(fewest);
+    }
+    if (error_bound_ > promise) {
+      append_reason("no count up to " + std::to_string(max_moduli) +
+                    " moduli keeps the componentwise error bound within native FP64's "
+                    "gamma_K on this data (bound " +
+                    std::to_string(error_bound_) + " |A||B| at " + std::to_string(max_moduli) +
+                    " moduli): native FP64 GEMM");
+      return Int8Outcome::Uncertified;
+    }
+    if (L_ == chosen) return Int8Outcome::Done;
+    append_reason("automatic moduli count raised from " + std::to_string(chosen) + " to " +
+                  std::to_string(L_) +
+                  " so that the componentwise bound stays within native "
+                  "FP64's");
+    if (call_.plan.requested != Algorithm::Auto) return Int8Outcome::Done;
+    const int products = L_ + call_.report.estimate_int8_gemms;
+    const double cost = cost_of(L_, products);
+    if (!native_is_faster(cost)) return Int8Outcome::Done;
+    call_.report.reason =
+        native_faster_reason(std::to_string(L_) + " moduli for the componentwise bound", cost);
+    return Int8Outcome::NativeFaster;
+  }
+
+  void append_reason(const std::string& why) {
+    if (!call_.report.reason.empty()) call_.report.reason += "; ";
+    call_.report.reason += why;
+  }
+
+  void note_bound_above_native(double promise) {
+    append_reason(std::to_string(L_) + " moduli give a componentwise error bound of " +
+                  std::to_string(error_bound_) +
+                  " |A||B| on this data, above native FP64's gamma_K = " + std::to_string(promise) +
+                  " (not FP64-equivalent: use an automatic count)");
+  }
+
+  /// The bound of this call's bits (Report::error_bound): the coverage certificate's, and where
+  /// the counted fast rule's window product saw every entry, the per-entry one.
+  double componentwise_bound(int fewest) {
+    double bound = coverage_bound(fewest);
+    if (accurate() && accurate_at_max_ >= 0) {
+      bound = std::min(bound, with_cross(accurate_split(), fewest));
+    }
+    if (counted_ && bound > native_componentwise_bound(call_.plan.shape.k)) {
+      if (!(full_G_ >= 0)) full_window_ratio();
+      bound = std::min(bound, with_cross(counted_split(), fewest));
+    }
+    return bound;
+  }
+
+  /// crt_componentwise_bound for a split term that covers both operands, its cross term from
+  /// the fewest bits: sum_k |da||db| <= (split) K 2^(1 - fewest) (|A||B|)_mn (coverage.hpp).
+  double with_cross(double split, int fewest) const {
+    const double K = static_cast<double>(call_.plan.shape.k);
+    return crt_componentwise_bound(split, 0, split * K * std::ldexp(1.0, 1 - fewest));
+  }
+
+  /// From the coverage certificate: each operand's split term max_m 2^-(b_m+1) / lambda_m,
+  /// under the fast rule at most max_m (n_m / T) / lambda_m (2^-b_m < 2 n_m / T, and no row's
+  /// bits reach the cap: T < 2^93 and n_m > 1/4), under the accurate rule from the bits.
+  double coverage_bound(int fewest) {
+    const std::int64_t K = call_.plan.shape.k;
+    const double slack = coverage_l1_slack(K);
+    double split_a = 0, split_b = 0;
+    if (scaling_ == CrtScaling::Fast) {
+      const double T = crt_fast_target(L_, K);
+      split_a = slack * rows_.a.split_ratio / T;
+      split_b = slack * rows_.b.split_ratio / T;
+    } else {
+      split_a = slack * coverage_split_of_bits(call_.space, scale_.bits_a, scale_.coverage_a.lambda,
+                                               scale_.l1a);
+      split_b = slack * coverage_split_of_bits(call_.space, scale_.bits_b, scale_.coverage_b.lambda,
+                                               scale_.l1b);
+    }
+    const double cross =
+        std::min(split_a, split_b) * static_cast<double>(K) * std::ldexp(1.0, 1 - fewest);
+    return crt_componentwise_bound(split_a, split_b, cross);
+  }
+
+  /// The accurate rule's estimate, per entry: at max_moduli's bits sqrt(K) crt_model_error
+  /// bounds both split terms (its lower bounds of |A||B| are rigorous; its l1 norms are lower
+  /// bounds, covered by the slack); with L moduli every row keeps at least its bits at
+  /// max_moduli less half the range's difference and 2 (the floors of accurate_bits).
+  double accurate_split() const {
+    const std::int64_t K = call_.plan.shape.k;
+    return coverage_l1_slack(K) * std::sqrt(static_cast<double>(K)) * accurate_at_max_ *
+           std::exp2(0.5 * (crt_log2_range(max_moduli) - crt_log2_range(L_)) + 2);
+  }
+
+  /// The counted fast rule's window product, per entry: both split terms are at most
+  /// 2^14 max_mn (n_m l1b_n + n_n l1a_m) 2^(s_m + s_n) / (T Plo_mn), and l1 <= sqrt(K) n,
+  /// so at most sqrt(K) crt_counted_model(L, K, G).
+  double counted_split() const {
+    const std::int64_t K = call_.plan.shape.k;
+    return coverage_l1_slack(K) * std::sqrt(static_cast<double>(K)) *
+           crt_counted_model(L_, K, full_G_);
+  }
+
+  /// G of the counted fast rule over every entry, from the window product (Auto's count came
+  /// from a sample; the bound needs all entries).
+  void full_window_ratio() {
+    magnitude_product(true);
+    count_magnitude_product();
+    full_G_ = counted_ratio(call_.space, bound_.bound, call_.plan.k_chunks, call_.plan.shape.k,
+                            scale_.l2a, scale_.l1a, scale_.l2b, scale_.l1b);
   }
 
   /// Scratch for L moduli; growing loses its contents, so everything before the residues runs
@@ -671,14 +820,19 @@ class CrtPipeline {
     call_.report.complex_products = complex_ != nullptr ? 3 : 0;
     call_.report.workspace_bytes =
         crt_bytes<ExecSpace>(call_.plan, L_, took_bound(), call_.plan.auto_moduli, call_.ops);
+    call_.report.error_bound = error_bound_;
   }
 
   PipelineState<ExecSpace>& call_;
   DeviceRates rates_;
   CrtScaling scaling_;
   int L_;
-  bool counted_ = false;   // the counted fast rule (choose_rule)
-  double sampled_G_ = -1;  // its G over sampled entries, once computed
+  bool counted_ = false;         // the counted fast rule (choose_rule)
+  bool misaligned_ = false;      // the certificate sent a mean-field count to the counted rule
+  double full_G_ = -1;           // the counted fast rule's G over every entry, once computed
+  double accurate_at_max_ = -1;  // the accurate rule's estimate at max_moduli, once computed
+  double error_bound_ = 0;       // the componentwise bound (certify)
+  double sampled_G_ = -1;        // its G over sampled entries, once computed
   int gemms_ = 0;
   bool residue_tiles_ = false;  // backend_reduces_products, for this call's passes
   double q_a_ = 0, q_b_ = 0;

@@ -11,6 +11,7 @@
 #include <ozaki/impl/common/plan.hpp>
 #include <ozaki/impl/common/scratch.hpp>
 #include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/coverage_kernels.hpp>
 #include <ozaki/impl/crt/scaling.hpp>
 #include <ozaki/impl/slices/estimate.hpp>
 
@@ -56,8 +57,21 @@ struct CrtScaleRegion {
   typename V::Norms l2a, l1a, l2b, l1b;
   typename V::IntTiles partial;  // the accurate rule's per-row minima, per tile of 256 columns
   typename V::Rows summary;      // row_summary's partial maxima
+  CoverageViews<ExecSpace> coverage_a, coverage_b;  // the coverage certificate (coverage.hpp)
+  static CoverageViews<ExecSpace> carve_coverage(Carver& c, std::int64_t rows) {
+    CoverageViews<ExecSpace> v;
+    v.counts = typename V::RowCounts(c.take<std::uint32_t>(coverage_row_counts * rows),
+                                     coverage_row_counts, rows);
+    const std::int64_t teams = coverage_grid_teams(rows);
+    v.partials = typename V::Rows(c.take<double>(teams * coverage_grid), teams, coverage_grid);
+    v.grid = typename V::Norms(c.take<double>(coverage_grid), coverage_grid);
+    v.lambda = typename V::Norms(c.take<double>(rows), rows);
+    return v;
+  }
   static CrtScaleRegion carve(Carver& c, const Shape& s) {
     CrtScaleRegion r;
+    r.coverage_a = carve_coverage(c, s.m);
+    r.coverage_b = carve_coverage(c, s.n);
     const std::int64_t summary_rows = summary_teams(s.m + s.n);
     r.summary = typename V::Rows(c.take<double>(summary_rows * summary_values), summary_rows,
                                  summary_values);

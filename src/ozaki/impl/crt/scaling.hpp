@@ -19,6 +19,7 @@
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/pass1.hpp>
 #include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/coverage.hpp>
 #include <ozaki/impl/crt/rules.hpp>
 
 #include <cstdint>
@@ -103,16 +104,19 @@ constexpr int norm_tile_batch = 8;
 /// magnitude mu_t (+Inf for NaN/Inf), and for a finite nonzero tile the integer sums of its
 /// quanta at its own exponent e_t = scale_exponent(mu_t): squares(t, r) = S2_t = sum_x s2(x)^2,
 /// sums(t, r) = S1_t = sum_x s1(x) (rules.hpp, "Row norms"; below 2^38, so a double holds
-/// them exactly).  One thread per tile, which reads its 32 elements for the max and again, from
-/// the cache, for the sums: each element comes from memory once, where pass 1 and the norms
-/// had read each row from memory twice.  On a GPU consecutive threads take consecutive tiles
-/// of a K-contiguous row, or consecutive rows of strided ones (kernels.hpp: both coalesced).
+/// them exactly), and layers(t, r) = its nonzero elements counted by layer below e_t, packed
+/// (coverage.hpp, coverage_tile_bin; 0 for a zero tile).  One thread per tile, which reads its 32
+/// elements for the max and again, from the cache, for the sums: each element comes from memory
+/// once, where pass 1 and the norms had read each row from memory twice.  On a GPU consecutive
+/// threads take consecutive tiles of a K-contiguous row, or consecutive rows of strided ones
+/// (kernels.hpp: both coalesced).
 template <class ExecSpace>
 void norm_tile_partials(const ExecSpace& space, bool strided,
                         const typename Views<ExecSpace>::ConstMatrix& X,
                         const typename Views<ExecSpace>::Rows& tile_max,
                         const typename Views<ExecSpace>::Rows& squares,
-                        const typename Views<ExecSpace>::Rows& sums) {
+                        const typename Views<ExecSpace>::Rows& sums,
+                        const typename Views<ExecSpace>::TileCounts& layers) {
   const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
   // Both loops load norm_tile_batch elements before using any: Nsight Compute (8192^3 on the
   // H200, 54218fd) found this kernel waiting on loads 68% of its cycles at 2.0 TB/s, the
@@ -139,18 +143,25 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
     // The tile again for its sums, from the cache (the thread has just read it): holding its
     // 32 elements in registers took 152 registers per thread on sm_90, so one 256-thread block
     // per SM, and 0.40 ms for an 8192^2 operand on the H200 (56 registers this way).
-    std::uint64_t sq = 0, sum = 0;
+    std::uint64_t sq = 0, sum = 0, bins = 0;
     if (mu > 0 && is_finite(mu)) {
-      const NormScales scales = norm_scales(scale_exponent(mu));
+      const int e = scale_exponent(mu);
+      const NormScales scales = norm_scales(e);
       for_each_element([&](double x) {
         const NormQuanta q = norm_quanta(x, scales);
         sq += q.square;
         sum += q.l1;
+        if (x != 0) {
+          int exponent = 0;
+          compat::frexp(x, &exponent);
+          bins += coverage_bin_unit(coverage_tile_bin(exponent, e));
+        }
       });
     }
     tile_max(t, r) = mu;
     squares(t, r) = static_cast<double>(sq);
     sums(t, r) = static_cast<double>(sum);
+    layers(t, r) = bins;
   };
   for_each_norm_tile("ozaki::crt::norm_tiles", "ozaki::crt::norm_tiles_strided", space, strided,
                      rows, tiles, partials);
@@ -203,10 +214,11 @@ void launch_exponents_and_norms(const ExecSpace& space, bool strided,
                                 const typename Views<ExecSpace>::Rows& tile_max,
                                 const typename Views<ExecSpace>::Rows& squares,
                                 const typename Views<ExecSpace>::Rows& sums,
+                                const typename Views<ExecSpace>::TileCounts& layers,
                                 const typename Views<ExecSpace>::Exponents& exponents,
                                 const typename Views<ExecSpace>::Norms& l2,
                                 const typename Views<ExecSpace>::Norms& l1) {
-  norm_tile_partials(space, strided, X, tile_max, squares, sums);
+  norm_tile_partials(space, strided, X, tile_max, squares, sums, layers);
   tile_max_exponents<false>(space, tile_max, exponents);
   norms_from_tiles(space, tile_max, squares, sums, exponents, l2, l1);
 }
@@ -235,58 +247,79 @@ KOKKOS_INLINE_FUNCTION int fast_row_bits(double l2, double T) {
   return e - 1 < crt_max_bits ? e - 1 : crt_max_bits;
 }
 
-/// What scheme II's host code needs of one operand after pass 1 and the row norms: whether a
-/// row holds NaN or Inf, the peak ratio q = max_r l2(r) / l1(r) over rows with l1 > 0
-/// (peak_ratio's value), and the largest l2 (the fast rule's fewest bits: fast_row_bits).
+/// What scheme II's host code needs of one operand after pass 1, the row norms and the
+/// coverage certificate: whether a row holds NaN or Inf, the peak ratio q = max_r l2(r) / l1(r)
+/// over rows with l1 > 0 (peak_ratio's value), the largest l2 (the fast rule's fewest bits:
+/// fast_row_bits), and from the certificate (coverage.hpp; +Inf where some nonzero row has
+/// lambda = 0): max_r l1(r) / (K lambda_r), which bounds every entry's mean-field estimate
+/// against (|A||B|)_mn, max_r l2(r) / lambda_r and max_r 1 / lambda_r (the split's bound under
+/// the fast rule, and under any bits of at least crt_min_bits).
 struct OperandSummary {
   bool nonfinite = false;
   double peak = 0, largest_l2 = 0;
+  double coverage_factor = 0, split_ratio = 0, inverse_lambda = 0;
 };
 
 struct RowSummary {
   OperandSummary a, b;
 };
 
+/// The per-row views of one operand row_summary reads.
+template <class ExecSpace>
+struct SummaryRows {
+  typename Views<ExecSpace>::Exponents exponents;
+  typename Views<ExecSpace>::Norms l2, l1, lambda;
+};
+
 /// The summary's partial results: per team of summary_team_rows rows of op(A) then op(B),
-/// the maxima of summary_values non-negative values (row_summary).
-constexpr int summary_values = 6;
+/// the maxima of summary_values non-negative values (row_summary), operand_summary_values per
+/// operand.
+constexpr int operand_summary_values = 6;
+constexpr int summary_values = 2 * operand_summary_values;
 constexpr std::int64_t summary_team_rows = 2048;
 inline std::int64_t summary_teams(std::int64_t rows) {
   return (rows + summary_team_rows - 1) / summary_team_rows;
 }
 
-/// One row's contribution to the summary: (NaN/Inf, l2 / l1, l2) in the slots of its operand.
-/// Rows holding NaN or Inf have no norms (norms_from_tiles).
-template <class Norms, class Exponents>
-KOKKOS_INLINE_FUNCTION void summary_of_row(const Exponents& e, const Norms& l2, const Norms& l1,
+/// One row's contribution to the summary in its operand's slots: (NaN/Inf, l2 / l1, l2,
+/// l1 / (K lambda), l2 / lambda, 1 / lambda).  Rows holding NaN or Inf have no norms
+/// (norms_from_tiles); all-zero rows (l1 = 0) meet only exact zeros.
+template <class ExecSpace>
+KOKKOS_INLINE_FUNCTION void summary_of_row(const SummaryRows<ExecSpace>& x, double K,
                                            std::int64_t r, double* v) {
-  if (e(r) == nonfinite_row) {
+  if (x.exponents(r) == nonfinite_row) {
     v[0] = 1;
     return;
   }
-  if (l1(r) > 0 && l2(r) / l1(r) > v[1]) v[1] = l2(r) / l1(r);
-  if (l2(r) > v[2]) v[2] = l2(r);
+  const double l1 = x.l1(r), l2 = x.l2(r), lambda = x.lambda(r);
+  if (l1 > 0 && l2 / l1 > v[1]) v[1] = l2 / l1;
+  if (l2 > v[2]) v[2] = l2;
+  if (!(l1 > 0)) return;
+  const double factor = lambda > 0 ? l1 / (K * lambda) : positive_infinity();
+  const double split = lambda > 0 ? l2 / lambda : positive_infinity();
+  const double inverse = lambda > 0 ? 1 / lambda : positive_infinity();
+  if (factor > v[3]) v[3] = factor;
+  if (split > v[4]) v[4] = split;
+  if (inverse > v[5]) v[5] = inverse;
 }
 
-/// Scheme II's one wait after pass 1 and the row norms of both operands (launched without
-/// waits: launch_exponents_and_norms): one kernel takes the maxima of each operand's
-/// OperandSummary values per team of rows into `partials` (summary_teams(M + N) x
-/// summary_values, no atomics), the host copies them and takes the maxima over the teams (in
-/// any order the same).  Before, the NaN/Inf test, the peak ratios and the fewest bits were
-/// eight reductions, each a round trip between host and device (docs/benchmarks.md).
+/// Scheme II's one wait after pass 1, the row norms and the coverage certificate of both
+/// operands (launched without waits: launch_exponents_and_norms, launch_coverage): one kernel
+/// takes the maxima of each operand's OperandSummary values per team of rows into `partials`
+/// (summary_teams(M + N) x summary_values, no atomics), the host copies them and takes the
+/// maxima over the teams (in any order the same).  Before, the NaN/Inf test, the peak ratios
+/// and the fewest bits were eight reductions, each a round trip between host and device
+/// (docs/benchmarks.md).
 template <class ExecSpace>
-RowSummary row_summary(const ExecSpace& space, const typename Views<ExecSpace>::Exponents& ea,
-                       const typename Views<ExecSpace>::Norms& l2a,
-                       const typename Views<ExecSpace>::Norms& l1a,
-                       const typename Views<ExecSpace>::Exponents& eb,
-                       const typename Views<ExecSpace>::Norms& l2b,
-                       const typename Views<ExecSpace>::Norms& l1b,
+RowSummary row_summary(const ExecSpace& space, std::int64_t K, const SummaryRows<ExecSpace>& a,
+                       const SummaryRows<ExecSpace>& b,
                        const typename Views<ExecSpace>::Rows& partials) {
   using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const std::int64_t M = ea.extent(0), rows = M + eb.extent(0);
+  const std::int64_t M = a.exponents.extent(0), rows = M + b.exponents.extent(0);
+  const double k = static_cast<double>(K);
   const int teams = static_cast<int>(summary_teams(rows));
   const int size = is_host_space<ExecSpace>() ? 1 : 256;
   policy_type policy(space, teams, size);
@@ -300,9 +333,9 @@ RowSummary row_summary(const ExecSpace& space, const typename Views<ExecSpace>::
         double v[summary_values] = {};
         for (std::int64_t r = begin + t; r < end; r += threads) {
           if (r < M) {
-            summary_of_row(ea, l2a, l1a, r, v);
+            summary_of_row(a, k, r, v);
           } else {
-            summary_of_row(eb, l2b, l1b, r - M, v + 3);
+            summary_of_row(b, k, r - M, v + operand_summary_values);
           }
         }
         Scratch part(team.team_scratch(0), threads * summary_values);
@@ -323,9 +356,19 @@ RowSummary row_summary(const ExecSpace& space, const typename Views<ExecSpace>::
   double v[summary_values] = {};
   for (int i = 0; i < teams; ++i)
     for (int j = 0; j < summary_values; ++j) v[j] = host(i, j) > v[j] ? host(i, j) : v[j];
+  const auto operand = [&](const double* w) {
+    OperandSummary o;
+    o.nonfinite = w[0] > 0;
+    o.peak = w[1];
+    o.largest_l2 = w[2];
+    o.coverage_factor = w[3];
+    o.split_ratio = w[4];
+    o.inverse_lambda = w[5];
+    return o;
+  };
   RowSummary s;
-  s.a = {v[0] > 0, v[1], v[2]};
-  s.b = {v[3] > 0, v[4], v[5]};
+  s.a = operand(v);
+  s.b = operand(v + operand_summary_values);
   return s;
 }
 
