@@ -4,7 +4,7 @@
 // with error_bound at most native FP64 GEMM's own gamma_K, and its measured error stays
 // within max(4 x native's, 16u) of a double-double reference.  Each family below is a way in
 // which per-row and per-column scaling alone loses the entries that carry (|A||B|)_mn.
-#include "common.hpp"
+#include "complex_common.hpp"
 
 #include <ozaki/impl/common/bounds.hpp>
 
@@ -195,10 +195,10 @@ void check_family(const Case& c) {
                              " moduli, S = " + std::to_string(run.report.slices) +
                              ", reason: " + run.report.reason + ")";
     EXPECT_LE(error, allowed) << what << ": error " << error << ", native " << native_error;
-    RecordProperty(std::string(config.label) + ": " + describe(c),
-                   std::string(ozaki::to_string(run.report.algorithm)) +
-                       " L=" + std::to_string(run.report.moduli) +
-                       " S=" + std::to_string(run.report.slices));
+    ::testing::Test::RecordProperty(std::string(config.label) + ": " + describe(c),
+                                    std::string(ozaki::to_string(run.report.algorithm)) +
+                                        " L=" + std::to_string(run.report.moduli) +
+                                        " S=" + std::to_string(run.report.slices));
     // The bound the Report states holds, and keeps the promise: no worse than native's own.
     EXPECT_GT(run.report.error_bound, 0.0) << what;
     // (A few units of 2^-1074 where C is subnormal: none of these families has such entries.)
@@ -208,6 +208,77 @@ void check_family(const Case& c) {
       EXPECT_TRUE(run.report.fallback) << what;
       EXPECT_FALSE(run.report.reason.empty()) << what;
     }
+  }
+}
+
+/// The complex form of a family: A + i (A o W) and B + i (B o W') with |W|, |W'| in [1/2, 1]
+/// and random signs, so that both parts carry the family's exponent structure.
+HostZ complex_of(const HostMatrix& X, Random& rng) {
+  HostZ z;
+  z.rows = X.rows;
+  z.cols = X.cols;
+  for (const double x : X.values) {
+    const double w = (0.5 + 0.5 * rng.uniform()) * (rng.uniform() < 0.5 ? -1 : 1);
+    z.values.push_back(zdouble(x, x * w));
+  }
+  return z;
+}
+
+/// max_mn |C - ref| / (|A||B|)_mn with complex moduli (|C - ref| the modulus too).
+double componentwise_error(const HostZ& C, const HostZ& ref, const HostZ& A, const HostZ& B) {
+  double worst = 0;
+  for (std::int64_t n = 0; n < C.cols; ++n) {
+    for (std::int64_t m = 0; m < C.rows; ++m) {
+      double abs_ab = 0;
+      for (std::int64_t k = 0; k < A.cols; ++k) abs_ab += std::abs(A(m, k)) * std::abs(B(k, n));
+      const double diff = std::abs(C(m, n) - ref(m, n));
+      worst = std::max(worst, abs_ab > 0 ? diff / abs_ab : (diff == 0 ? 0.0 : HUGE_VAL));
+    }
+  }
+  return worst;
+}
+
+void check_complex_family(const Case& c) {
+  const auto [Ar, Br] = make_data(c);
+  Random rng(c.seed + 2);
+  const HostZ A = complex_of(Ar, rng), B = complex_of(Br, rng);
+  HostZ C0;
+  C0.rows = c.M;
+  C0.cols = c.N;
+  C0.values.assign(static_cast<std::size_t>(c.M * c.N), zdouble(0.25, -0.5));
+  HostZ ref = C0;
+  ozaki::serial::zdd_gemm('N', 'N', zdouble(1, 0), A.cref(), B.cref(), zdouble(0, 0), ref.ref());
+  ozaki::Options native_options;
+  native_options.algorithm = Algorithm::Native;
+  const ZRun native = run_z('N', 'N', zdouble(1, 0), A, B, zdouble(0, 0), C0, native_options);
+  const double native_error = componentwise_error(native.C, ref, A, B);
+  const double allowed = std::max(4 * native_error, 16 * u);
+  // Native ZGEMM's own bound; DGEMM on the real embedding (where the embedding's real call
+  // runs native) has gamma_(2K+2), and a complex alpha and beta after it.
+  const double zgemm_bound = ozaki::Impl::native_complex_componentwise_bound(c.K);
+  const double embedding_bound =
+      ozaki::Impl::native_componentwise_bound(2 * c.K) * (1 + 1e-15) + 1e-15;
+  for (const Config& config : configs) {
+    ozaki::Options o;
+    o.algorithm = config.algorithm;
+    o.crt_scaling = config.scaling;
+    const ZRun run = run_z('N', 'N', zdouble(1, 0), A, B, zdouble(0, 0), C0, o);
+    const double error = componentwise_error(run.C, ref, A, B);
+    const std::string what = "complex " + describe(c) + ", " + config.label + ": ran " +
+                             ozaki::to_string(run.report.algorithm) + " (" +
+                             std::to_string(run.report.moduli) + " moduli, " +
+                             std::to_string(run.report.complex_products) +
+                             " products per modulus, reason: " + run.report.reason + ")";
+    EXPECT_LE(error, allowed) << what << ": error " << error << ", native " << native_error;
+    EXPECT_GT(run.report.error_bound, 0.0) << what;
+    EXPECT_LE(error, run.report.error_bound) << what;
+    EXPECT_LE(run.report.error_bound, run.report.algorithm == Algorithm::Native
+                                          ? std::max(zgemm_bound, embedding_bound)
+                                          : zgemm_bound)
+        << what;
+    ::testing::Test::RecordProperty(std::string("complex ") + config.label + ": " + describe(c),
+                                    std::string(ozaki::to_string(run.report.algorithm)) +
+                                        " L=" + std::to_string(run.report.moduli));
   }
 }
 
@@ -235,6 +306,10 @@ std::vector<Case> cases() {
 class Componentwise : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Componentwise, EveryAutomaticCountKeepsThePromise) { check_family(GetParam()); }
+
+TEST_P(Componentwise, EveryAutomaticCountKeepsThePromiseOnComplexData) {
+  check_complex_family(GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(Families, Componentwise, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {

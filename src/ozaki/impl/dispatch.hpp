@@ -50,6 +50,9 @@ struct GemmCall {
   const CrtComplexTarget<ExecSpace>* complex = nullptr;
   /// Auto's sampled-rows test already ran (CallPlan::peaks_sampled).
   bool peaks_sampled = false;
+  /// Where nonzero, the componentwise bound the call must keep instead of native FP64 GEMM's
+  /// for its K (CallPlan::promise): complex/driver.hpp passes native ZGEMM's.
+  double promise = 0;
   bool any_prepared() const { return prepared_a != nullptr || prepared_b != nullptr; }
 };
 
@@ -217,6 +220,7 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0, pad);
   plan.complex_karatsuba = call.complex != nullptr;
   plan.peaks_sampled = call.peaks_sampled;
+  if (call.promise > 0) plan.promise = call.promise;
   const bool strided_a = shape.k > 1 && rows_a.stride(1) != 1;
   const bool strided_b = shape.k > 1 && rows_b.stride(1) != 1;
   if (scheme == Algorithm::Int8Crt) {

@@ -18,5 +18,11 @@ inline double native_componentwise_bound(std::int64_t K) {
   return gamma_bound(static_cast<double>(K) + 2);
 }
 
+/// The same for complex FP64 GEMM (ZGEMM) of inner length K, relative to |A||B| with complex
+/// moduli: each complex product and sum adds at most sqrt(2) gamma_2, so sqrt(2) gamma_(K+4).
+inline double native_complex_componentwise_bound(std::int64_t K) {
+  return 1.4142135623730951 * gamma_bound(static_cast<double>(K) + 4);
+}
+
 }  // namespace Impl
 }  // namespace ozaki

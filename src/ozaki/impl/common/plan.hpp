@@ -4,6 +4,7 @@
 /// every INT8 product uses.  The dispatch makes the plan; the drivers and the workspace
 /// layouts read it instead of decoding Options again.
 
+#include <ozaki/impl/common/bounds.hpp>
 #include <ozaki/options.hpp>
 
 #include <algorithm>
@@ -98,6 +99,9 @@ struct CallPlan {
   /// Auto's test of sampled rows ran before the call reached the pipeline (complex data:
   /// before the embedding), so the pipeline does not repeat it.
   bool peaks_sampled = false;
+  /// The componentwise bound an automatic count must keep (docs/design.md §3a): native FP64
+  /// GEMM's gamma_(K+2), or for complex data (Karatsuba, the embedding) native ZGEMM's.
+  double promise = 0;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
   int pair_count_for(int S) const { return std::min(pair_count, S * S); }
@@ -109,6 +113,7 @@ inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices 
                           std::int64_t pad = 16) {
   CallPlan p;
   p.shape = s;
+  p.promise = native_componentwise_bound(s.k);
   p.pad = pad;
   p.mpad = padded_rows(s.m, pad);
   p.npad = padded_rows(s.n, pad);

@@ -115,10 +115,22 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   }
 
   Report report;
+  // Relative to |alpha| |A||B| with complex moduli: the real paths' bounds hold relative to the
+  // embedding's |X_e||Y_e|, whose entries sum |ar||br| + |ai||bi| or |ar||bi| + |ai||br|, each
+  // at most (|A||B|)_mn; a complex alpha and beta applied afterwards add sqrt(2) gamma_2 each.
+  const double promise = native_complex_componentwise_bound(shape.k);
+  const double scalars = 1.4142135623730951 * gamma_bound(4);
+  const double real_promise = (promise - scalars) / (1 + scalars);  // the real paths' share
   auto finish = [&](Report r) {
     r.options = replay_options(options, r);
     return r;
   };
+  // A real path's bound (Report::error_bound, DGEMM on the embedding's too) for the complex
+  // call: a complex alpha and beta applied after it.
+  auto complex_bound = [scalars](double real_bound) {
+    return real_bound > 0 ? real_bound * (1 + scalars) + scalars : 0.0;
+  };
+
   if (shape.m == 0 || shape.n == 0) {
     report.reason = "empty C: nothing to do";
     return finish(report);
@@ -147,6 +159,7 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     decision.backend = native_backend;
     decision.reason = why;
     decision.fallback = fallback;
+    decision.error_bound = promise;
     return finish(decision);
   };
   if (options.algorithm == Algorithm::Native) return run_native(report, "", false);
@@ -237,9 +250,11 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
           real_options, nullptr, nullptr);
       call.complex = &target;
       call.peaks_sampled = peaks_sampled;
+      call.promise = real_promise;
       // (The real scalars are placeholders: the target carries alpha and beta.  They must
       // not be 0, or the dispatch's "alpha == 0" return would write the shape-only C.)
       report = dispatch(space, call, 1.0, 1.0, real_options, scratch, call_start);
+      report.error_bound = complex_bound(report.error_bound);
       if (!needs_embedding) {
         if (report.algorithm == Algorithm::Native) report.backend = native_backend;
         report.workspace_bytes += embedding_bytes;
@@ -262,8 +277,10 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     GemmCall<ExecSpace> call =
         checked_call<ExecSpace>("N", "T", rows_xe, rows_ye, Ce, real_options, nullptr, nullptr);
     call.peaks_sampled = peaks_sampled;
+    call.promise = real_promise;
     report = dispatch(space, call, c_is_ce ? alpha.real() : 1.0, c_is_ce ? beta.real() : 0.0,
                       real_options, scratch, call_start);
+    report.error_bound = complex_bound(report.error_bound);
     if (report.algorithm == Algorithm::Native) {
       report.backend = native_backend;
     } else if (!c_is_ce) {

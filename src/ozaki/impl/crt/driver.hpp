@@ -485,8 +485,7 @@ class CrtPipeline {
   /// with the reason); a fixed count keeps its count and the Report says how far off it is.
   /// Auto checks its cost again where the count grew.
   Int8Outcome certify(int& fewest) {
-    const std::int64_t K = call_.plan.shape.k;
-    const double promise = native_componentwise_bound(K);
+    const double promise = call_.plan.promise;
     error_bound_ = componentwise_bound(fewest);
     if (!call_.plan.auto_moduli) {
       if (error_bound_ > promise) note_bound_above_native(promise);
@@ -501,8 +500,8 @@ class CrtPipeline {
     }
     if (error_bound_ > promise) {
       append_reason("no count up to " + std::to_string(max_moduli) +
-                    " moduli keeps the componentwise error bound within native FP64's "
-                    "gamma_K on this data (bound " +
+                    " moduli keeps the componentwise error bound within native FP64 GEMM's "
+                    "on this data (bound " +
                     std::to_string(error_bound_) + " |A||B| at " + std::to_string(max_moduli) +
                     " moduli): native FP64 GEMM");
       return Int8Outcome::Uncertified;
@@ -528,9 +527,8 @@ class CrtPipeline {
 
   void note_bound_above_native(double promise) {
     append_reason(std::to_string(L_) + " moduli give a componentwise error bound of " +
-                  std::to_string(error_bound_) +
-                  " |A||B| on this data, above native FP64's gamma_K = " + std::to_string(promise) +
-                  " (not FP64-equivalent: use an automatic count)");
+                  std::to_string(error_bound_) + " |A||B| on this data, above native FP64 GEMM's " +
+                  std::to_string(promise) + " (not FP64-equivalent: use an automatic count)");
   }
 
   /// The bound of this call's bits (Report::error_bound): the coverage certificate's, and where
@@ -540,7 +538,7 @@ class CrtPipeline {
     if (accurate() && accurate_at_max_ >= 0) {
       bound = std::min(bound, with_cross(accurate_split(), fewest));
     }
-    if (counted_ && bound > native_componentwise_bound(call_.plan.shape.k)) {
+    if (counted_ && bound > call_.plan.promise) {
       if (!(full_G_ >= 0)) full_window_ratio();
       bound = std::min(bound, with_cross(counted_split(), fewest));
     }

@@ -129,7 +129,7 @@ class SlicesPipeline {
   /// reason).
   bool certify(const ErrorRatios& ratios) {
     const std::int64_t K = call_.plan.shape.k;
-    const double promise = native_componentwise_bound(K);
+    const double promise = call_.plan.promise;
     const auto bound_at = [&](int S) {
       const ProductSchedule schedule =
           make_schedule(S, call_.plan.pairs, call_.plan.pair_count, K, call_.plan.k_block);
