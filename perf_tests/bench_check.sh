@@ -5,6 +5,7 @@
 #   in their CSVs (only the times may differ), and another seed draws other matrices;
 # - at phi = 2 (exponents spread over about 2^6) the plain call and scheme II with its
 #   automatic count are no less accurate than native FP64 GEMM on the sampled entries;
+# - every row's error is within its Report's componentwise bound (Report::error_bound);
 # - bad arguments are refused before anything runs, with exit status 2 and one line naming
 #   the option.
 # No time is asserted (timing is not a unit test's business).
@@ -53,6 +54,11 @@ for config in default crt:auto; do
     fail "$config: error $err above native's $native at phi = 2"
   echo "$config: error $err, native $native"
 done
+# Every row's measured error lies within the bound its Report guarantees (native's included).
+awk -F, 'NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
+         { e = $col["err_normwise"]; b = $col["error_bound"]
+           if (!(b + 0 > 0) || e + 0 > b + 0) { print $col["config"] ": error " e ", bound " b; bad = 1 } }
+         END { exit bad }' "$work/first.csv" >&2 || fail "an error above its Report's bound"
 
 refused() {  # refused <expected text> [arguments...]: exit status 2 and the text on stderr
   local text=$1 status=0

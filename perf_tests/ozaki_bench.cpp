@@ -910,9 +910,10 @@ std::string csv_number(double v) {
 std::string json_number(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
 
 void print_header() {
-  std::printf("%-20s %-18s %-6s %3s %5s %5s %4s %10s %8s %7s %9s %6s %6s %6s %9s %9s %9s\n",
+  std::printf("%-20s %-18s %-6s %3s %5s %5s %4s %10s %8s %7s %9s %6s %6s %6s %9s %9s %9s %9s\n",
               "shape", "config", "algo", "S/L", "pr/bt", "gemms", "runs", "time[ms]", "TFLOP/s",
-              "xnative", "INT8TOP/s", "split", "est", "recomb", "ws[MiB]", "err|A||B|", "err_rel");
+              "xnative", "INT8TOP/s", "split", "est", "recomb", "ws[MiB]", "err|A||B|", "bound",
+              "err_rel");
 }
 
 /// One row of the table, printed (and flushed) as soon as its configuration has finished.
@@ -935,7 +936,7 @@ void print_row(const Result& r) {
   const int detail = a == ozaki::Algorithm::Int8Crt ? r.report.crt_bits : r.report.slice_pairs;
   // Milliseconds to 3 decimals; below 0.1 ms (empty products) 3 significant digits.
   const double ms = r.seconds * 1e3;
-  std::printf("%-20s %-18s %-6s %3s %5s %5d %4d %10s %8s %7s %9s %6s %6s %6s %9.1f %9s %9s\n",
+  std::printf("%-20s %-18s %-6s %3s %5s %5d %4d %10s %8s %7s %9s %6s %6s %6s %9.1f %9s %9s %9s\n",
               shape_name(r.shape).c_str(), r.config.c_str(), algo,
               count > 0 ? std::to_string(count).c_str() : "-",
               detail > 0 ? std::to_string(detail).c_str() : "-", r.report.int8_gemms, r.runs,
@@ -945,6 +946,7 @@ void print_row(const Result& r) {
               cell("%.1f%%", 100 * f.estimate_share).c_str(),
               cell("%.1f%%", 100 * f.recombine_share).c_str(), r.report.workspace_bytes / 1048576.0,
               error_cell(r.errors, r.errors.normwise).c_str(),
+              r.report.error_bound > 0 ? fmt("%.2g", r.report.error_bound).c_str() : "-",
               error_cell(r.errors, r.errors.relative).c_str());
   std::fflush(stdout);
 }
@@ -988,6 +990,8 @@ void print_legend() {
       "           whose entries are sampled for the errors)\n"
       "err|A||B|  max |c - ref| / (|A||B|)_mn over the sampled entries, ref = (AB)_mn in\n"
       "           double-double\n"
+      "bound      the componentwise bound the call guarantees for every entry, relative to\n"
+      "           |A||B| (Report::error_bound; native FP64 GEMM's own is gamma_(K+2))\n"
       "err_rel    sqrt(sum (c - ref)^2 / sum ref^2) over the sampled entries\n"
       "-          undefined or not measured: no flops, no entries to sample, no INT8 phase, or\n"
       "           no phase-timing run (--no-phases, or the timed runs passed --budget)\n"
@@ -1026,8 +1030,8 @@ void write_csv_header(std::ostream& out) {
   out << "m,n,k,phi,config,algorithm,backend,slices,pairs,moduli,crt_scaling,crt_bits,"
          "int8_gemms,estimate_gemms,runs,seconds,native_seconds,decision_seconds,tflops,"
          "speedup_vs_native,int8_tops,split_share,"
-         "estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,fallback,"
-         "residue_products,reason,error\n";
+         "estimate_share,recombine_share,workspace_bytes,err_normwise,err_relative,error_bound,"
+         "fallback,residue_products,reason,error\n";
 }
 
 /// One CSV row, written (and flushed) as its table row is printed: a run stopped early keeps
@@ -1045,9 +1049,9 @@ void write_csv_row(std::ostream& out, const Result& r) {
       << csv_number(f.speedup) << ',' << csv_number(f.int8_tops) << ',' << csv_number(f.split_share)
       << ',' << csv_number(f.estimate_share) << ',' << csv_number(f.recombine_share) << ','
       << p.workspace_bytes << ',' << csv_number(r.errors.measured ? r.errors.normwise : NAN) << ','
-      << csv_number(r.errors.measured ? r.errors.relative : NAN) << ',' << p.fallback << ','
-      << p.residue_products << ',' << csv_text(p.reason) << ',' << csv_text(r.error_message)
-      << '\n';
+      << csv_number(r.errors.measured ? r.errors.relative : NAN) << ',' << csv_number(p.error_bound)
+      << ',' << p.fallback << ',' << p.residue_products << ',' << csv_text(p.reason) << ','
+      << csv_text(r.error_message) << '\n';
   out.flush();
 }
 
