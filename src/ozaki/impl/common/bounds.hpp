@@ -4,6 +4,8 @@
 /// Plain C++ (the serial oracle includes it).
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 
 namespace ozaki {
 namespace Impl {
@@ -22,6 +24,13 @@ inline double native_componentwise_bound(std::int64_t K) {
 /// moduli: each complex product and sum adds at most sqrt(2) gamma_2, so sqrt(2) gamma_(K+4).
 inline double native_complex_componentwise_bound(std::int64_t K) {
   return 1.4142135623730951 * gamma_bound(static_cast<double>(K) + 4);
+}
+
+/// A bound for a Report's reason: three significant digits ("inf" where none holds).
+inline std::string bound_text(double bound) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", bound);
+  return text;
 }
 
 }  // namespace Impl

@@ -502,7 +502,7 @@ class CrtPipeline {
       append_reason("no count up to " + std::to_string(max_moduli) +
                     " moduli keeps the componentwise error bound within native FP64 GEMM's "
                     "on this data (bound " +
-                    std::to_string(error_bound_) + " |A||B| at " + std::to_string(max_moduli) +
+                    bound_text(error_bound_) + " |A||B| at " + std::to_string(max_moduli) +
                     " moduli): native FP64 GEMM");
       return Int8Outcome::Uncertified;
     }
@@ -527,8 +527,8 @@ class CrtPipeline {
 
   void note_bound_above_native(double promise) {
     append_reason(std::to_string(L_) + " moduli give a componentwise error bound of " +
-                  std::to_string(error_bound_) + " |A||B| on this data, above native FP64 GEMM's " +
-                  std::to_string(promise) + " (not FP64-equivalent: use an automatic count)");
+                  bound_text(error_bound_) + " |A||B| on this data, above native FP64 GEMM's " +
+                  bound_text(promise) + " (not FP64-equivalent: use an automatic count)");
   }
 
   /// The bound of this call's bits (Report::error_bound): the coverage certificate's, and where
