@@ -429,6 +429,37 @@ TEST(Complex, AutomaticCountNoWorseThanNativeZgemm) {
   }
 }
 
+TEST(Complex, AutoChoiceFromTheShapeIsWhatTheCallStartsWith) {
+  // The complex shape's decision (Karatsuba's plan, or the embedding's under the accurate
+  // rule) is the one the complex call makes before it reads any data.
+  Random rng(741);
+  for (const auto& [M, N, K] : {std::make_tuple(40, 32, 700), std::make_tuple(3, 90, 64)}) {
+    for (const ozaki::CrtScaling rule : {ozaki::CrtScaling::Auto, ozaki::CrtScaling::Accurate}) {
+      Options o;
+      o.crt_scaling = rule;
+      const HostZ A = random_z(M, K, 0.5, rng), B = random_z(K, N, 0.5, rng);
+      const HostZ C0 = random_z(M, N, 0.5, rng);
+      std::string why;
+      const ozaki::Algorithm predicted =
+          ozaki::auto_choice<KC>(TestSpace(), M, N, K, o, &why);
+      const ZRun run = run_z('N', 'N', 1.0, A, B, 0.0, C0, o);
+      if (predicted == ozaki::Algorithm::Native) {
+        EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native);
+        EXPECT_FALSE(run.report.fallback);
+        EXPECT_EQ(run.report.reason, why);
+      } else {
+        // (A scheme other than Karatsuba's scheme II runs on the embedding, whose real call
+        // chooses again between the INT8 schemes.)
+        EXPECT_TRUE(run.report.algorithm == ozaki::Algorithm::Int8Crt ||
+                    run.report.algorithm == ozaki::Algorithm::Int8Slices ||
+                    (run.report.algorithm == ozaki::Algorithm::Native &&
+                     !run.report.reason.empty()))
+            << ozaki::to_string(run.report.algorithm) << " " << run.report.reason;
+      }
+    }
+  }
+}
+
 TEST(Complex, Int8SlicesAndAutoNoWorseThanNativeZgemm) {
   Random rng(735);
   const std::int64_t M = 30, N = 26, K = 300;

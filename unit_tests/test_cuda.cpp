@@ -183,6 +183,103 @@ TEST(Cuda, NativeIsCublasDgemmOnTheCallersStream) {
   cudaStreamDestroy(stream);
 }
 
+TEST(Cuda, CallsInsideAGraphCaptureRunNativeAndReplayWithNewData) {
+  // A stream captured into a CUDA graph: ozaki::gemm must neither allocate, fence nor read on
+  // the host there (any of them invalidates the capture), so every algorithm takes native FP64
+  // GEMM on the stream, reported, and the graph replays it on whatever the operands hold at
+  // launch: C is cublasDgemm's bits on the new data.  One call before the capture creates the
+  // stream's cuBLAS handle, as cuBLAS users warm up before capturing.
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cublasHandle_t handle;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasSetStream(handle, stream), CUBLAS_STATUS_SUCCESS);
+  {
+    const Kokkos::Cuda space(stream);
+    const std::int64_t M = 256, N = 192, K = 1024;
+    DeviceMatrix dA = make_matrix(M, K, Layout::Left), dB = make_matrix(K, N, Layout::Left);
+    DeviceMatrix dC = make_matrix(M, N, Layout::Left), rC = make_matrix(M, N, Layout::Left);
+    Random rng(43);
+    Options warm;
+    warm.algorithm = ozaki::Algorithm::Native;
+    ozaki::gemm(space, "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, warm);
+    space.fence();
+    Options crt;
+    crt.algorithm = ozaki::Algorithm::Int8Crt;
+    for (const Options& o : {Options{}, crt}) {
+      cudaGraph_t graph;
+      ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+      const Report r = ozaki::gemm(space, "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, o);
+      ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess) << r.reason;
+      EXPECT_EQ(r.algorithm, ozaki::Algorithm::Native);
+      EXPECT_NE(r.reason.find("captured"), std::string::npos) << r.reason;
+      EXPECT_EQ(r.fallback, o.algorithm != ozaki::Algorithm::Auto);
+      cudaGraphExec_t exec;
+      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+      for (int replay = 0; replay < 2; ++replay) {
+        const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+        from_host(A, dA.view);
+        from_host(B, dB.view);
+        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        const double one = 1, zero = 0;
+        ASSERT_EQ(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, dA.left.data(), M,
+                              dB.left.data(), K, &zero, rC.left.data(), M),
+                  CUBLAS_STATUS_SUCCESS);
+        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        EXPECT_EQ(to_host(dC.view).values, to_host(rC.view).values) << "replay " << replay;
+      }
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+    }
+  }
+  cublasDestroy(handle);
+  cudaStreamDestroy(stream);
+}
+
+TEST(Cuda, LibraryAndCublasCallsInOneProcess) {
+  // ozaki::gemm on this program's Kokkos and cublasDgemm on the same stream, interleaved.
+  // Run plain, cublasDgemm is cuBLAS's; run under LD_PRELOAD=libozaki_cublas.so with
+  // OZAKI_CUBLAS=force (ctest interposer_beside_library), it goes through the interposer's own
+  // ozaki and Kokkos, hidden from this program's: every C stays within 2^-50 of
+  // (|A||B|)_mn against double-double, both paths on one stream in order.
+  cudaStream_t stream;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  cublasHandle_t handle;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasSetStream(handle, stream), CUBLAS_STATUS_SUCCESS);
+  {
+    const Kokkos::Cuda space(stream);
+    const std::int64_t M = 640, N = 576, K = 1024;
+    Options crt;
+    crt.algorithm = ozaki::Algorithm::Int8Crt;
+    for (int round = 0; round < 2; ++round) {
+      Operands lib = make_operands(M, N, K, 0.5, 60 + round);
+      Operands blas = make_operands(M, N, K, 0.5, 70 + round);
+      const Report r =
+          ozaki::gemm(space, "N", "N", 1.0, lib.dA.left, lib.dB.left, 0.0, lib.dC.left, crt);
+      const double one = 1, zero = 0;
+      ASSERT_EQ(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, blas.dA.left.data(),
+                            M, blas.dB.left.data(), K, &zero, blas.dC.left.data(), M),
+                CUBLAS_STATUS_SUCCESS);
+      ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      EXPECT_EQ(r.algorithm, ozaki::Algorithm::Int8Crt) << r.reason;
+      for (const Operands* o : {&lib, &blas}) {
+        HostMatrix ref = o->C0;
+        ozaki::serial::dd_gemm('N', 'N', 1.0, o->A.cref(), o->B.cref(), 0.0, ref.ref());
+        const auto abs_ab = abs_product('N', 'N', o->A, o->B);
+        const HostMatrix C = to_host(o->dC.view);
+        for (std::size_t i = 0; i < C.values.size(); ++i) {
+          ASSERT_LE(std::fabs(C.values[i] - ref.values[i]), 0x1p-50 * abs_ab[i])
+              << (o == &lib ? "ozaki::gemm" : "cublasDgemm") << ", element " << i;
+        }
+      }
+    }
+  }
+  cublasDestroy(handle);
+  cudaStreamDestroy(stream);
+}
+
 TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
   // Four host threads, each with its own stream and execution-space instance, each a
   // different algorithm (the library's scratch, cuBLAS handles and side streams are per

@@ -466,6 +466,42 @@ TEST(Gemm, AutoWithASliceCountTakesInt8Slices) {
   }
 }
 
+TEST(Gemm, AutoChoiceFromTheShapeIsWhatTheCallStartsWith) {
+  // ozaki::auto_choice reads no data: where it says Native, the call runs native FP64 GEMM
+  // with the same reason and no fallback; where it names a scheme, the call runs that scheme
+  // or hands back to native with a reason (what the data needs).
+  Random rng(53);
+  for (const auto& [M, N, K] : {std::make_tuple(64, 48, 40), std::make_tuple(200, 150, 300),
+                                std::make_tuple(33, 17, 1000), std::make_tuple(2, 300, 520)}) {
+    const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+    const HostMatrix C0 = random_host(M, N, 0.5, rng);
+    std::string why = "unset";
+    const ozaki::Algorithm predicted = ozaki::auto_choice(TestSpace(), M, N, K, Options{}, &why);
+    const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, Options{});
+    const std::string shape =
+        std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    if (predicted == ozaki::Algorithm::Native) {
+      EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native) << shape;
+      EXPECT_FALSE(run.report.fallback) << shape;
+      EXPECT_EQ(run.report.reason, why) << shape;
+      EXPECT_FALSE(why.empty()) << shape;
+    } else {
+      EXPECT_TRUE(predicted == ozaki::Algorithm::Int8Crt ||
+                  predicted == ozaki::Algorithm::Int8Slices)
+          << shape << ": " << ozaki::to_string(predicted);
+      EXPECT_TRUE(run.report.algorithm == predicted ||
+                  (run.report.algorithm == ozaki::Algorithm::Native && !run.report.reason.empty()))
+          << shape << ": " << ozaki::to_string(run.report.algorithm) << " " << run.report.reason;
+      EXPECT_TRUE(why.empty()) << shape;
+    }
+  }
+  Options crt;
+  crt.algorithm = ozaki::Algorithm::Int8Crt;
+  EXPECT_EQ(ozaki::auto_choice(TestSpace(), 100, 100, 100, crt), ozaki::Algorithm::Int8Crt);
+  EXPECT_EQ(ozaki::auto_choice(TestSpace(), 0, 100, 100), ozaki::Algorithm::None);
+  EXPECT_EQ(ozaki::auto_choice(TestSpace(), 100, 100, 0), ozaki::Algorithm::None);
+}
+
 TEST(Gemm, OverloadWithoutSpaceUsesTheViewsSpace) {
   Random rng(28);
   const HostMatrix A = random_host(5, 6, 0.5, rng), B = random_host(6, 4, 0.5, rng);

@@ -27,6 +27,15 @@ cublasOperation_t cublas_op(BlasOp op) {
 
 }  // namespace
 
+bool StreamCapture<Kokkos::Cuda>::active(const Kokkos::Cuda& space) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(space.cuda_stream(), &status) != cudaSuccess) {
+    cudaGetLastError();  // a query's error is not the caller's: clear it
+    return false;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
 void NativeBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
                                       const ColumnMajorProduct<double>& g, double alpha,
                                       double beta) {

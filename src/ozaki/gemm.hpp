@@ -174,6 +174,37 @@ Report gemm(const char transA[], const char transB[],
   return gemm(typename CViewType::execution_space(), transA, transB, alpha, A, B, beta, C, options);
 }
 
+/// What a gemm call of this shape on `space` starts with, decided from the shape, the options
+/// and the device alone: nothing is read, allocated or launched.  `Scalar` is C's value type
+/// (double or Kokkos::complex<double>); C is taken as column-major.
+///   - an explicit options.algorithm: that algorithm (the call runs it, or reports why not);
+///   - Algorithm::None where M, N or K is 0 (no product);
+///   - Algorithm::Native where no INT8 scheme can be faster on this shape at the accuracy
+///     asked for, or the device has no INT8 GEMM: the call would run native GEMM, so a caller
+///     that dispatches many products itself (the cuBLAS interposer, say) may run its own;
+///   - otherwise the scheme Auto starts with, which may still hand the call to native once it
+///     has seen the data (Report::reason then says why).
+/// `why`, where given, receives the reason for Native.
+template <class Scalar = double, class ExecSpace>
+Algorithm auto_choice(const ExecSpace& space, std::int64_t m, std::int64_t n, std::int64_t k,
+                      const Options& options = Options{}, std::string* why = nullptr) {
+  static_assert(Kokkos::is_execution_space<ExecSpace>::value,
+                "ozaki::auto_choice: the first argument must be an execution space instance");
+  static_assert(std::is_same<Scalar, double>::value || Impl::is_complex_double<Scalar>::value,
+                "ozaki::auto_choice: Scalar is double or Kokkos::complex<double>");
+  if (options.algorithm != Algorithm::Auto) return options.algorithm;
+  if (m <= 0 || n <= 0 || k <= 0) return Algorithm::None;
+  std::string reason;
+  Algorithm choice = Algorithm::Native;
+  if (Impl::Int8Gemm<ExecSpace>::supported(space, reason)) {
+    const Impl::CallPlan plan = Impl::auto_first_plan(
+        Impl::Shape{m, n, k}, options, Impl::is_complex_double<Scalar>::value);
+    choice = Impl::choose_auto(space, plan, false, reason);
+  }
+  if (why != nullptr) *why = choice == Algorithm::Native ? reason : std::string();
+  return choice;
+}
+
 }  // namespace ozaki
 
 #include <ozaki/impl/instances.hpp>

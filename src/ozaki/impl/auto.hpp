@@ -22,6 +22,18 @@
 namespace ozaki {
 namespace Impl {
 
+/// The plan Auto's first choice looks at, from the shape alone.  Real data: the call's shape.
+/// Complex data, given as the complex shape (rows of X, rows of Y, K): scheme II's Karatsuba
+/// form (rows of 2K interleaved parts, 3 INT8 products per modulus) where the options allow
+/// it, otherwise the real embedding's 2M x N x 2K GEMM (complex/driver.hpp runs the same).
+inline CallPlan auto_first_plan(const Shape& s, const Options& o, bool complex) {
+  if (!complex) return make_plan(s, o);
+  const bool karatsuba = o.complex_products == 3 && o.crt_scaling != CrtScaling::Accurate;
+  CallPlan plan = make_plan(karatsuba ? Shape{s.m, s.n, 2 * s.k} : Shape{2 * s.m, s.n, 2 * s.k}, o);
+  plan.complex_karatsuba = karatsuba;
+  return plan;
+}
+
 /// The algorithm Auto runs, or Native with `why`.
 template <class ExecSpace>
 Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepared,

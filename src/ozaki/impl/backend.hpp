@@ -255,6 +255,15 @@ struct NativeBackend {
   static constexpr bool available = false;
 };
 
+/// Whether the instance's stream is being captured into a graph (CUDA graphs): then nothing may
+/// allocate, fence or read device data on the host, so a call runs native FP64 GEMM on the
+/// stream (dispatch.hpp).  Host spaces have no capture; a backend with streams specialises
+/// this with `static bool active(const ExecSpace&)`.
+template <class ExecSpace>
+struct StreamCapture {
+  static bool active(const ExecSpace&) { return false; }
+};
+
 /// Scheme II's products of one pass reduced by the backend itself: `p` is a pass (batch =
 /// L products of inner length p.length <= max_k_block, product l of block l of interleaved
 /// operands: stride_a = stride_b = length, lda = ldb = L length; p.c unused), and `tiles`

@@ -122,6 +122,11 @@ void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace
       });
 }
 
+/// The Report's reason for a call made while its stream is captured into a graph.
+constexpr const char* stream_capture_reason =
+    "the stream is being captured into a graph: native FP64 GEMM on the stream (the INT8 "
+    "schemes decide on the host and take scratch, which capture forbids)";
+
 /// Native FP64 GEMM, reported with its reason (in `report`, which may carry the decision's
 /// cost already).
 template <class ExecSpace>
@@ -268,8 +273,21 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   if (Int8Gemm<ExecSpace>::torn_down(why)) throw BackendError(why);
   if (options.algorithm == Algorithm::Native)
     return run_native(space, call, options, alpha, beta, "", false);
+  if (StreamCapture<ExecSpace>::active(space)) {
+    // Inside a graph capture the INT8 schemes' host decisions, scratch and fences are not
+    // allowed; native FP64 GEMM on the stream is (docs/design.md §7, "Stream capture").
+    if (call.any_prepared()) {
+      throw BackendError(
+          "the stream is being captured into a graph, where prepared operands cannot run (no "
+          "FP64 values for native GEMM): capture Views");
+    }
+    return run_native(space, call, options, alpha, beta, stream_capture_reason,
+                      options.algorithm != Algorithm::Auto);
+  }
   Algorithm scheme = options.algorithm;
   if (scheme == Algorithm::Auto) {
+    // (The Karatsuba call's shape already holds rows of 2K parts: complex/driver.hpp made the
+    // same choice on auto_first_plan of the complex shape.)
     CallPlan plan = make_plan(call.shape, options);
     plan.complex_karatsuba = call.complex != nullptr;
     scheme = choose_auto(space, plan, call.any_prepared(), why);

@@ -113,6 +113,12 @@ struct NativeBackend<Kokkos::Cuda> {
 };
 
 template <>
+struct StreamCapture<Kokkos::Cuda> {
+  /// cudaStreamIsCapturing on the instance's stream: active or invalidated capture.
+  static bool active(const Kokkos::Cuda& space);
+};
+
+template <>
 struct EmulationBackend<Kokkos::Cuda> {
   static constexpr bool available = true;
   /// Workspace bytes cuBLAS's FP64 emulation needs for this call (see emulation_cublas.cpp).

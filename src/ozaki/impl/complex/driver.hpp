@@ -163,6 +163,9 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
     return finish(decision);
   };
   if (options.algorithm == Algorithm::Native) return run_native(report, "", false);
+  if (StreamCapture<ExecSpace>::active(space)) {
+    return run_native(report, stream_capture_reason, options.algorithm != Algorithm::Auto);
+  }
 
   // 1. Row-major C: C^T = op(B)^T op(A)^T.
   const bool c_row_major =
@@ -182,11 +185,8 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   // a sample of rows read in place: wide exponent ranges take the accurate rule, which runs on
   // the embedding (2M x N x 2K).
   const Shape embedding_shape{2 * rows_x, rows_y, 2 * K};
-  const bool karatsuba_form =
-      options.complex_products == 3 && options.crt_scaling != CrtScaling::Accurate;
-  CallPlan plan =
-      make_plan(karatsuba_form ? Shape{rows_x, rows_y, 2 * K} : embedding_shape, options);
-  plan.complex_karatsuba = karatsuba_form;
+  CallPlan plan = auto_first_plan(Shape{rows_x, rows_y, K}, options, true);
+  const bool karatsuba_form = plan.complex_karatsuba;
   Algorithm scheme = options.algorithm;
   bool peaks_sampled = false;
   if (options.algorithm == Algorithm::Auto) {
