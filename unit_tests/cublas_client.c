@@ -314,6 +314,122 @@ static int run_case(const Case* c, cudaStream_t stream) {
   return failed;
 }
 
+/* A cublasDgemm captured into a CUDA graph and replayed twice with new operands: the graph
+   must capture (nothing may allocate, synchronise or read the device on the host inside it)
+   and replay the product of the data at launch.  Under the interposer the captured call is
+   the caller's own cuBLAS call ("pass_": bitwise plain cuBLAS's), in every mode. */
+static int run_capture(cudaStream_t stream) {
+  const int m = 1024, n = 768, k = 1024;
+  const Case c = {"pass_graph_capture", DGEMM, m, n, k, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 1, 0};
+  const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+  double* A = malloc(sizeof(double) * sa);
+  double* B = malloc(sizeof(double) * sb);
+  double* C0 = calloc(sc, sizeof(double));
+  double* C = malloc(sizeof(double) * sc);
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  CHECK_CUBLAS(cublasSetStream(handle, stream));
+  void* workspace;
+  const size_t workspace_bytes = (size_t)32 << 20;
+  CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
+  CHECK_CUBLAS(cublasSetWorkspace(handle, workspace, workspace_bytes));
+  double *dA, *dB, *dC;
+  CHECK_CUDA(cudaMalloc((void**)&dA, sizeof(double) * sa));
+  CHECK_CUDA(cudaMalloc((void**)&dB, sizeof(double) * sb));
+  CHECK_CUDA(cudaMalloc((void**)&dC, sizeof(double) * sc));
+  const double alpha = 1.0, beta = 0.0;
+  int failed = 0;
+  double err = 0;
+  /* The warm-up call, outside the capture. */
+  fill(A, sa, 101);
+  fill(B, sb, 103);
+  CHECK_CUDA(cudaMemcpy(dA, A, sizeof(double) * sa, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpy(dB, B, sizeof(double) * sb, cudaMemcpyHostToDevice));
+  CHECK_CUBLAS(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, m, dB, k, &beta,
+                           dC, m));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  const cublasStatus_t captured = cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha,
+                                              dA, m, dB, k, &beta, dC, m);
+  CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+  CHECK_CUBLAS(captured);
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; ++replay) {
+    fill(A, sa, 201 + (uint64_t)replay);
+    fill(B, sb, 301 + (uint64_t)replay);
+    CHECK_CUDA(cudaMemcpy(dA, A, sizeof(double) * sa, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dB, B, sizeof(double) * sb, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(C, dC, sizeof(double) * sc, cudaMemcpyDeviceToHost));
+    const double e = sampled_error(&c, A, m, B, k, C0, C, m);
+    if (e > err) err = e;
+  }
+  failed = !(err <= ldexp(1.0, -50));
+  const uint64_t hash = hash_bytes(C, sizeof(double) * sc);
+  printf("case %-24s err %.3e hash %016llx %s\n", c.name, err, (unsigned long long)hash,
+         failed ? "FAIL" : "ok");
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cublasDestroy(handle);
+  cudaFree(workspace); cudaFree(dA); cudaFree(dB); cudaFree(dC);
+  free(A); free(B); free(C0); free(C);
+  return failed;
+}
+
+/* One handle moved between two streams (cublasSetStream between calls), as programs that
+   reuse a handle across their streams do: each call must run on the stream the handle holds
+   at the call, and each C must be right.  The second call is enqueued on stream b while the
+   first may still run on stream a, on different operands. */
+static int run_moved_handle(cudaStream_t a, cudaStream_t b) {
+  const int m = 1024, n = 640, k = 768;
+  const Case c = {"moved_handle", DGEMM, m, n, k, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 1, 0};
+  const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
+  double *A[2], *B[2], *C[2], *dA[2], *dB[2], *dC[2];
+  double* C0 = calloc(sc, sizeof(double));
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  const double alpha = 1.0, beta = 0.0;
+  for (int i = 0; i < 2; ++i) {
+    A[i] = malloc(sizeof(double) * sa);
+    B[i] = malloc(sizeof(double) * sb);
+    C[i] = malloc(sizeof(double) * sc);
+    fill(A[i], sa, 501 + (uint64_t)i);
+    fill(B[i], sb, 601 + (uint64_t)i);
+    CHECK_CUDA(cudaMalloc((void**)&dA[i], sizeof(double) * sa));
+    CHECK_CUDA(cudaMalloc((void**)&dB[i], sizeof(double) * sb));
+    CHECK_CUDA(cudaMalloc((void**)&dC[i], sizeof(double) * sc));
+    CHECK_CUDA(cudaMemcpy(dA[i], A[i], sizeof(double) * sa, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dB[i], B[i], sizeof(double) * sb, cudaMemcpyHostToDevice));
+  }
+  for (int i = 0; i < 2; ++i) {
+    CHECK_CUBLAS(cublasSetStream(handle, i == 0 ? a : b));
+    CHECK_CUBLAS(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA[i], m, dB[i],
+                             k, &beta, dC[i], m));
+  }
+  /* Only stream b is waited for first: the call on b must not need a's. */
+  CHECK_CUDA(cudaStreamSynchronize(b));
+  CHECK_CUDA(cudaStreamSynchronize(a));
+  double err = 0;
+  for (int i = 0; i < 2; ++i) {
+    CHECK_CUDA(cudaMemcpy(C[i], dC[i], sizeof(double) * sc, cudaMemcpyDeviceToHost));
+    const double e = sampled_error(&c, A[i], m, B[i], k, C0, C[i], m);
+    if (e > err) err = e;
+  }
+  const int failed = !(err <= ldexp(1.0, -50));
+  printf("case %-24s err %.3e hash %016llx %s\n", c.name, err,
+         (unsigned long long)hash_bytes(C[1], sizeof(double) * sc), failed ? "FAIL" : "ok");
+  cublasDestroy(handle);
+  for (int i = 0; i < 2; ++i) {
+    cudaFree(dA[i]); cudaFree(dB[i]); cudaFree(dC[i]);
+    free(A[i]); free(B[i]); free(C[i]);
+  }
+  free(C0);
+  return failed;
+}
+
 static void* run_job(void* arg) {
   Job* job = (Job*)arg;
   job->failed = run_case(job->c, job->stream);
@@ -351,6 +467,8 @@ int main(void) {
     failures += run_case(&cases[i], streams[cases[i].stream]);
   for (size_t i = 0; i < sizeof zcases / sizeof zcases[0]; ++i)
     failures += run_zcase(&zcases[i], streams[zcases[i].stream]);
+  failures += run_capture(streams[1]);
+  failures += run_moved_handle(streams[1], streams[2]);
   /* Two host threads, each with its own handle on its own stream, at once. */
   static const Case threaded[2] = {
       {"threads_a", DGEMM, 2048, 1024, 1536, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1.0, 0.5, 0, 1, 0},
@@ -371,6 +489,6 @@ int main(void) {
   cudaStreamDestroy(streams[1]);
   cudaStreamDestroy(streams[2]);
   printf("cublas_client: %d of %d cases outside their bound\n", failures,
-         (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0]) + 2);
+         (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0]) + 4);
   return failures;
 }

@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -45,17 +46,41 @@ struct Guard {
   ~Guard() { --inside_ozaki; }
 };
 
-/// What the summary at exit reports.
+/// Why a call passed through to cuBLAS without entering ozaki, on the paths every call may
+/// take (counted without a lock: these paths must cost next to nothing).
+enum class Passed : int { Off, InvalidArguments, BelowMinimum, StreamCapture, Count };
+
+const char* passed_reason(Passed p) {
+  static const char* const names[] = {"OZAKI_CUBLAS=off", "invalid arguments (cuBLAS reports them)",
+                                      "below OZAKI_CUBLAS_MIN", "stream capture"};
+  return names[static_cast<int>(p)];
+}
+
+/// What the summary at exit reports.  The counters of the common paths are atomics; the
+/// reasons of the rare ones (ozaki refused a call) and the flops go under the mutex.
 struct Tally {
+  std::atomic<long> through_ozaki{0}, native{0}, native_by_shape{0};
+  std::atomic<long> passed[static_cast<int>(Passed::Count)] = {};
   std::mutex mutex;
-  long calls = 0, through_ozaki = 0, native = 0, passed = 0;
+  long passed_other = 0;
   double ozaki_flops = 0;
-  std::map<std::string, long> reasons;  // why calls passed through
+  std::map<std::string, long> reasons;  // why other calls passed through
 };
 
 Tally& tally() {
   static Tally* t = new Tally;  // never destroyed: read at exit
   return *t;
+}
+
+void count_pass(Passed why) {
+  tally().passed[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
+}
+
+void count_pass(const std::string& why) {
+  Tally& t = tally();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  ++t.passed_other;
+  ++t.reasons[why];
 }
 
 /// This library's Kokkos, and the Kokkos::Cuda instance of each caller's stream (Kokkos 3.4
@@ -115,12 +140,21 @@ class Runtime {
 void print_summary() {
   Tally& t = tally();
   std::lock_guard<std::mutex> lock(t.mutex);
-  if (config().log == 0 || t.calls == 0) return;
+  long passed = t.passed_other;
+  for (const auto& p : t.passed) passed += p.load();
+  const long native = t.native.load() + t.native_by_shape.load();
+  const long calls = t.through_ozaki.load() + native + passed;
+  if (config().log == 0 || calls == 0) return;
   std::fprintf(stderr,
                "ozaki_cublas: %ld FP64 GEMM calls, %ld through ozaki's INT8 products (%.3g "
-               "TFLOP), %ld where Auto chose native FP64, %ld passed through to cuBLAS (%s)",
-               t.calls, t.through_ozaki, t.ozaki_flops * 1e-12, t.native, t.passed,
-               real_cublas_path().c_str());
+               "TFLOP), %ld where Auto chose native FP64 (%ld from the shape alone), %ld passed "
+               "through to cuBLAS (%s)",
+               calls, t.through_ozaki.load(), t.ozaki_flops * 1e-12, native,
+               t.native_by_shape.load(), passed, real_cublas_path().c_str());
+  for (int i = 0; i < static_cast<int>(Passed::Count); ++i) {
+    const long n = t.passed[i].load();
+    if (n > 0) std::fprintf(stderr, "; %ld: %s", n, passed_reason(static_cast<Passed>(i)));
+  }
   for (const auto& kv : t.reasons) std::fprintf(stderr, "; %ld: %s", kv.second, kv.first.c_str());
   std::fprintf(stderr, "\n");
 }
@@ -180,7 +214,10 @@ template <>
 struct Scalar<double> {
   using RealGemm = decltype(&cublasDgemm_v2);
   using Element = double;
-  static constexpr const char* real_name = "cublasDgemm_v2";
+  static RealGemm real_gemm() {
+    static const RealGemm f = real<RealGemm>("cublasDgemm_v2");  // found once
+    return f;
+  }
   static constexpr double flops = 2;
 };
 
@@ -188,7 +225,10 @@ template <>
 struct Scalar<cuDoubleComplex> {
   using RealGemm = decltype(&cublasZgemm_v2);
   using Element = Kokkos::complex<double>;
-  static constexpr const char* real_name = "cublasZgemm_v2";
+  static RealGemm real_gemm() {
+    static const RealGemm f = real<RealGemm>("cublasZgemm_v2");  // found once
+    return f;
+  }
   static constexpr double flops = 8;
 };
 
@@ -226,28 +266,27 @@ void log_call(const Gemm<T>& g, const std::string& what, double seconds) {
                seconds * 1e3);
 }
 
-void count_pass(const std::string& why) {
-  Tally& t = tally();
-  std::lock_guard<std::mutex> lock(t.mutex);
-  ++t.calls;
-  ++t.passed;
-  ++t.reasons[why];
-}
-
-/// Why this call cannot or should not go through ozaki ("" if it can).
+/// Why this call cannot or should not go through ozaki (false: it can).
 template <class T>
-std::string ineligible(const Gemm<T>& g) {
+bool ineligible(const Gemm<T>& g, Passed& why) {
   const Config& c = config();
-  if (c.mode == Mode::Off) return "OZAKI_CUBLAS=off";
+  if (c.mode == Mode::Off) {
+    why = Passed::Off;
+    return true;
+  }
   const int rows_a = g.rows_a(), rows_b = g.rows_b();
   // cuBLAS reports its own argument errors: such calls pass through unchanged.
   if (g.m < 0 || g.n < 0 || g.k < 0 || g.lda < (rows_a > 1 ? rows_a : 1) ||
       g.ldb < (rows_b > 1 ? rows_b : 1) || g.ldc < (g.m > 1 ? g.m : 1)) {
-    return "invalid arguments (cuBLAS reports them)";
+    why = Passed::InvalidArguments;
+    return true;
   }
   const int smallest = g.m < g.n ? (g.m < g.k ? g.m : g.k) : (g.n < g.k ? g.n : g.k);
-  if (smallest < c.min_dimension) return "below OZAKI_CUBLAS_MIN";
-  return "";
+  if (smallest < c.min_dimension) {
+    why = Passed::BelowMinimum;
+    return true;
+  }
+  return false;
 }
 
 template <class T>
@@ -333,12 +372,11 @@ bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGe
     if (r.algorithm == ozaki::Algorithm::Int8Slices) what += " S=" + std::to_string(r.slices);
     if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
     Tally& t = tally();
-    std::lock_guard<std::mutex> lock(t.mutex);
-    ++t.calls;
     if (r.algorithm == ozaki::Algorithm::Native) {
-      ++t.native;
+      t.native.fetch_add(1, std::memory_order_relaxed);
     } else {
-      ++t.through_ozaki;
+      t.through_ozaki.fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(t.mutex);
       t.ozaki_flops += Scalar<T>::flops * g.m * g.n * g.k;
     }
     return true;
@@ -348,18 +386,119 @@ bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGe
   }
 }
 
+/// Whether `stream` is being captured into a graph (an active or invalidated capture).
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+    cudaGetLastError();  // the query's error is not the caller's
+    return false;
+  }
+  return status != cudaStreamCaptureStatusNone;
+}
+
+/// Auto's choice from the shape alone (ozaki::auto_choice) for the last few shapes this thread
+/// asked about: the decision depends on the shape, the element type and the device only, so
+/// repeated shapes (a solver's panels, a batch) cost a lookup.
+struct ShapeDecisions {
+  struct Entry {
+    int device = -1, m = 0, n = 0, k = 0;
+    bool is_complex = false, native = false;
+  };
+  static constexpr int size = 8;
+  Entry entries[size];
+  int next = 0;
+
+  const Entry* find(int device, int m, int n, int k, bool is_complex) const {
+    for (const Entry& e : entries) {
+      if (e.device == device && e.m == m && e.n == n && e.k == k && e.is_complex == is_complex) {
+        return &e;
+      }
+    }
+    return nullptr;
+  }
+  void add(const Entry& e) {
+    entries[next] = e;
+    next = (next + 1) % size;
+  }
+};
+
+/// Whether Auto runs native FP64 GEMM on this call's shape whatever its data: then the call is
+/// the caller's own, passed on without entering ozaki (no host round trip, no scratch, no
+/// Kokkos launch).  Only in OZAKI_CUBLAS=auto; false where ozaki cannot tell (it then decides
+/// in the call).
+template <class T>
+bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
+  if (config().mode != Mode::Auto) return false;
+  thread_local ShapeDecisions decisions;
+  constexpr bool is_complex = !std::is_same<T, double>::value;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  if (const ShapeDecisions::Entry* e = decisions.find(device, g.m, g.n, g.k, is_complex)) {
+    return e->native;
+  }
+  std::string why;
+  Runtime& runtime = Runtime::get();
+  if (!runtime.ready(device, why)) return false;
+  bool native = false;
+  try {
+    native = ozaki::auto_choice<typename Scalar<T>::Element>(runtime.instance(stream), g.m, g.n,
+                                                             g.k, config().options) ==
+             ozaki::Algorithm::Native;
+  } catch (const std::exception&) {
+    return false;  // the call itself reports what failed
+  }
+  ShapeDecisions::Entry decided;
+  decided.device = device;
+  decided.m = g.m;
+  decided.n = g.n;
+  decided.k = g.k;
+  decided.is_complex = is_complex;
+  decided.native = native;
+  decisions.add(decided);
+  return native;
+}
+
+/// cublasGetStream_v2 of the real cuBLAS, found once.
+cudaStream_t stream_of(cublasHandle_t handle) {
+  using GetStream = decltype(&cublasGetStream_v2);
+  static const GetStream get_stream = real<GetStream>("cublasGetStream_v2");
+  cudaStream_t stream = nullptr;
+  if (get_stream != nullptr) get_stream(handle, &stream);
+  return stream;
+}
+
 template <class T>
 cublasStatus_t gemm(const Gemm<T>& g) {
   using RealGemm = typename Scalar<T>::RealGemm;
-  const RealGemm real_gemm = real<RealGemm>(Scalar<T>::real_name);
+  const RealGemm real_gemm = Scalar<T>::real_gemm();
   if (real_gemm == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (inside_ozaki > 0) return pass_through<T>(real_gemm, g);
-  cudaStream_t stream = nullptr;
-  real<decltype(&cublasGetStream_v2)>("cublasGetStream_v2")(g.handle, &stream);
+  Passed passed = Passed::Count;
+  if (ineligible(g, passed)) {
+    count_pass(passed);
+    if (config().log == 1) log_call(g, std::string("cuBLAS (") + passed_reason(passed) + ")", 0);
+    return pass_through<T>(real_gemm, g);
+  }
+  const cudaStream_t stream = stream_of(g.handle);
+  if (capturing(stream)) {
+    // The caller's own call, untouched: nothing of ozaki (its Kokkos, its scratch, a timer's
+    // wait) may run inside a graph capture.
+    count_pass(Passed::StreamCapture);
+    return pass_through<T>(real_gemm, g);
+  }
   CallTimer timer(stream);
-  std::string what = ineligible(g);
+  if (auto_declines(g, stream)) {
+    tally().native_by_shape.fetch_add(1, std::memory_order_relaxed);
+    const cublasStatus_t status = pass_through<T>(real_gemm, g);
+    if (config().log == 1) log_call(g, "Native (Auto, from the shape)", timer.seconds());
+    return status;
+  }
+  std::string what;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  if (what.empty() && run_ozaki<T>(g, stream, real_gemm, status, what)) {
+  if (run_ozaki<T>(g, stream, real_gemm, status, what)) {
     log_call(g, what, timer.seconds());
     return status;
   }
@@ -369,12 +508,27 @@ cublasStatus_t gemm(const Gemm<T>& g) {
   return status;
 }
 
-/// A strided batch: each product large enough for ozaki goes there one by one; a batch of
-/// small ones is cuBLAS's strength and passes through whole (`pass_whole`).
+/// A strided batch: where Auto declines the products' shape, or the call is not ozaki's, the
+/// batch passes through whole (`pass_whole`: one cuBLAS call, cuBLAS's strength for many small
+/// products); otherwise each product goes to ozaki one by one.
 template <class T, class PassWhole>
 cublasStatus_t strided_batched(const Gemm<T>& first, long long stride_a, long long stride_b,
                                long long stride_c, int batch_count, const PassWhole& pass_whole) {
-  if (inside_ozaki > 0 || batch_count < 1 || !ineligible(first).empty()) return pass_whole();
+  if (inside_ozaki > 0 || batch_count < 1) return pass_whole();
+  Passed passed = Passed::Count;
+  if (ineligible(first, passed)) {
+    count_pass(passed);
+    return pass_whole();
+  }
+  const cudaStream_t stream = stream_of(first.handle);
+  if (capturing(stream)) {
+    count_pass(Passed::StreamCapture);
+    return pass_whole();
+  }
+  if (auto_declines(first, stream)) {
+    tally().native_by_shape.fetch_add(1, std::memory_order_relaxed);
+    return pass_whole();
+  }
   for (int i = 0; i < batch_count; ++i) {
     Gemm<T> g = first;
     g.A = first.A + i * stride_a;
