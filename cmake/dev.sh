@@ -243,23 +243,8 @@ cmd_device() {
     (cd "$repo/build-cuda" && OZAKI_FUZZ_RECORD=$calls OZAKI_FUZZ_CASES=${OZAKI_DEVICE_FUZZ_CASES:-1000} \
       ctest --output-on-failure --no-tests=error --timeout 300 ${OZAKI_CTEST_ARGS:-} 2>&1) >>"$log" || true
     echo "tests: $((SECONDS - t0)) s" >>"$log"
-    # The same bits on Cuda and OpenMP across binaries (this Kokkos build has no OpenMP
-    # space): a Serial+OpenMP build's fuzz_openmp replays the calls fuzz_cuda recorded above
-    # with their options (test_fuzz.cpp).  OZAKI_CROSS_REPLAY=0 skips it.
-    if [ "${OZAKI_CROSS_REPLAY:-1}" != 0 ]; then
-      t0=$SECONDS
-      {
-        [ -s "$calls" ] &&
-          configure_and_build openmp "$repo/build-openmp" fuzz_openmp -DOZAKI_ENABLE_TESTS=ON \
-            -DOZAKI_TEST_SPACES=openmp -DOZAKI_ENABLE_ONEDNN=AUTO &&
-          OZAKI_FUZZ_REPLAY=$calls "$repo/build-openmp/unit_tests/fuzz_openmp" \
-            --gtest_filter=Fuzz.CallsRecordedElsewhereReplayBitwise &&
-          # issue 10: at least 500 device calls compared bit for bit
-          [ "$(wc -l <"$calls")" -ge 500 ]
-      } >>"$log" 2>&1 && echo "cross replay (Cuda -> OpenMP, $(wc -l <"$calls") calls): passed" >>"$log" ||
-        echo "cross replay (Cuda -> OpenMP): FAILED" >>"$log"
-      echo "cross replay: $((SECONDS - t0)) s" >>"$log"
-    fi
+    # OZAKI_CROSS_REPLAY=0 skips the replay (cmake/dev.sh cross-replay runs it later).
+    [ "${OZAKI_CROSS_REPLAY:-1}" = 0 ] || cross_replay "$log"
   fi
   # compute-sanitizer's memcheck, racecheck and synccheck on the test binaries named in
   # OZAKI_SANITIZE ("all": every CUDA test binary), OZAKI_SANITIZE_JOBS runs at once, each
@@ -404,6 +389,24 @@ cmd_device() {
   echo "done: $(date -u)" >>"$log"
 }
 
+# The same bits on Cuda and OpenMP across binaries (the CUDA Kokkos build has no OpenMP
+# space): a Serial+OpenMP build's fuzz_openmp replays the calls fuzz_cuda recorded in the CUDA
+# tests (build-cuda/fuzz_cuda_calls.txt) with their options (test_fuzz.cpp); log to $1.
+cross_replay() {
+  local log=$1 t0=$SECONDS calls=$repo/build-cuda/fuzz_cuda_calls.txt
+  {
+    [ -s "$calls" ] &&
+      configure_and_build openmp "$repo/build-openmp" fuzz_openmp -DOZAKI_ENABLE_TESTS=ON \
+        -DOZAKI_TEST_SPACES=openmp -DOZAKI_ENABLE_ONEDNN=AUTO &&
+      OZAKI_FUZZ_REPLAY=$calls "$repo/build-openmp/unit_tests/fuzz_openmp" \
+        --gtest_filter=Fuzz.CallsRecordedElsewhereReplayBitwise &&
+      # at least 500 device calls compared bit for bit
+      [ "$(wc -l <"$calls")" -ge 500 ]
+  } >>"$log" 2>&1 && echo "cross replay (Cuda -> OpenMP, $(wc -l <"$calls") calls): passed" >>"$log" ||
+    echo "cross replay (Cuda -> OpenMP): FAILED" >>"$log"
+  echo "cross replay: $((SECONDS - t0)) s" >>"$log"
+}
+
 # On the GPU machine: the cuBLAS interposer on unmodified programs (issue 12), results to $OUT:
 # interposer.log (build, the C client's check, logs) and interposer.csv (label,n,ms,tflops,
 # error per run).  Each client runs without and with LD_PRELOAD, alternating, twice.
@@ -463,6 +466,72 @@ cmd_interposer() {
   echo "done: $(date -u)" >>"$log"
 }
 
+# On the GPU machine: unmodified clients under the interposer (issue 39), results to $OUT:
+# clients.log (build, logs, the MPI runs) and clients.csv.  Plain and interposed runs
+# alternate, two rounds each:
+#   1. cublas_call_overhead: a cuBLAS program's host time per call where the interposer
+#      declines (label,shape,host_us_median,host_us_p90,wall_us_per_call,max_error);
+#   2. perf_tests/torch_clients.py: torch.linalg solvers, bmm, and CUDA graph capture and
+#      replay of float64 and complex128 matmul (label,op,n,ms,check), then its graph capture
+#      under OZAKI_CUBLAS=force, and one interposed run with the per-call log (which calls
+#      reached the interposer, and what ran);
+#   3. two MPI ranks sharing the one GPU, each running cublas_client under the interposer
+#      (auto and force): each rank's cases within their bounds and bitwise a one-process run's.
+#   OZAKI_CLIENTS_N    the solvers' n (8192)        OZAKI_CLIENTS_REPS  timed runs (5)
+cmd_clients() {
+  local out=${OUT:-$repo/build-cuda/out}
+  mkdir -p "$out"
+  local log=$out/clients.log csv=$out/clients.csv
+  echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >>"$log"
+  nvidia-smi -L >>"$log" 2>&1 || true
+  configure_and_build cuda "$repo/build-cuda" "ozaki_cublas cublas_client cublas_call_overhead" \
+    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
+    { echo "build failed" >>"$log"; return 1; }
+  local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
+  local overhead=$repo/build-cuda/perf_tests/cublas_call_overhead
+  local client=$repo/build-cuda/unit_tests/cublas_client
+  local torch_args=(--n "${OZAKI_CLIENTS_N:-8192}" --reps "${OZAKI_CLIENTS_REPS:-5}")
+  local round
+  echo "== cublas_call_overhead: label,shape,host_us_median,host_us_p90,wall_us_per_call,max_error" >>"$csv"
+  for round in 1 2; do
+    "$overhead" plain >>"$csv" 2>>"$log" || echo "overhead (plain) failed" >>"$log"
+    LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=0 "$overhead" ozaki >>"$csv" 2>>"$log" ||
+      echo "overhead (ozaki) failed" >>"$log"
+  done
+  echo "== torch_clients: label,op,n,ms,check" >>"$csv"
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_clients.py" --label plain "${torch_args[@]}" >>"$csv" \
+      2>>"$log" || echo "torch_clients (plain) failed" >>"$log"
+    LD_PRELOAD=$lib python3 "$repo/perf_tests/torch_clients.py" --label ozaki "${torch_args[@]}" \
+      >>"$csv" 2>>"$log" || echo "torch_clients (ozaki) failed" >>"$log"
+  done
+  LD_PRELOAD=$lib OZAKI_CUBLAS=force python3 "$repo/perf_tests/torch_clients.py" \
+    --label ozaki-force --ops graph "${torch_args[@]}" >>"$csv" 2>>"$log" ||
+    echo "torch_clients (force) failed" >>"$log"
+  echo "== the interposer's log of one run of the solvers (reps 1)" >>"$log"
+  LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_clients.py" \
+    --label ozaki-log --ops cholesky,solve,qr,eigh,lstsq,bmm --n "${OZAKI_CLIENTS_N:-8192}" \
+    --reps 1 >>"$csv" 2>>"$log" || echo "torch_clients (log) failed" >>"$log"
+  if command -v mpirun >/dev/null 2>&1; then
+    local mode ranks=$repo/build-cuda/ranks
+    mkdir -p "$ranks"
+    for mode in auto force; do
+      OZAKI_CUBLAS=$mode LD_PRELOAD=$lib "$client" >"$ranks/one-$mode.out" 2>>"$log" ||
+        echo "one process ($mode): FAILED" >>"$log"
+      # Both ranks on the one GPU; each writes its own output.
+      mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_PRELOAD="$lib" -x OZAKI_CUBLAS=$mode \
+        bash -c "\"$client\" > \"$ranks/rank-$mode-\$OMPI_COMM_WORLD_RANK.out\"" >>"$log" 2>&1 &&
+        cmp -s <(sort "$ranks/one-$mode.out") <(sort "$ranks/rank-$mode-0.out") &&
+        cmp -s <(sort "$ranks/one-$mode.out") <(sort "$ranks/rank-$mode-1.out") &&
+        echo "mpirun -np 2 ($mode): both ranks within their bounds, bitwise the one-process run" >>"$log" ||
+        { echo "mpirun -np 2 ($mode): FAILED" >>"$log"; cat "$ranks"/rank-$mode-*.out >>"$log" 2>/dev/null; }
+    done
+  else
+    echo "mpirun: not found" >>"$log"
+  fi
+  echo "done: $(date -u)" >>"$log"
+}
+
 # On the host: the CUDA build's benchmark driver and timeline tool (sm_90, as `device` builds
 # them), for `OZAKI_PREBUILT=1 cmake/dev.sh device` on the GPU machine, which then needs no
 # build (about 150 s of device time saved per call); prints the device tool's carry list.
@@ -492,5 +561,7 @@ device) shift; cmd_device "$@" ;;
 device-test) shift; cmd_device_test "$@" ;;
 prebuild) shift; cmd_prebuild "$@" ;;
 interposer) shift; cmd_interposer "$@" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | prebuild" >&2; exit 2 ;;
+clients) shift; cmd_clients "$@" ;;
+cross-replay) shift; mkdir -p "${OUT:-$repo/build-cuda/out}"; cross_replay "${OUT:-$repo/build-cuda/out}/device.log" ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild" >&2; exit 2 ;;
 esac
