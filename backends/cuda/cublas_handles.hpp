@@ -41,7 +41,8 @@ struct Int8Kernels {
   cublasLtHandle_t lt = nullptr;
   /// cuBLASLt's workspace for this handle's stream (lt_workspace_bytes, allocated with the
   /// cuBLASLt handle, freed at finalize): with no workspace the heuristic lists only its
-  /// algo 21 kernels for scheme II's products (docs/benchmarks.md, 2026-12-02).
+  /// algo 21 kernels for scheme II's products, slower ones (the benchmarks diary in
+  /// docs/history/, "cuBLASLt with a workspace, batched products, norm tiles").
   void* workspace = nullptr;
   std::map<Shape, Choice> chosen;
 };

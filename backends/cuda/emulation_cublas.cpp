@@ -1,7 +1,7 @@
 // cuBLAS's own FP64 emulation (Algorithm::CublasEmulation), see ozaki/cuda/int8_gemm_cublas.hpp.
 //
-// Facts this relies on (cuBLAS 13.1 documentation, "Floating Point Emulation", and our
-// measurements on the H200, docs/design.md):
+// Facts this relies on (cuBLAS 13.1 documentation, "Floating Point Emulation", and what we
+// observed on the H200, docs/design.md §7):
 //  - the fixed-point math mode and its setters exist from cuBLAS 13.1 (CUBLAS_VERSION 130100);
 //  - emulation takes its scratch from the handle's workspace when one is set, and silently
 //    runs native DGEMM when it cannot get memory, so we always set a workspace of the size

@@ -27,12 +27,12 @@ namespace {
 ///                      cublasGemmStridedBatchedEx call;
 ///   "ltbatched"        a batch as one cuBLASLt call (strided-batch layouts), with the
 ///                      kernel its heuristic offers first for the batch.
-/// cublasGemmEx stays the default: measured in calls on the H200 (docs/benchmarks.md,
-/// 2026-12-02, third part), cuBLASLt's first kernel (algo 39, once it has a workspace: with
-/// none it lists only its algo 21, 850-930 TOP/s) ran the calls as fast as cublasGemmEx and
-/// no faster (16384^3 1.60x both, 8192^3 within noise), and the strided-batched call ran a
-/// slower kernel: 1040-1090 TOP/s against 1390-1450, 22-27% slower calls.  Every entry gives
-/// the same bits (integer products; the CUDA tests and the cross replay pass with each).
+/// cublasGemmEx stays the default: cuBLASLt's first kernel (algo 39, once it has a
+/// workspace: with none it lists only its slower algo 21) ran whole calls as fast as
+/// cublasGemmEx and no faster, and the strided-batched call picks a slower kernel than
+/// cublasGemmEx does, so it lengthens the calls (the benchmarks diary in docs/history/,
+/// "cuBLASLt with a workspace, batched products, norm tiles").  Every entry gives the
+/// same bits (integer products; the CUDA tests and the cross replay pass with each).
 enum class Int8Entry { GemmEx, Lt, LtLogged, Batched, LtBatched };
 
 Int8Entry int8_entry() {
@@ -68,7 +68,7 @@ struct LtBatch {
 /// workspace of lt_workspace_bytes).
 /// At scheme II's pass shape 16384 x 2048 x 16384 on the H200, 256-byte aligned, that is algo
 /// 39 with 256 x 128 tiles and 2 x 1 clusters.  Integer products are exact: every kernel gives
-/// the same bits (the CUDA tests and the cross replay pass with cuBLASLt at cf10686).
+/// the same bits (the CUDA tests and the cross replay pass with cuBLASLt).
 const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int64_t rows,
                                            std::int64_t columns, std::int64_t length,
                                            std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
@@ -311,12 +311,14 @@ bool Int8Gemm<Kokkos::Cuda, true>::supported(const Kokkos::Cuda& space, std::str
 
 double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cuda& space) {
   const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
-  // Measured rates where we have them (docs/benchmarks.md, "Rates the cost model uses"),
-  // datasheet dense rates otherwise:
-  //   sm_90 (H100/H200): cublasGemmEx INT8 TN 1500 TOP/s over cublasDgemm 56.6 TFLOP/s (scheme
-  //   II's products at 8192^3 and 16384^3 ran at 1.45-1.56 POP/s in the GPU timelines of
-  //   9c9c7a8 and abdcd20; 1461 was int8_rates' square products before 128-padding)
-  //   sm_80 (A100): 624 / 19.5; sm_86/89/75 (FP64 at 1/64 of FP32): INT8 far ahead.
+  // The INT8 rate over the FP64 GEMM rate, both in operations per second.  Calibrated rates
+  // where we have them, datasheet dense rates otherwise:
+  //   sm_90 (H100/H200): cublasGemmEx's INT8 TN rate in scheme II's padded products over
+  //   cublasDgemm's rate, as measured in docs/benchmarks.md, "Rates the cost model uses"
+  //   (the INT8 figure is the rate of the products inside whole calls, which is what the
+  //   cost model predicts, not that of one isolated square product);
+  //   sm_80 (A100): the datasheet's INT8 and FP64 tensor-core rates;
+  //   sm_86/89/75 (FP64 at 1/64 of FP32): INT8 far ahead.
   switch (prop.major * 10 + prop.minor) {
     case 90: return 1500.0 / 56.6;
     case 80: return 624.0 / 19.5;
@@ -330,8 +332,9 @@ double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cud
 
 double Int8Gemm<Kokkos::Cuda, true>::fp64_flops_per_byte(const Kokkos::Cuda& space) {
   const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
-  // sm_90: cublasDgemm's 56.6 TFLOP/s over the ~4.0 TB/s that streaming kernels reach on the
-  // H200 (docs/benchmarks.md, "Rates the cost model uses"); sm_80 (A100): 19.5 over ~1.5.
+  // FP64 GEMM flops per byte of memory traffic.  sm_90: cublasDgemm's rate over the bandwidth
+  // that streaming kernels reach (docs/benchmarks.md, "Rates the cost model uses"); sm_80
+  // (A100): the datasheet's FP64 tensor-core rate over its bandwidth.
   switch (prop.major * 10 + prop.minor) {
     case 90: return 56.6 / 4.0;
     case 80: return 19.5 / 1.5;

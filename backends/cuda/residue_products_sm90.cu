@@ -4,12 +4,12 @@
 //
 // Why a kernel of our own: cublasGemmEx writes each INT32 product (4 bytes per entry and
 // modulus) and the reconstruction reads it back; at 16384^3 with 14 moduli that is 15 GB each
-// way, 4.6 ms of reconstruction at memory speed in a ~100 ms call.  Reduced to its residue in
-// the epilogue an entry takes 1 byte.  The INT8 products themselves run at the H200's 700 W
-// power cap whichever kernel runs them, so the kernel only has to match cuBLAS there: measured
-// in bursts of a 16384^3 call's pass (16384 x 2048 x 16384, 14 products) on a hot card, this
-// kernel writing INT32 ran 1410 TOP/s against cublasGemmEx's 1367 (docs/benchmarks.md,
-// 2026-12-03, third part).
+// way, a memory-bound stage of the call.  Reduced to its residue in the epilogue an entry
+// takes 1 byte.  The INT8 products themselves are power-bound (the card runs them at its
+// power cap whichever kernel runs them), so the kernel only has to match cuBLAS there, and on
+// a 16384^3 call's pass (16384 x 2048 x 16384, 14 products) this kernel writing INT32 does
+// (the benchmarks diary in docs/history/, "scheme II's products reduced in the GEMM (residue
+// tiles)").
 //
 // The kernel: persistent, one CTA per SM, each over 128 x 256 tiles of P (ResidueTiles) in
 // turn, three warpgroups.  Warpgroup 0 (one thread) streams K in 128-byte steps with bulk

@@ -36,8 +36,8 @@ bool disabled_by_environment() {
 /// JIT-compiled kernels in static objects made during that call, which the exit sequence
 /// destroys after this handler runs (handlers run in reverse order of registration, with the
 /// static destructors).  A product asked for after that (a call from another exit handler or
-/// a static destructor, which host spaces support) takes the portable kernel: it crashed in
-/// oneDNN's freed code before (the exit test).
+/// a static destructor, which host spaces support) takes the portable kernel: oneDNN's code
+/// would be freed by then (the exit test makes such calls).
 std::atomic<bool> exiting{false};
 
 void note_used() {

@@ -107,11 +107,12 @@ struct Options {
   std::int64_t crt_pass_columns = 0;
   /// Int8Crt: overlap each pass's INT8 products with the next pass's residues and the previous
   /// pass's reconstruction, on a second stream of the library's own (CUDA; elsewhere the
-  /// passes run in order).  The same bits either way.  Off by default: on the H200 it gained
-  /// nothing measurable (the INT8 products run at the card's power limit, and concurrent
-  /// memory-bound kernels take from the same budget; docs/benchmarks.md), and it takes two
-  /// sets of pass scratch (where they do not fit the workspace limit, the passes run in
-  /// order).  Off while Options::time_phases is on.
+  /// passes run in order).  The same bits either way.  Off by default: it gains nothing
+  /// measurable where the INT8 products run at the card's power limit, since concurrent
+  /// memory-bound kernels take from the same power budget (the benchmarks diary in
+  /// docs/history/ has the measurement), and it takes two sets of pass scratch (where they do
+  /// not fit the workspace limit, the passes run in order).  Off while Options::time_phases
+  /// is on.
   bool overlap = false;
   /// Complex Int8Crt: INT8 products per modulus.  3 (the default): Karatsuba on the residues,
   /// Re = ArBr - AiBi and Im = (Ar + Ai)(Br + Bi) - ArBr - AiBi, each product exact modulo
@@ -123,9 +124,9 @@ struct Options {
   /// INT32 products are held at once; a call needs at least its slices and one product,
   /// whatever the limit.  Under the library's choice, Int8Crt on M and K of at least 8192
   /// takes passes of 2048 columns even where they need more than 8 GiB (32768^3: 19 GiB,
-  /// complex 16384^3: 25 GiB; 1024-column passes, the least an explicit limit gets, ran 4-8%
-  /// slower on the H200), and 1024-column passes where that much cannot be allocated
-  /// (Report::reason).
+  /// complex 16384^3: 25 GiB; 1024-column passes, the least an explicit limit gets, make such
+  /// calls slower: docs/benchmarks.md, "DGEMM"), and 1024-column passes where that much cannot
+  /// be allocated (Report::reason).
   std::int64_t workspace_limit = 0;
   /// Fence between phases and report their times (Report::seconds_*).  For profiling: the
   /// fences cost a little.

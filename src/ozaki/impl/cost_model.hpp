@@ -34,13 +34,14 @@ inline int slices_products(int S, PairPolicy policy, int pair_count) {
   return selected_pair_count(S, policy, std::min(pair_count, S * S));
 }
 
-/// Residue kernels' cost per element and modulus beyond their bytes, in FP64 GEMM flops:
-/// calibrated on the H200 (docs/benchmarks.md).  84 until the FP32 digit kernels (9c9c7a8); at
-/// abdcd20 an 8192^3 call's memory-bound phases took 3.37 ms of 13.3 (0.172 native GEMMs), which
-/// the bytes term (0.124) and 21 flops per element and modulus give; 30 keeps a margin.
+/// Residue kernels' cost per element and modulus beyond their bytes, in FP64 GEMM flops,
+/// calibrated on sm_90 GPU timelines: with the bytes term, about 21 flops per element and
+/// modulus account for an 8192^3 call's memory-bound phases; 30 keeps a margin
+/// (docs/design.md §5.6).
 constexpr double crt_residue_flops = 30;
-/// A call's fixed cost (about 25 kernels and a few host synchronisations, ~0.25 ms on the
-/// H200), in FP64 GEMM flops at 56.6 TFLOP/s.
+/// A call's fixed cost (about 25 kernels and a few host synchronisations), in FP64 GEMM flops:
+/// its time on sm_90 at cublasDgemm's rate there (docs/benchmarks.md, "Rates the cost model
+/// uses").
 constexpr double crt_fixed_flops = 1.4e10;
 
 /// Scheme II with L moduli and `products` INT8 GEMMs (L plus the estimate's):
@@ -49,9 +50,9 @@ constexpr double crt_fixed_flops = 1.4e10;
 ///   + balance (M + N) K (8 + 2L) / 2MNK       operands read, residues written and read
 ///   + crt_residue_flops (M + N) K L / 2MNK    residue arithmetic
 ///   + crt_fixed_flops / 2MNK
-/// with balance = fp64_flops_per_byte.  Calibrated against the H200 measurements of
-/// docs/benchmarks.md (1024^3 to 16384^3 and the skinny shapes, within about 20%).  0 on a
-/// device of unknown rates.
+/// with balance = fp64_flops_per_byte.  Calibrated against the sm_90 measurements behind
+/// docs/benchmarks.md (1024^3 to 16384^3 and the skinny shapes, within about 20%; docs/design.md
+/// §5.6).  0 on a device of unknown rates.
 inline double crt_relative_cost(const DeviceRates& rates, int products, int L, const Shape& s) {
   if (!(rates.int8_over_fp64 > 0)) return 0;
   const double m = static_cast<double>(s.m), n = static_cast<double>(s.n),
@@ -95,8 +96,9 @@ inline double crt_plan_cost(const DeviceRates& rates, const CallPlan& plan, int 
 inline bool native_is_faster(double relative_cost) { return relative_cost >= 1; }
 
 /// x with two decimals (x >= 0), from integers: std::to_string(double) goes through printf's
-/// "%f" (multi-precision digit generation), which was the largest part of Auto's host time
-/// where it ends in native FP64 GEMM (perf on call_overhead, docs/benchmarks.md 2026-12-03).
+/// "%f" (multi-precision digit generation), which perf showed as the largest part of Auto's
+/// host time where it ends in native FP64 GEMM (call_overhead; the benchmarks diary in
+/// docs/history/, "native FP64 GEMM on the caller's stream, Auto's host time").
 inline std::string two_decimals(double x) {
   if (!(x >= 0 && x < 1e15)) return std::to_string(x);  // Inf, NaN, huge: printf's text
   const auto hundredths = static_cast<long long>(x * 100 + 0.5);

@@ -61,10 +61,10 @@ struct OnednnInt8Gemm {
   }
   static bool supported(const HostSpace&, std::string&) { return true; }
   static bool torn_down(std::string&) { return false; }
-  /// INT8 over FP64 GEMM throughput at 2048^3 on the 2-core host with AMX (docs/benchmarks.md):
-  /// oneDNN 2.3 TOP/s against OpenBLAS's DGEMM at 0.182 TFLOP/s.  Scheme II's 14 products alone
-  /// then cost more than one DGEMM, so Auto runs native FP64 on host spaces, the faster
-  /// method there (its split kernels add more: 0.21x native measured).
+  /// INT8 over FP64 GEMM throughput: oneDNN's INT8 rate over OpenBLAS's DGEMM rate at 2048^3,
+  /// as measured on the 2-core host with AMX (docs/benchmarks.md, "CPUs").  The ratio is below
+  /// scheme II's 14 products, so they alone cost more than one DGEMM and Auto runs native FP64
+  /// on host spaces, the faster method there (the split kernels only add to the INT8 path).
   static double int8_over_fp64_throughput(const HostSpace& space) {
     return onednn::usable_now() ? 2.3 / 0.182 : Portable::int8_over_fp64_throughput(space);
   }

@@ -18,8 +18,8 @@ namespace Impl {
 /// ozaki's: several Views and the CRT constants) through one constant-memory buffer, and each
 /// such launch first blocks the host until the previous one has finished on the device: the
 /// host could never queue ahead of the GPU, and every such kernel started only after a launch
-/// round trip.  The time of an 8192^3 call outside its kernels fell from about 1.2 to 0.74 ms
-/// (docs/benchmarks.md).  Host spaces ignore the hint.
+/// round trip, time a call spends outside its kernels (the benchmarks diary in docs/history/,
+/// "light-weight launches").  Host spaces ignore the hint.
 using LaunchHint = Kokkos::Experimental::WorkItemProperty::HintLightWeight_t;
 template <class ExecSpace>
 using TeamLaunch = Kokkos::TeamPolicy<ExecSpace, LaunchHint>;
@@ -122,8 +122,9 @@ void flat_reduce(const char* label, const ExecSpace& space, std::int64_t count, 
 /// (maxima, integer sums).  On a GPU a team of 8 x 32 threads takes 32 consecutive rows: lane v
 /// reads row r0 + v (coalesced across the warp), warp g the tiles t = g, g + 8, ...; the 8
 /// partial results of a row meet in team scratch.  One thread per row looping over all tiles
-/// (what flat_reduce gave, 2048 rows per team) kept only 4 teams busy at 8192 rows: 0.45 ms of
-/// an 8192^3 call for 16 MB (docs/benchmarks.md).
+/// (what flat_reduce gave, 2048 rows per team) kept only 4 teams busy at 8192 rows, far below
+/// the memory speed that 16 MB of partials allow (the benchmarks diary in docs/history/, "the
+/// split kernels per kernel").
 ///
 /// With `Reduce` the sum of finish's results (an int) is returned, which waits for the kernel;
 /// without, finish's results are dropped and nothing waits (the caller reads what finish wrote
@@ -251,9 +252,9 @@ void for_each_norm_tile(const char* label, const char* strided_label, const Exec
   }
 }
 
-/// The reconstructions' rows per team (grid_for): 2048, eight entries per thread and 8x fewer
-/// teams than one entry per thread, ran 8% faster on the H200 (docs/benchmarks.md, 2026-12-02,
-/// fifth part: 0.57-0.58 ms per pass at 16384^3 against 0.62-0.65); which of the two
+/// The reconstructions' rows per team (grid_for): 2048, eight entries per thread and eight
+/// times fewer teams than one entry per thread, made the reconstruction faster (the benchmarks
+/// diary in docs/history/, "the reconstruction in column segments"); which of the two
 /// differences mattered was not separated.
 constexpr std::int64_t reconstruction_rows_per_team = 2048;
 
@@ -282,9 +283,9 @@ KOKKOS_INLINE_FUNCTION constexpr int quad_tile_batch(int tile_teams) {
 /// k0 + 4 q + j), so that the lanes of a warp, which take consecutive quads q of one row, read
 /// consecutive doubles (a row-major 32 x 129 tile put them 32 bytes apart, 8-way bank
 /// conflicts); the pitch of 33 keeps the transposed writes conflict-free.  The conflicts were
-/// not what bounded it (1.10 ms for an 8192^2 operand at 14 moduli on the H200 either way);
-/// the batched loads below were: 0.76 ms with them, against 0.66 ms for the same data
-/// K-contiguous (docs/benchmarks.md).
+/// not what bounded it (the time was the same either way); the batched loads below were, and
+/// with them the strided path comes close to the K-contiguous one on the same data (the
+/// benchmarks diary in docs/history/, "batched strided loads").
 template <int tile_teams = 4, class ExecSpace, class RowFunction, class QuadFunction>
 void for_each_quad(const char* label, const ExecSpace& space,
                    const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
@@ -316,13 +317,13 @@ void for_each_quad(const char* label, const ExecSpace& space,
     return;
   }
   // tile_teams 256-thread teams per SM on GPUs, bounded by registers: four by default (at most
-  // 64 registers; ptxas had given the tile path 72, three teams, register-limited by Nsight
-  // Compute; scheme I's split_rows spills 24/36 bytes there by ptxas -v).  Four took op(A)'s
-  // FP32-digit residues at 16384^3 on the H200 from 2.98-3.06 to 2.82-2.90 ms
-  // (docs/benchmarks.md, 2026-12-02, fifth part).  A kernel with less work per element asks
-  // for more (the residues from bytes: six, 40 registers and 8 loads per batch, no spills for
-  // L <= 24, where split_rows would spill 152 bytes; 2.32 -> 2.22 ms, sixth part).  The team
-  // scratch (33.8 KB) lets 6 teams share an SM.
+  // 64 registers; without the bound ptxas gives the tile path 72, three teams, which Nsight
+  // Compute shows register-limited; scheme I's split_rows spills 24/36 bytes at 64 by ptxas
+  // -v).  Four teams make op(A)'s FP32-digit residues faster than three (the benchmarks diary
+  // in docs/history/, "the tile path at 64 registers").  A kernel with less work per element
+  // asks for more (the residues from bytes: six, 40 registers and 8 loads per batch, no spills
+  // for L <= 24, where split_rows would spill 152 bytes; faster again, the diary's "residues
+  // from bytes (DP4A)").  The team scratch (33.8 KB) lets 6 teams share an SM.
   using tile_policy_type =
       Kokkos::TeamPolicy<ExecSpace, LaunchHint, Kokkos::LaunchBounds<256, tile_teams>>;
   constexpr int batch = quad_tile_batch(tile_teams);

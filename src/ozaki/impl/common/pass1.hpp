@@ -66,8 +66,9 @@ constexpr bool copies_strided_rows() {
 ///
 /// The same pass does pass 1's reduction (so the copied operand is read once): each tile
 /// stores its rows' maxima of |x| (+Inf for NaN/Inf) in tile_max(tile column, row), and
-/// exponents_from_tile_max takes the max over the tile columns.  Plain stores, no atomics
-/// (docs/benchmarks.md, optimisation log 5).
+/// exponents_from_tile_max takes the max over the tile columns.  Plain stores, no atomics:
+/// every tile writes its own entries (the benchmarks diary in docs/history/, optimisation
+/// log 5).
 template <class ExecSpace>
 void copy_to_k_contiguous(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                           const typename Views<ExecSpace>::Rows& Y,
@@ -154,9 +155,9 @@ KOKKOS_INLINE_FUNCTION double largest_part(const Kokkos::complex<double>& x) {
 /// use(load(k), k) for every k < K of one row, by a team: thread t takes k = base + j size
 /// for base = t, t + Step size, ... and j < Step, all Step loads of a step first (independent,
 /// so a thread keeps Step in flight), each of them coalesced across a warp where the row is
-/// K-contiguous (consecutive threads on consecutive k).  (A row norms kernel read an 8192^2
-/// operand in 0.195-0.206 ms this way with 4 per step on the H200, 0.234 ms with one:
-/// docs/benchmarks.md.)
+/// K-contiguous (consecutive threads on consecutive k).  (The row norms kernel reads its
+/// operand faster with 4 loads per step than with one: the benchmarks diary in docs/history/,
+/// "batched strided loads, the Cuda -> OpenMP replay, row kernels".)
 template <int Step, class Member, class Load, class Use>
 KOKKOS_INLINE_FUNCTION void team_row_loop(const Member& team, std::int64_t K, const Load& load,
                                           const Use& use) {
@@ -216,8 +217,9 @@ KOKKOS_INLINE_FUNCTION double team_row_max(const Member& team, const Matrix& X, 
 
 /// Pass 1.  exponents(r) = scale_exponent(max_k |X(r,k)|), or nonfinite_row.
 /// Returns true when some element of X is NaN or Inf.  (One element per step of a team
-/// reduction: 0.30 ms for an 8192^2 operand on the H200; four per step, consecutive or
-/// coalesced as team_row_loop reads them, took 0.37 and 0.34 ms: docs/benchmarks.md.)
+/// reduction: four per step, consecutive or coalesced as team_row_loop reads them, were slower
+/// here, unlike in the norms: the benchmarks diary in docs/history/, "batched strided loads,
+/// the Cuda -> OpenMP replay, row kernels".)
 template <class ExecSpace>
 bool row_scale_exponents(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                          const typename Views<ExecSpace>::Exponents& exponents) {

@@ -58,7 +58,8 @@ inline std::size_t injected_allocation_limit() {
 
 /// Every piece of scratch starts at a multiple of this many bytes: the buffer itself
 /// (ScratchBuffer) and each piece carved from it (Carver).  cuBLASLt offers its Hopper INT8
-/// kernels only for operands aligned to 256 bytes (docs/benchmarks.md, int8_algos).
+/// kernels only for operands aligned to 256 bytes (the benchmarks diary in docs/history/,
+/// "INT8 kernels, cuBLASLt, pass widths").
 constexpr std::size_t scratch_alignment = 256;
 
 template <class ExecSpace>

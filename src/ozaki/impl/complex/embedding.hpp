@@ -34,8 +34,8 @@ namespace Impl {
 /// Where X's rows are K-contiguous, consecutive threads take consecutive k of a row: reads and
 /// writes coalesce.  Where X is stored along its rows (op(A) of a column-major A), 32 x 32
 /// tiles go through team scratch, read along X's contiguous index and written along K: the
-/// direct form, coalesced reads but 16-byte writes to 32 different rows per warp, moved
-/// 1 GB in 3.2 ms on the H200 (0.6 TB/s; docs/benchmarks.md).
+/// direct form, coalesced reads but 16-byte writes to 32 different rows per warp, ran far
+/// below memory speed (the benchmarks diary in docs/history/, "the split kernels per kernel").
 template <class ExecSpace>
 void embed_complex_rows(const ExecSpace& space,
                         const typename Views<ExecSpace>::ConstComplexMatrix& X, bool conjugate,

@@ -43,11 +43,11 @@ namespace ozaki {
 namespace Impl {
 
 /// Auto on wide-range data: the accurate rule needed 2 to 4 moduli more than the fast model's
-/// count in our measurements (docs/benchmarks.md), plus its bound and estimate products.  Where
-/// even that makes native faster at the peak ratios q_a, q_b (scaled row norms, rules.hpp) of
-/// `shape` (the real GEMM the accurate rule runs), Auto stops before the bound product: true,
-/// with the Report's `reason`.  (Peaks that keep the fast rule, crt_peak_class, are left to
-/// choose_moduli's cost test.)
+/// count in our measurements (the benchmarks diary in docs/history/), plus its bound and
+/// estimate products.  Where even that makes native faster at the peak ratios q_a, q_b
+/// (scaled row norms, rules.hpp) of `shape` (the real GEMM the accurate rule runs), Auto stops
+/// before the bound product: true, with the Report's `reason`.  (Peaks that keep the fast
+/// rule, crt_peak_class, are left to choose_moduli's cost test.)
 inline bool crt_native_wins_at_peaks(const DeviceRates& rates, const Shape& shape,
                                      CrtScaling scaling, double q_a, double q_b,
                                      const std::string& which_rows, std::string& reason) {
@@ -398,9 +398,9 @@ class CrtPipeline {
 
   /// Auto's counted count: from the sampled entries' G (the sample before pass 1, or one now
   /// where only the full rows were in the wide class).  Not the largest G_mn of all M N
-  /// entries, which the lower bound's worst entries set (2 moduli more at 8192^3, phi = 2:
-  /// docs/benchmarks.md), but that of typical entries' worst, without an INT8 product.  False
-  /// (native FP64 GEMM) where some sampled entry is unseen.
+  /// entries, which the lower bound's worst entries set (2 moduli more at 8192^3, phi = 2: the
+  /// benchmarks diary in docs/history/), but that of typical entries' worst, without an INT8
+  /// product.  False (native FP64 GEMM) where some sampled entry is unseen.
   bool choose_sampled_counted_moduli() {
     if (!(sampled_G_ >= 0)) sample_counted_ratio(call_.base);
     if (!(sampled_G_ < HUGE_VAL)) {

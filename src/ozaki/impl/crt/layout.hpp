@@ -26,12 +26,13 @@ namespace Impl {
 /// GEMMs much narrower than this lose tensor-core efficiency.
 constexpr std::int64_t crt_min_block_columns = 1024;
 /// Most columns of C per pass where op(A) has at least crt_narrow_pass_extent rows and K is
-/// at least as long, whatever room the limit leaves: the fastest width measured on the H200
-/// (docs/benchmarks.md, optimisation log 10); smaller M or K keep passes as wide as the limit
-/// allows.  Under the library's own limit (CallPlan::library_limit) it is also the fewest
-/// there: passes of 1024 columns cost 8% at 16384^3 and 4% at 32768^3 (where op(A)'s residues
-/// alone exceed 8 GiB), and the call takes the room for wider ones beyond the 8 GiB, falling
-/// back to 1024-column passes where that room cannot be allocated (dispatch.hpp).
+/// at least as long, whatever room the limit leaves: the fastest width measured on sm_90
+/// (the benchmarks diary in docs/history/, optimisation log 10); smaller M or K keep passes as
+/// wide as the limit allows.  Under the library's own limit (CallPlan::library_limit) it is
+/// also the fewest there: passes of 1024 columns make 16384^3 and 32768^3 calls slower (at
+/// 32768^3 op(A)'s residues alone exceed 8 GiB; docs/benchmarks.md, "DGEMM"), so the call
+/// takes the room for wider ones beyond the 8 GiB, falling back to 1024-column passes where
+/// that room cannot be allocated (dispatch.hpp).
 constexpr std::int64_t crt_narrow_pass_columns = 2048;
 constexpr std::int64_t crt_narrow_pass_extent = 8192;
 
@@ -218,10 +219,11 @@ CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int 
   // Where the narrow cap, not the room, sets the width: the nearest count of such passes, ties
   // to the fewer, not the next count up, so that widths stay within (2/3, 3/2] of the cap
   // instead of falling to half of it.  At 20000 x 3000 x 12000 (3072 padded columns on CUDA)
-  // one pass ran 19.34 ms against 19.83 for two of 1536 (INT8 products at 1.61 against 1.48
-  // POP/s, 1abfe62; a likely cause, not measured: in 256 x 128 tiles on 132 SMs, 1536
-  // columns of 20000 rows make 7.2 waves, run as 8, and 3072 columns 14.4, run as 15).
-  // Squares whose N is a multiple of 2048 keep their passes.
+  // one pass runs faster than two of 1536, its INT8 products at a higher rate (the benchmarks
+  // diary in docs/history/, "pass widths, the residue changes measured"; a likely cause, not
+  // measured: in 256 x 128 tiles on 132 SMs, 1536 columns of 20000 rows make 7.2 waves, run
+  // as 8, and 3072 columns 14.4, run as 15).  Squares whose N is a multiple of 2048 keep their
+  // passes.
   if (narrow && p.pass_columns == 0 && widest == crt_narrow_pass_columns) {
     const std::int64_t nearest = std::max<std::int64_t>(1, (p.npad + widest / 2 - 1) / widest);
     if (padded_rows((p.npad + nearest - 1) / nearest, p.pad) <= std::max(least, fits)) {

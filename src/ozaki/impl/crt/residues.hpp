@@ -99,8 +99,9 @@ void with_moduli_count(int moduli, const F& f) {
 /// --fmad=false, so an unfused expression stays a multiply and an add there), separate
 /// elsewhere (a software fma on hosts without the instruction).  Only for uses whose value is
 /// the same either way, each saying why: mostly exact products and sums of integers, where
-/// fusing halves the instructions.  Fusing the residue kernels' FP32 quotient removed one in
-/// eleven of their FP32 instructions per element and modulus (their SASS, docs/benchmarks.md).
+/// fusing halves the instructions.  Fusing the residue kernels' FP32 quotient removes one in
+/// eleven of their FP32 instructions per element and modulus (their SASS; the benchmarks
+/// diary in docs/history/).
 template <class T>
 KOKKOS_INLINE_FUNCTION T multiply_add(T a, T b, T c) {
   static_assert(std::is_same<T, float>::value || std::is_same<T, double>::value,
@@ -140,9 +141,9 @@ KOKKOS_INLINE_FUNCTION double symmetric_residue(double y, const CrtConstants& c,
 
 /// Residues from bytes (docs/design.md §5.2).  Every element x of a row becomes the integer
 /// x' = round(x 2^(b - e)) (to nearest, ties to even), |x'| < 2^b, and its symmetric residue
-/// modulo every modulus is written as one byte.  The kernels had been bound by instruction
-/// issue on the H200 (185 instructions per element at 14 moduli, 78 of them the per-modulus
-/// work, the rest the FP64 scaling and the cutting of x' into FP32 digits), so x' is taken as
+/// modulo every modulus is written as one byte.  Cut into FP32 digits, x' kept the kernels
+/// bound by instruction issue on sm_90 (185 instructions per element at 14 moduli, 78 of them
+/// the per-modulus work, the rest the FP64 scaling and the cutting), so x' is taken as
 /// the bytes of the bit pattern of a double, and each modulus sums their weighted residues with
 /// DP4A on CUDA devices (four byte products and a sum in one instruction; hosts sum whole words
 /// in FP64, shifted_congruent):
@@ -393,8 +394,9 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
   const auto bits = scaling.bits;
   const std::int64_t rows = X.extent(0);
   const std::int64_t kpad = residues.extent(1) / L;
-  // Six tile teams per SM (for_each_quad): op(A)'s residues at 16384^3 ran at 2.5 TB/s with
-  // four, where K-contiguous ones reach 3.3 (docs/benchmarks.md, 2026-12-02, sixth part).
+  // Six tile teams per SM (for_each_quad): with four, op(A)'s residues through tiles ran well
+  // below the memory speed that K-contiguous ones reach (the benchmarks diary in
+  // docs/history/, "residues from bytes (DP4A)").
   for_each_quad<6>(
       "ozaki::crt::residues", space, X, residues.extent(0), kpad,
       KOKKOS_LAMBDA(const int r) {
@@ -422,9 +424,9 @@ void crt_residues_fixed(const ExecSpace& space, const typename Views<ExecSpace>:
 ///
 /// Every step but q's sum is an exact product and sum of integers (or a product by a power of
 /// two), so multiply_add fuses them on CUDA devices with no change of value: about 100 FP64
-/// instructions per entry at L = 14 instead of about 185 (the reconstruction's FP64 work was
-/// about as long as its memory time on the H200).  q's products are not exact and stay
-/// unfused, so that k is computed the same way everywhere.
+/// instructions per entry at L = 14 instead of about 185 (unfused, the reconstruction's FP64
+/// work takes about as long as its memory traffic on sm_90).  q's products are not exact and
+/// stay unfused, so that k is computed the same way everywhere.
 template <int L, int parts = crt_parts(L)>
 KOKKOS_INLINE_FUNCTION double crt_value(const double (&r)[L], const CrtConstants& c) {
   double S[parts] = {};
@@ -538,8 +540,8 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
 /// and one conversion, where the shift, the sign extension and the conversion took three
 /// instructions: PTX's prmt.b32 in its generic mode, where a selector nibble with its top bit
 /// set replicates the selected byte's sign bit (PTX ISA, prmt).  Not CUDA's __byte_perm: it
-/// documents only the nibbles' low 3 bits, and on the H200 (2026-12-03) it did not sign-extend,
-/// which crt_cuda's reconstruction tests caught.
+/// documents only the nibbles' low 3 bits, and on sm_90 it does not sign-extend, which
+/// crt_cuda's reconstruction tests catch.
 KOKKOS_INLINE_FUNCTION double signed_byte(std::uint32_t word, int byte) {
 #if defined(__CUDA_ARCH__)
   const unsigned sign = 8u | static_cast<unsigned>(byte);
@@ -572,10 +574,10 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
   // of vector v is entry i = 16 v + b, so the vector's entries are 2 rows x 8 columns
   // (residue_tiles.hpp): row_in_tile(s, 16 v) + 8 ((b % 4) / 2), column_in_tile(s, 16 v) +
   // 8 (b / 4) + b % 2.  Their exponents are read once per row and column, and their addresses
-  // are one base plus constant steps: on the H200 this kernel was issue-bound at 14 moduli
-  // (Nsight Compute: 236 instructions per entry, 66% of the issue slots, 25% occupancy at 110
-  // registers), a third of them per-entry index arithmetic, exponent loads and ldexp's range
-  // checks (docs/benchmarks.md, 2026-12-03, fourth part).
+  // are one base plus constant steps: otherwise this kernel is issue-bound at 14 moduli on
+  // sm_90 (Nsight Compute: 236 instructions per entry at 110 registers), a third of them
+  // per-entry index arithmetic, exponent loads and ldexp's range checks (the benchmarks diary
+  // in docs/history/, "the residue-tile reconstruction").
   Kokkos::parallel_for(
       "ozaki::crt::reconstruct_tiles",
       RangeLaunch<ExecSpace>(space, 0, pass.geometry.vector_count()),

@@ -104,8 +104,9 @@ constexpr double crt_accurate_peak = 8;
 /// An automatic count under a scaling rule that may be fast (Auto, Fast) and a peak product
 /// in (crt_accurate_peak, crt_fast_extended_peak] keeps the fast rule with
 /// crt_fast_extra_moduli more than its model asks for, instead of the accurate rule's bound
-/// product and estimate.  Measured (docs/benchmarks.md, host analysis of 2026-12-01): the
-/// model's count plus one kept native FP64's error with a margin of 6x or more on six shapes up
+/// product and estimate.  Measured on the host (the benchmarks diary in docs/history/, host
+/// analysis "can the fast rule's count serve moderately wide ranges?"): the model's count
+/// plus one kept native FP64's error with a margin of 6x or more on six shapes up
 /// to phi = 2.5, where peak products reach the hundreds; it failed only at phi = 4 on few-row
 /// shapes (a single concentrated row meeting small elements of a column), whose peak products
 /// are in the thousands.  At 8192^3, phi = 1 has 11.2 (phi = 0.5: 1.8).
@@ -197,8 +198,8 @@ inline int crt_accurate_moduli(double error_at_max) {
 /// The window, not the row's top 7 bits, is what the lower bound needs: at phi = 2 most
 /// elements lie more than 2^7 below their row's largest, and with the top window some
 /// (|A||B|)_mn of a 128 x 128 x 8192 product had no pair of visible elements at all (host
-/// analysis, docs/benchmarks.md).  The split's rounding errors, up to 1/2 unit with random
-/// signs as in crt_fast_model, give
+/// analysis in the benchmarks diary, docs/history/).  The split's rounding errors, up to 1/2
+/// unit with random signs as in crt_fast_model, give
 ///     error_mn ~ (2^(e_m-b_m-1) ||b_n||_2 + 2^(f_n-c_n-1) ||a_m||_2) / (|A||B|)_mn
 ///             <= 2^13 (2^-b_m n_n + 2^-c_n n_m) 2^(s_m+s_n) / Plo_mn
 ///             <= 2^15 G_mn / T,   G_mn = n_m n_n 2^(s_m+s_n) / Plo_mn   (2^-b_m < 2 n_m / T)
@@ -256,7 +257,7 @@ struct CrtConstants {
   // start, 1.5 2^23's bit pattern less the residue of the bias the words carry.
   float inverse_f[max_moduli] = {};
   // -m_l modulo 2^32, for residue_word's integer step: one multiply-add (IMAD) where
-  // subtracting a product of m_l took an IMAD and an IADD3 (the SASS of 2643bce).
+  // subtracting a product of m_l takes an IMAD and an IADD3 (in the SASS).
   std::uint32_t minus_modulus_u[max_moduli] = {};
   std::uint32_t byte_weight[max_moduli][4] = {};
   std::uint32_t word_start[max_moduli][2] = {};
@@ -404,9 +405,9 @@ inline CrtConstants make_crt_constants(int L) {
   return c;
 }
 
-/// make_crt_constants(L) for L = min_moduli .. max_moduli, made once per process (about 30 us
-/// each on a 2-core host: the pipeline needs them on every call, between its host wait and
-/// the residues' launch, where the GPU waits for the host).  A plain array of a trivially
+/// make_crt_constants(L) for L = min_moduli .. max_moduli, made once per process (making one
+/// is not free, and the pipeline needs them on every call, between its host wait and the
+/// residues' launch, where the GPU waits for the host).  A plain array of a trivially
 /// destructible type: nothing is destroyed at exit, so calls made while static destructors
 /// run (the exit tests) still find it.
 inline const CrtConstants& crt_constants(int L) {

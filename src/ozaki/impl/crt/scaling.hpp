@@ -118,10 +118,11 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
                         const typename Views<ExecSpace>::Rows& sums,
                         const typename Views<ExecSpace>::TileCounts& layers) {
   const std::int64_t rows = X.extent(0), K = X.extent(1), tiles = norm_tiles(K);
-  // Both loops load norm_tile_batch elements before using any: Nsight Compute (8192^3 on the
-  // H200, 54218fd) found this kernel waiting on loads 68% of its cycles at 2.0 TB/s, the
-  // second loop's from L2 (L1 throughput 14%, L2 73%), with the loads of a plain loop.  The
-  // maximum and the integer sums are the same in any order, so the batches change no bit.
+  // Both loops load norm_tile_batch elements before using any: with the loads of a plain loop
+  // Nsight Compute found this kernel waiting on loads most of its cycles, well below memory
+  // speed, the second loop's loads served from L2 (the benchmarks diary in docs/history/,
+  // "cuBLASLt with a workspace, batched products, norm tiles").  The maximum and the integer
+  // sums are the same in any order, so the batches change no bit.
   const auto partials = KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t t) {
     const NormTile tile = norm_tile(t, K);
     // f(x) for every element x of the tile, norm_tile_batch loads at a time.
@@ -141,8 +142,8 @@ void norm_tile_partials(const ExecSpace& space, bool strided,
       mu = v > mu ? v : mu;
     });
     // The tile again for its sums, from the cache (the thread has just read it): holding its
-    // 32 elements in registers took 152 registers per thread on sm_90, so one 256-thread block
-    // per SM, and 0.40 ms for an 8192^2 operand on the H200 (56 registers this way).
+    // 32 elements in registers takes 152 registers per thread on sm_90, so one 256-thread
+    // block per SM, and a slower kernel (56 registers this way).
     std::uint64_t sq = 0, sum = 0, bins = 0;
     if (mu > 0 && is_finite(mu)) {
       const int e = scale_exponent(mu);
@@ -205,9 +206,9 @@ void norms_from_tiles(const ExecSpace& space, const typename Views<ExecSpace>::R
 /// (norm_tile_partials, one read of every element), then per row the exponent and the norms
 /// from its tiles; rows holding NaN or Inf get the exponent nonfinite_row.  Nothing waits for
 /// these kernels: scheme II reads what it needs of both operands at once (row_summary).
-/// (Before, pass 1 and the norms each read every row, 0.41 ms for a strided 8192^2 operand and
-/// 0.50 for a K-contiguous one on the H200; one kernel that kept a whole K-contiguous row in
-/// registers had taken 0.84: docs/benchmarks.md.)
+/// (Separate reads for pass 1 and the norms, or one kernel that keeps a whole K-contiguous row
+/// in registers, are slower: the benchmarks diary in docs/history/, "pass 1 and the norms in
+/// one read".)
 template <class ExecSpace>
 void launch_exponents_and_norms(const ExecSpace& space, bool strided,
                                 const typename Views<ExecSpace>::ConstMatrix& X,
@@ -307,9 +308,9 @@ KOKKOS_INLINE_FUNCTION void summary_of_row(const SummaryRows<ExecSpace>& x, doub
 /// operands (launched without waits: launch_exponents_and_norms, launch_coverage): one kernel
 /// takes the maxima of each operand's OperandSummary values per team of rows into `partials`
 /// (summary_teams(M + N) x summary_values, no atomics), the host copies them and takes the
-/// maxima over the teams (in any order the same).  Before, the NaN/Inf test, the peak ratios
-/// and the fewest bits were eight reductions, each a round trip between host and device
-/// (docs/benchmarks.md).
+/// maxima over the teams (in any order the same).  As separate reductions the NaN/Inf test,
+/// the peak ratios and the fewest bits would be eight, each a round trip between host and
+/// device (the benchmarks diary in docs/history/, "one wait after pass 1").
 template <class ExecSpace>
 RowSummary row_summary(const ExecSpace& space, std::int64_t K, const SummaryRows<ExecSpace>& a,
                        const SummaryRows<ExecSpace>& b,
@@ -403,8 +404,8 @@ constexpr int sample_step = 8;
 /// embedding anything).  One launch and one wait for both operands: a team per sampled row, reading
 /// it twice (its max, then both scaled sums) with sample_step loads in flight per thread; the
 /// maxima of X's ratios and of minus Y's meet in one MinMax reduction.  (Three team
-/// reductions of one load per step, and a launch per operand, took 0.15 ms of an 8192^3 call:
-/// docs/benchmarks.md.)
+/// reductions of one load per step, and a launch per operand, are slower: the benchmarks diary
+/// in docs/history/.)
 template <class ExecSpace, class Matrix>
 SampledPeaks sampled_peak_ratios(const ExecSpace& space, const Matrix& X, const Matrix& Y,
                                  std::int64_t count) {
@@ -576,10 +577,10 @@ void window_magnitudes7(const ExecSpace& space, const typename Views<ExecSpace>:
 
 /// Counted rule, step 2: G = max_mn n_m n_n 2^(s_m+s_n) / Plo_mn from the chunks of the
 /// window product (+Inf where some Plo_mn = 0 under nonzero norms).  One wait.  A team per
-/// column n of C, its threads on consecutive m (coalesced reads of Plo): 0.60 ms at 8192^3 on
-/// the H200 (40d9092), where a flat index over the M N entries took 1.18 ms (its 64-bit
-/// division and remainder per entry, most likely).  Still 8x the 268 MB's time: the per-entry
-/// frexp, ldexp and division remain (per-row scaled norms would remove the first two).
+/// column n of C, its threads on consecutive m (coalesced reads of Plo): about twice as fast as
+/// a flat index over the M N entries (its 64-bit division and remainder per entry, most
+/// likely).  Still far from the memory time of reading Plo: the per-entry frexp, ldexp and
+/// division remain (per-row scaled norms would remove the first two).
 template <class ExecSpace>
 double counted_ratio(const ExecSpace& space, const typename Views<ExecSpace>::Products& P,
                      std::int64_t chunks, std::int64_t K,
@@ -652,8 +653,8 @@ double sampled_counted_ratio(const ExecSpace& space, const Matrix& X, const Matr
       0, Kokkos::PerTeam(Maxima::shmem_size(max_team_size) + Sums::shmem_size(max_team_size)));
   // Three reads of each sampled row (its max; both norms' quanta; its window magnitudes, which
   // need l1), each with sample_step loads in flight per thread, and per-thread partials joined
-  // in team scratch.  (Team reductions of one load per step, four reads, took 0.13 ms at
-  // 8192^3 on the H200, a third of Auto's decision at phi = 4: docs/benchmarks.md.)
+  // in team scratch.  (Team reductions of one load per step, four reads, took a third of
+  // Auto's decision at phi = 4: the benchmarks diary in docs/history/.)
   Kokkos::parallel_for(
       "ozaki::crt::sampled_window_rows", policy, KOKKOS_LAMBDA(const member_type& team) {
         const bool of_x = team.league_rank() < sampled_x;

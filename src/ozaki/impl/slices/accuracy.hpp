@@ -103,7 +103,9 @@ inline double slices_componentwise_bound(const ErrorRatios& r, std::int64_t K, i
 
 /// The S the model chooses for uniformly distributed data (split ratio 16, 1/D_mn = 16/K), the
 /// mildest real data: Algorithm::Auto's first guess, before any work.  Near-constant data may
-/// need one slice less; why the guess is not lower: docs/benchmarks.md, run 1a65ab1.
+/// need one slice less; the guess is not lower because a lower one would have Auto spend the
+/// slice-count estimate's INT8 GEMMs on calls that then run native FP64 GEMM anyway (the
+/// benchmarks diary in docs/history/, the scheme I run "8192^3 only").
 inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count) {
   return fp64_equivalent_slices(ErrorRatios{16.0, 16.0 / static_cast<double>(K)}, K, policy,
                                 pair_count);
