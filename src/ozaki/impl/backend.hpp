@@ -100,9 +100,9 @@ struct Int8Gemm {
   static bool supported(const ExecSpace&, std::string&) { return true; }
   /// Whether the backend's library is being torn down at exit (then a call is refused).
   static bool torn_down(std::string&) { return false; }
-  /// INT8 over FP64 GEMM throughput on host spaces, measured on the 2-core host at 2048^3
-  /// (docs/benchmarks.md): through the BLAS's SGEMM 0.12 TOP/s against 0.080 TFLOP/s for its
-  /// DGEMM (1.5); the plain int8 kernel 0.028 TOP/s against 0.044 (0.64).  Scheme II needs 14
+  /// INT8 over FP64 GEMM throughput on host spaces, the ratios measured on the project's
+  /// 2-core host (docs/benchmarks.md, "CPUs"): 1.5 through the BLAS's SGEMM, 0.64 for the
+  /// plain int8 kernel.  Scheme II needs 14
   /// products for FP64 accuracy, so Algorithm::Auto runs native FP64 GEMM on host spaces, the
   /// fastest method there; an explicit algorithm, or the Report::options of a GPU call, gives
   /// the GPU's bits.
@@ -157,8 +157,8 @@ void int8_gemm_host(const ExecSpace& space, const Int8GemmProblem& p) {
 /// partial sum of at most 1024 of them, in any order and with or without FMA, is an integer
 /// of magnitude at most 2^24, which FP32 holds exactly; the INT32 sum of the blocks is exact
 /// too (the caller keeps length <= max_k_block).  So the result is bitwise the integer
-/// product, whatever the BLAS does inside.  OpenBLAS's SGEMM ran at 140 GFLOP/s on the 2-core
-/// host, against 25-28 GOP/s for int8_gemm_host (docs/benchmarks.md).
+/// product, whatever the BLAS does inside.  A vendor SGEMM is several times the plain int8
+/// kernel's rate on hosts (docs/benchmarks.md, "CPUs").
 constexpr std::int64_t fp32_exact_block = 1024;
 
 template <class ExecSpace>

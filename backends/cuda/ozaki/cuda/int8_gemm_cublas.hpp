@@ -35,9 +35,9 @@ struct ScratchKey<Kokkos::Cuda> {
 template <>
 struct Int8Gemm<Kokkos::Cuda, true> {
   static const char* name() { return "cuBLAS"; }
-  /// Scheme II pads M, N and K of its products to 128: cuBLAS's INT8 kernels ran 25-33%
-  /// faster on the H200 at K = 10000 with K and the leading dimensions multiples of 128
-  /// rather than 16, and the same where they already were (docs/benchmarks.md).
+  /// Scheme II pads M, N and K of its products to 128: cuBLAS's INT8 kernels run markedly
+  /// faster with K and the leading dimensions multiples of 128 rather than 16, and no slower
+  /// where they already were (docs/benchmarks.md, "Rates the cost model uses").
   static constexpr std::int64_t padding = 128;
   static void run(const Kokkos::Cuda& space, const Int8GemmProblem& p);
   /// A batch of products (scheme II's moduli of one pass) is one cuBLAS call.
