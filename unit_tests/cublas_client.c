@@ -463,6 +463,10 @@ int main(void) {
   CHECK_CUDA(cudaStreamCreate(&streams[1]));
   CHECK_CUDA(cudaStreamCreate(&streams[2]));
   int failures = 0;
+  /* The program's device-wide settings stay its own: the interposer's Kokkos, started by the
+     first call it takes, must not leave the device's cache preference changed. */
+  enum cudaFuncCache cache_before = cudaFuncCachePreferNone, cache_after = cudaFuncCachePreferNone;
+  CHECK_CUDA(cudaDeviceGetCacheConfig(&cache_before));
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
     failures += run_case(&cases[i], streams[cases[i].stream]);
   for (size_t i = 0; i < sizeof zcases / sizeof zcases[0]; ++i)
@@ -488,7 +492,13 @@ int main(void) {
   }
   cudaStreamDestroy(streams[1]);
   cudaStreamDestroy(streams[2]);
+  CHECK_CUDA(cudaDeviceGetCacheConfig(&cache_after));
+  if (cache_after != cache_before) {
+    printf("case device_cache_config FAILED: the device's cache preference changed from %d to %d\n",
+           (int)cache_before, (int)cache_after);
+    ++failures;
+  }
   printf("cublas_client: %d of %d cases outside their bound\n", failures,
-         (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0]) + 4);
+         (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0]) + 5);
   return failures;
 }

@@ -3,6 +3,7 @@
 #include <ozaki/cuda/int8_gemm_cublas.hpp>
 
 #include "cublas_handles.hpp"
+#include "device_cache_config.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -55,7 +56,10 @@ SideInstance<Kokkos::Cuda>::Lease::Lease(Lane& lane) : lane_(lane) { lane_.mutex
 SideInstance<Kokkos::Cuda>::Lease::~Lease() { lane_.mutex.unlock(); }
 
 const Kokkos::Cuda& SideInstance<Kokkos::Cuda>::Lease::side() const {
-  if (!lane_.side) lane_.side = std::make_unique<Kokkos::Cuda>(lane_.stream);
+  if (!lane_.side) {
+    const cuda::KeepDeviceCacheConfig program_cache;  // the program's, not Kokkos'
+    lane_.side = std::make_unique<Kokkos::Cuda>(lane_.stream);
+  }
   return *lane_.side;
 }
 

@@ -13,6 +13,7 @@
 // that copy on the first call it takes (on the current device) and finalises it at exit.  A
 // Kokkos the program owns is a different copy, never touched.
 
+#include "../device_cache_config.hpp"
 #include "config.hpp"
 #include "real_cublas.hpp"
 
@@ -105,6 +106,7 @@ class Runtime {
       char disable[] = "--kokkos-disable-warnings";
       char* argv[] = {name, &id[0], disable, nullptr};
       int argc = 3;
+      const ozaki::Impl::cuda::KeepDeviceCacheConfig program_cache;  // the program's, not Kokkos'
       Kokkos::initialize(argc, argv);
       device_ = device;
       std::atexit(finish);
@@ -121,6 +123,7 @@ class Runtime {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = instances_.find(stream);
     if (found == instances_.end()) {
+      const ozaki::Impl::cuda::KeepDeviceCacheConfig program_cache;  // the program's, not Kokkos'
       found = instances_.emplace(stream, stream ? Kokkos::Cuda(stream) : Kokkos::Cuda()).first;
     }
     return found->second;
