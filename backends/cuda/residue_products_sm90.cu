@@ -160,6 +160,89 @@ __device__ __forceinline__ std::uint32_t residue_byte(std::int32_t p, int m, flo
   r = r < -high ? r + m : r;
   return static_cast<std::uint32_t>(r) & 0xFFu;
 }
+
+/// The producer (thread 0 of warpgroup 0): streams one k-step after another across the CTA's
+/// tiles into the stages, each stage refilled once both consumers have released it.
+__device__ __forceinline__ void load_stages(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                            unsigned char* smem, std::uint32_t full0,
+                                            std::uint32_t empty0, int k_steps, int tiles_c,
+                                            int per_modulus, int total) {
+  int it = 0;  // k-steps issued by this CTA: stage it % stages, its round it / stages
+  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
+    const int row0 = in_plane / tiles_c * tile_rows, col0 = in_plane % tiles_c * tile_cols;
+    for (int kt = 0; kt < k_steps; ++kt, ++it) {
+      const int s = it % stages, round = it / stages;
+      if (round > 0) mbar_wait(empty0 + 8 * s, (round - 1) & 1);
+      const std::uint32_t full = full0 + 8 * s;
+      mbar_expect_tx(full, stage_bytes);  // boxes past K or the rows count, zero-filled
+      const std::uint32_t a = smem_u32(smem + s * stage_bytes);
+      bulk_copy(a, map_a, full, kt * tile_k, modulus, row0);
+      bulk_copy(a + stage_a_bytes, map_b, full, kt * tile_k, modulus, col0);
+    }
+  }
+}
+
+/// A consumer's 64 x 256 products of one tile, reduced modulo m, stored as its residue-tile
+/// slot: d[4 j + h] is entry i = 4 j + h of slot `slot` (residue_tiles.hpp), vector v holds
+/// d[16 v .. 16 v + 15].
+__device__ __forceinline__ void store_residues(const std::int32_t (&d)[128], int m, float inverse,
+                                               std::int8_t* out) {
+#pragma unroll
+  for (int v = 0; v < ResidueTiles::vectors; ++v) {
+    std::uint32_t w[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int i = 16 * v + 4 * q;
+      w[q] = residue_byte(d[i], m, inverse) | residue_byte(d[i + 1], m, inverse) << 8 |
+             residue_byte(d[i + 2], m, inverse) << 16 | residue_byte(d[i + 3], m, inverse) << 24;
+    }
+    *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(v) * ResidueTiles::slots *
+                                        ResidueTiles::vector_bytes) =
+        make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+/// A consumer warpgroup (64 rows of each tile): per tile, the wgmma products of every k-step
+/// as the stages fill, each stage released once its products are done, then the residues.
+__device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_t full0,
+                                               std::uint32_t empty0, int consumer, int k_steps,
+                                               int per_modulus, int total, std::int8_t* tiles,
+                                               std::int64_t plane_bytes, const Moduli& moduli) {
+  const int slot = consumer * 128 + threadIdx.x % 128;
+  std::int32_t d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) d[i] = 0;
+  int it = 0;
+  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
+    fence_accumulators(d);
+    for (int kt = 0; kt < k_steps; ++kt, ++it) {
+      const int s = it % stages;
+      mbar_wait(full0 + 8 * s, (it / stages) & 1);
+      const std::uint32_t a = smem_u32(smem + s * stage_bytes) + consumer * 64 * tile_k;
+      const std::uint32_t b = smem_u32(smem + s * stage_bytes + stage_a_bytes);
+      const std::uint64_t da = smem_descriptor(a), db = smem_descriptor(b);
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < tile_k / 32; ++kk)  // the tile's first product overwrites d
+        wgmma_m64n256k32(d, da + 2 * kk, db + 2 * kk, (kt > 0 || kk > 0) ? 1 : 0);
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      // The previous k-step's products are done: its stage may be refilled.
+      asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+      if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+    if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
+    fence_accumulators(d);
+    std::int8_t* out =
+        tiles + modulus * plane_bytes +
+        (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots +
+         slot) *
+            ResidueTiles::vector_bytes;
+    store_residues(d, moduli.m[modulus], moduli.inverse[modulus], out);
+  }
+}
 #endif
 
 __global__ void __launch_bounds__(threads, 1)
@@ -195,74 +278,12 @@ __global__ void __launch_bounds__(threads, 1)
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (threadIdx.x == 0) {
-      int it = 0;  // k-steps issued by this CTA: stage it % stages, its round it / stages
-      for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
-        const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
-        const int row0 = in_plane / tiles_c * tile_rows, col0 = in_plane % tiles_c * tile_cols;
-        for (int kt = 0; kt < k_steps; ++kt, ++it) {
-          const int s = it % stages, round = it / stages;
-          if (round > 0) mbar_wait(empty0 + 8 * s, (round - 1) & 1);
-          const std::uint32_t full = full0 + 8 * s;
-          mbar_expect_tx(full, stage_bytes);  // boxes past K or the rows count, zero-filled
-          const std::uint32_t a = smem_u32(smem + s * stage_bytes);
-          bulk_copy(a, &map_a, full, kt * tile_k, modulus, row0);
-          bulk_copy(a + stage_a_bytes, &map_b, full, kt * tile_k, modulus, col0);
-        }
-      }
+      load_stages(&map_a, &map_b, smem, full0, empty0, k_steps, tiles_c, per_modulus, total);
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    const int consumer = warpgroup - 1;
-    const int slot = consumer * 128 + threadIdx.x % 128;
-    std::int32_t d[128];
-#pragma unroll
-    for (int i = 0; i < 128; ++i) d[i] = 0;
-    int it = 0;
-    for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
-      const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
-      fence_accumulators(d);
-      for (int kt = 0; kt < k_steps; ++kt, ++it) {
-        const int s = it % stages;
-        mbar_wait(full0 + 8 * s, (it / stages) & 1);
-        const std::uint32_t a = smem_u32(smem + s * stage_bytes) + consumer * 64 * tile_k;
-        const std::uint32_t b = smem_u32(smem + s * stage_bytes + stage_a_bytes);
-        const std::uint64_t da = smem_descriptor(a), db = smem_descriptor(b);
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < tile_k / 32; ++kk)  // the tile's first product overwrites d
-          wgmma_m64n256k32(d, da + 2 * kk, db + 2 * kk, (kt > 0 || kk > 0) ? 1 : 0);
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-        // The previous k-step's products are done: its stage may be refilled.
-        asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-        if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
-      }
-      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-      if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
-      fence_accumulators(d);
-      // d[4 j + h] is entry i = 4 j + h of slot `slot` (residue_tiles.hpp): vector v holds
-      // d[16 v .. 16 v + 15].
-      const int m = moduli.m[modulus];
-      const float inverse = moduli.inverse[modulus];
-      std::int8_t* out =
-          tiles + modulus * plane_bytes +
-          (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots +
-           slot) *
-              ResidueTiles::vector_bytes;
-#pragma unroll
-      for (int v = 0; v < ResidueTiles::vectors; ++v) {
-        std::uint32_t w[4];
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          const int i = 16 * v + 4 * q;
-          w[q] = residue_byte(d[i], m, inverse) | residue_byte(d[i + 1], m, inverse) << 8 |
-                 residue_byte(d[i + 2], m, inverse) << 16 |
-                 residue_byte(d[i + 3], m, inverse) << 24;
-        }
-        *reinterpret_cast<uint4*>(out + static_cast<std::int64_t>(v) * ResidueTiles::slots *
-                                            ResidueTiles::vector_bytes) =
-            make_uint4(w[0], w[1], w[2], w[3]);
-      }
-    }
+    multiply_tiles(smem, full0, empty0, warpgroup - 1, k_steps, per_modulus, total, tiles,
+                   plane_bytes, moduli);
   }
 #else
   // Built for another architecture: residue_products_supported refuses every device there.
