@@ -232,7 +232,7 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
     PipelineState<ExecSpace> state(space, plan, rows_a, rows_b,
                                    crt_operand_plan<ExecSpace>(plan, strided_a, strided_b), scratch,
                                    report, call_start);
-    return CrtPipeline<ExecSpace>(state, call.complex).run(alpha, beta, out);
+    return run_crt(state, call.complex, alpha, beta, out);
   }
   const bool split_a = call.prepared_a == nullptr, split_b = call.prepared_b == nullptr;
   PipelineState<ExecSpace> state(

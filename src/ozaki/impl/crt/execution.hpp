@@ -1,0 +1,289 @@
+#pragma once
+/// \file execution.hpp
+/// Scheme II's products for a CrtPlan (planner.hpp): the residues of op(A), all moduli in one
+/// pass; then per pass of columns of C the residues of those rows of op(B)^T, one INT8 GEMM per
+/// modulus (and K chunk), and the CRT reconstruction straight into C.  The passes' shapes and
+/// scratch (CrtPassLayout) follow from the plan alone.
+
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/common/pipeline.hpp>
+#include <ozaki/impl/common/plan.hpp>
+#include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/crt/karatsuba.hpp>
+#include <ozaki/impl/crt/layout.hpp>
+#include <ozaki/impl/crt/planner.hpp>
+#include <ozaki/impl/crt/residues.hpp>
+#include <ozaki/report.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+namespace ozaki {
+namespace Impl {
+
+/// The passes of a plan and the phase-2 scratch they use (layout.hpp).
+template <class ExecSpace>
+struct CrtPassLayout {
+  CrtPasses passes;
+  CrtProductRegion<ExecSpace> region;
+  CrtConstants constants;
+  CrtProducts products;
+  bool residue_tiles = false;  // the backend reduces the pass products (reduces_products)
+};
+
+template <class ExecSpace>
+class CrtExecution {
+  using V = Views<ExecSpace>;
+
+ public:
+  /// `scale`: the scale region the planner left the plan's bits in; `complex`: Karatsuba on
+  /// complex rows, written to its target.
+  CrtExecution(PipelineState<ExecSpace>& call, const CrtPlan& plan,
+               const CrtScaleRegion<ExecSpace>& scale, const CrtComplexTarget<ExecSpace>* complex)
+      : call_(call),
+        plan_(plan),
+        scale_(scale),
+        complex_(complex),
+        layout_(layout_of(call, plan, complex != nullptr)) {}
+
+  /// Residues of op(A), then per pass of columns of C: residues of those rows of op(B)^T only
+  /// (a pass needs (M + width) L K bytes of residues instead of (M + N) L K, which buys wider
+  /// passes under the workspace limit), one INT8 GEMM per modulus and K chunk, and the
+  /// reconstruction into C.
+  void run(double alpha, double beta, const typename V::Matrix& C) {
+    residues_of(call_.space, call_.opA, rows_a(), layout_.region.residues_a);
+    call_.clock.lap(call_.report.seconds_split);
+    if (layout_.passes.buffers == 2) {
+      overlapped_passes(alpha, beta, C);
+    } else {
+      for (std::int64_t p = 0; p < layout_.passes.count; ++p) {
+        residues_of_pass(call_.space, p);
+        call_.clock.lap(call_.report.seconds_split);
+        products_of_pass(p);
+        call_.clock.lap(call_.report.seconds_int8);
+        reconstruct_pass(call_.space, p, alpha, beta, C);
+        call_.clock.lap(call_.report.seconds_recombine);
+      }
+    }
+    fill_report();
+  }
+
+ private:
+  static CrtPassLayout<ExecSpace> layout_of(PipelineState<ExecSpace>& call, const CrtPlan& plan,
+                                            bool complex) {
+    CrtPassLayout<ExecSpace> layout;
+    layout.passes = crt_passes<ExecSpace>(call.plan, plan.moduli, call.ops);
+    Carver phase2(call.base, call.phase_offset);
+    layout.region = CrtProductRegion<ExecSpace>::carve(phase2, call.plan, plan.moduli, layout.passes);
+    layout.constants = crt_constants(plan.moduli);
+    layout.products = crt_products(call.plan);
+    layout.residue_tiles = !complex && reduces_products(call, plan.moduli, layout);
+    return layout;
+  }
+
+  /// Whether the backend reduces the pass products modulo the moduli itself
+  /// (ResidueGemmBackend: 1 byte per entry and modulus for the reconstruction to read instead
+  /// of 4): real data in one K chunk, where the widest pass's tiles fit in its INT32 products'
+  /// bytes (they need L (M + 127) (width + 255) bytes against 4 L M width: always, for passes
+  /// of at least 128 columns).  The same bits either way.
+  static bool reduces_products(const PipelineState<ExecSpace>& call, int moduli,
+                               const CrtPassLayout<ExecSpace>& layout) {
+    if constexpr (ResidueGemmBackend<ExecSpace>::available) {
+      if (layout.products.parts != 1 || layout.products.k_chunks != 1) return false;
+      const ResidueTiles widest =
+          ResidueTiles::of(call.plan.mpad, padded_columns(call.plan, layout.passes, 0));
+      const std::int64_t room = static_cast<std::int64_t>(layout.region.products[0].span()) *
+                                std::int64_t(sizeof(std::int32_t));
+      if (moduli * widest.plane_bytes() > room) return false;
+      std::string why_not;
+      return ResidueGemmBackend<ExecSpace>::supported(
+          call.space, pass_problem(call.plan, moduli, layout, 0), why_not);
+    } else {
+      (void)call, (void)moduli, (void)layout;
+      return false;
+    }
+  }
+
+  /// Event slots of the side instance's lease.
+  enum Slot { start = 0, residues_done = 1, products_done = 3, reconstructed = 5 };
+
+  /// The passes with their memory-bound work on a side instance: pass p's INT8 products (the
+  /// caller's instance) run while pass p+1's residues and pass p-1's reconstruction run on the
+  /// side.  Buffer p % 2 holds pass p's residues and products; events order each buffer's
+  /// reuse: products(p) after residues(p) and after reconstruct(p-2), which last read its
+  /// products; residues(p+1) after products(p-1), which last read its residues;
+  /// reconstruct(p) after products(p).  Every kernel gets the same inputs as in the serial
+  /// order, so C is the same bits.
+  void overlapped_passes(double alpha, double beta, const typename V::Matrix& C) {
+    if constexpr (SideInstance<ExecSpace>::available) {
+      const std::int64_t count = layout_.passes.count;
+      auto lane = SideInstance<ExecSpace>::lease(call_.space);
+      const ExecSpace& main = call_.space;
+      const ExecSpace side = lane.side();
+      lane.record(start, main);  // the side sees everything enqueued so far (bits, exponents, C)
+      lane.wait(side, start);
+      residues_of_pass(side, 0);
+      lane.record(residues_done + 0, side);
+      for (std::int64_t p = 0; p < count; ++p) {
+        const int b = static_cast<int>(p % 2), other = 1 - b;
+        lane.wait(main, residues_done + b);
+        if (p >= 2) lane.wait(main, reconstructed + b);
+        products_of_pass(p);
+        lane.record(products_done + b, main);
+        if (p + 1 < count) {
+          if (p >= 1) lane.wait(side, products_done + other);
+          residues_of_pass(side, p + 1);
+          lane.record(residues_done + other, side);
+        }
+        lane.wait(side, products_done + b);
+        reconstruct_pass(side, p, alpha, beta, C);
+        lane.record(reconstructed + b, side);
+      }
+      lane.wait(main, reconstructed + static_cast<int>((count - 1) % 2));
+    } else {
+      (void)alpha, (void)beta, (void)C;
+    }
+  }
+
+  /// Residues of rows of op(A) or op(B)^T: one block per modulus, or Karatsuba's three.
+  void residues_of(const ExecSpace& on, const typename V::ConstMatrix& X,
+                   const CrtRowScaling<ExecSpace>& scaling, const typename V::Digits& residues) {
+    if (complex_ != nullptr) {
+      crt_complex_residues(on, X, scaling, layout_.constants, residues);
+    } else {
+      crt_residues(on, X, scaling, layout_.constants, residues);
+    }
+  }
+
+  CrtRowScaling<ExecSpace> rows_a() const { return {call_.exponents.a, scale_.bits_a}; }
+  CrtRowScaling<ExecSpace> rows_b() const { return {call_.exponents.b, scale_.bits_b}; }
+
+  /// Pass p's columns of C and its INT32 products (buffer p % buffers).
+  static CrtPassProducts<ExecSpace> pass(const CallPlan& plan,
+                                         const CrtPassLayout<ExecSpace>& layout, std::int64_t p) {
+    const std::int64_t n0 = p * layout.passes.width;
+    return {layout.region.products[p % layout.passes.buffers], layout.products.k_chunks, n0,
+            std::min(layout.passes.width, plan.shape.n - n0)};
+  }
+  CrtPassProducts<ExecSpace> pass(std::int64_t p) const { return pass(call_.plan, layout_, p); }
+
+  /// Pass p's rows of op(B)^T as stored residues: padded_columns x L kpad.
+  static typename V::Digits residues_b(const CallPlan& plan, int moduli,
+                                       const CrtPassLayout<ExecSpace>& layout, std::int64_t p) {
+    return typename V::Digits(layout.region.residues_b[p % layout.passes.buffers].data(),
+                              padded_columns(plan, layout.passes, p),
+                              moduli * layout.products.parts * layout.products.kpad);
+  }
+
+  static std::int64_t padded_columns(const CallPlan& plan, const CrtPasses& passes,
+                                     std::int64_t p) {
+    return std::min(passes.width, plan.npad - p * passes.width);
+  }
+
+  void residues_of_pass(const ExecSpace& on, std::int64_t p) {
+    const CrtPassProducts<ExecSpace> columns = pass(p);
+    const CrtRowScaling<ExecSpace> all = rows_b();
+    const CrtRowScaling<ExecSpace> these{row_block(all.exponents, columns.n0, columns.width),
+                                         row_block(all.bits, columns.n0, columns.width)};
+    residues_of(on, row_block(call_.opBt, columns.n0, columns.width), these,
+                residues_b(call_.plan, plan_.moduli, layout_, p));
+  }
+
+  void reconstruct_pass(const ExecSpace& on, std::int64_t p, double alpha, double beta,
+                        const typename V::Matrix& C) {
+    ++call_.report.recombine_passes;
+    if constexpr (ResidueGemmBackend<ExecSpace>::available) {
+      if (layout_.residue_tiles) {
+        crt_reconstruct_tiles(on, tiles_of_pass(p), layout_.constants, rows_a(), rows_b(), alpha,
+                              beta, C);
+        return;
+      }
+    }
+    if (complex_ != nullptr) {
+      crt_complex_reconstruct(on, pass(p), layout_.constants, rows_a(), rows_b(), *complex_);
+    } else {
+      crt_reconstruct(on, pass(p), layout_.constants, rows_a(), rows_b(), alpha, beta, C);
+    }
+  }
+
+  /// One INT8 GEMM per modulus (three for Karatsuba), and K chunk, of op(A)'s residues and
+  /// pass p's, on the caller's instance: the moduli of a chunk as one batch (residues of block
+  /// l start l kpad into each row, its products l k_chunks width mpad into the pass's), which
+  /// a backend that batches runs as one call.
+  void products_of_pass(std::int64_t p) {
+    const ProfilingRegion region("ozaki::crt::int8_products");
+    const Int8GemmProblem g = pass_problem(call_.plan, plan_.moduli, layout_, p);
+    call_.report.int8_operations += 2.0 * g.batch * g.rows_a * g.rows_b * g.length;
+    if constexpr (ResidueGemmBackend<ExecSpace>::available) {
+      if (layout_.residue_tiles) {
+        ResidueGemmBackend<ExecSpace>::run(call_.space, g,
+                                           reinterpret_cast<std::int8_t*>(pass(p).products.data()));
+        gemms_ += static_cast<int>(g.batch);
+        return;
+      }
+    }
+    const std::int64_t width = pass(p).products.extent(1);
+    gemms_ += int8_gemm_in_k_chunks(call_.space, g, call_.plan.k_block, width * call_.plan.mpad);
+  }
+
+  /// Pass p's INT8 products as one batched problem: one product per modulus (three for
+  /// Karatsuba) over the whole K, residues of block l starting l kpad into each row, its
+  /// products l k_chunks width mpad into the pass's (int8_gemm_in_k_chunks cuts K in chunks).
+  static Int8GemmProblem pass_problem(const CallPlan& plan, int moduli,
+                                      const CrtPassLayout<ExecSpace>& layout, std::int64_t p) {
+    const CrtPassProducts<ExecSpace> columns = pass(plan, layout, p);
+    const CrtProducts& products = layout.products;
+    const std::int64_t blocks = moduli * products.parts;
+    const std::int64_t width = columns.products.extent(1);
+    Int8GemmProblem g;
+    g.rows_a = plan.mpad;
+    g.rows_b = padded_columns(plan, layout.passes, p);
+    g.length = products.kpad;
+    g.a = layout.region.residues_a.data();
+    g.lda = blocks * products.kpad;
+    g.b = residues_b(plan, moduli, layout, p).data();
+    g.ldb = g.lda;
+    g.c = columns.products.data();
+    g.ldc = plan.mpad;
+    g.batch = blocks;
+    g.stride_a = g.stride_b = products.kpad;
+    g.stride_c = products.k_chunks * width * plan.mpad;
+    return g;
+  }
+
+  /// Pass p's products as residue tiles, in the bytes of its INT32 products.
+  CrtPassTiles tiles_of_pass(std::int64_t p) const {
+    const CrtPassProducts<ExecSpace> columns = pass(p);
+    return {reinterpret_cast<const std::int8_t*>(columns.products.data()),
+            ResidueTiles::of(call_.plan.mpad, padded_columns(call_.plan, layout_.passes, p)),
+            columns.n0, columns.width};
+  }
+
+  void fill_report() {
+    Report& r = call_.report;
+    r.algorithm = Algorithm::Int8Crt;
+    r.backend = Int8Gemm<ExecSpace>::name();
+    r.moduli = plan_.moduli;
+    r.crt_scaling = plan_.rule.scaling;
+    r.crt_bits = plan_.fewest_bits;
+    r.overlapped = layout_.passes.buffers == 2;
+    r.residue_products = layout_.residue_tiles;
+    r.int8_gemms = gemms_;
+    r.k_chunk = std::min(call_.plan.k_block, layout_.products.kpad);
+    r.complex_products = complex_ != nullptr ? 3 : 0;
+    r.workspace_bytes = crt_bytes<ExecSpace>(call_.plan, plan_.moduli, plan_.rule.took_bound(),
+                                             call_.plan.auto_moduli, call_.ops);
+    r.error_bound = plan_.error_bound;
+  }
+
+  PipelineState<ExecSpace>& call_;
+  const CrtPlan plan_;
+  const CrtScaleRegion<ExecSpace> scale_;
+  const CrtComplexTarget<ExecSpace>* complex_;
+  const CrtPassLayout<ExecSpace> layout_;
+  int gemms_ = 0;  // INT8 GEMM calls made, for the Report
+};
+
+}  // namespace Impl
+}  // namespace ozaki
