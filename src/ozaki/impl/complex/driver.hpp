@@ -89,6 +89,304 @@ typename Views<ExecSpace>::ConstMatrix complex_rows_in_place(
                 Kokkos::LayoutStride(R, 2 * static_cast<std::int64_t>(X.stride(0)), 2 * K, 1));
 }
 
+/// One complex gemm call, in steps: the checks (the constructor: a throw leaves C untouched),
+/// the early returns and native ZGEMM, Auto's decision, then Karatsuba or the real embedding.
+template <class ExecSpace>
+class ComplexGemm {
+  using V = Views<ExecSpace>;
+
+ public:
+  ComplexGemm(const ExecSpace& space, const char transA[], const char transB[],
+              Kokkos::complex<double> alpha, const typename V::ConstComplexMatrix& A,
+              const typename V::ConstComplexMatrix& B, Kokkos::complex<double> beta,
+              const typename V::ComplexMatrix& C, const Options& options,
+              ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands,
+              std::chrono::steady_clock::time_point call_start)
+      : space_(space),
+        op_a_(parse_complex_op(transA, "transA")),
+        op_b_(parse_complex_op(transB, "transB")),
+        alpha_(alpha),
+        beta_(beta),
+        A_(A),
+        B_(B),
+        C_(C),
+        options_(checked(options)),
+        scratch_(scratch),
+        operands_(operands),
+        call_start_(call_start),
+        shape_(checked_shape(transposed_if(A, op_a_.transpose), transposed_if(B, op_b_.transpose),
+                             C)),
+        promise_(native_complex_componentwise_bound(shape_.k)),
+        real_promise_((promise_ - scalars()) / (1 + scalars())),
+        rows_(orient()) {}
+
+  Report run() {
+    if (shape_.m == 0 || shape_.n == 0) {
+      Report report;
+      report.reason = "empty C: nothing to do";
+      return finish(report);
+    }
+    const bool alpha_zero = alpha_.real() == 0 && alpha_.imag() == 0;
+    if (shape_.k == 0 || alpha_zero) {
+      scale_complex(space_, beta_, C_);
+      Report report;
+      report.reason =
+          shape_.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
+      return finish(report);
+    }
+    if (options_.algorithm == Algorithm::Native) return run_native(Report{}, "", false);
+    if (StreamCapture<ExecSpace>::active(space_)) {
+      return run_native(Report{}, stream_capture_reason, options_.algorithm != Algorithm::Auto);
+    }
+    // Auto decides before anything is embedded.
+    std::string why;
+    const Algorithm scheme = chosen_scheme(why);
+    if (scheme == Algorithm::Native) {
+      Report report;
+      report.seconds_decision =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start_).count();
+      return run_native(report, why, false);
+    }
+    return run_int8(scheme);
+  }
+
+ private:
+  /// The slack of a complex alpha and beta applied after a real path: sqrt(2) gamma_2 each.
+  static double scalars() { return 1.4142135623730951 * gamma_bound(4); }
+
+  static const Options& checked(const Options& options) {
+    check_options(options);
+    return options;
+  }
+  static Shape checked_shape(const typename V::ConstComplexMatrix& opA,
+                             const typename V::ConstComplexMatrix& opB,
+                             const typename V::ComplexMatrix& C) {
+    const Shape shape = check_operands(opA, opB, C);
+    if (shape.k > std::numeric_limits<std::int64_t>::max() / 4) {
+      throw InvalidArgument("K is too large for the complex embedding's 2K columns");
+    }
+    return shape;
+  }
+
+  Report finish(Report r) const {
+    r.options = replay_options(options_, r);
+    return r;
+  }
+
+  /// A real path's bound (Report::error_bound, DGEMM on the embedding's too) for the complex
+  /// call, relative to |alpha| |A||B| with complex moduli: the real paths' bounds hold relative
+  /// to the embedding's |X_e||Y_e|, whose entries sum |ar||br| + |ai||bi| or |ar||bi| +
+  /// |ai||br|, each at most (|A||B|)_mn; a complex alpha and beta applied after it add
+  /// scalars() each.
+  static double complex_bound(double real_bound) {
+    return real_bound > 0 ? real_bound * (1 + scalars()) + scalars() : 0.0;
+  }
+
+  /// Native ZGEMM on the caller's operands: the caller's callback where it gave one.
+  void native() const {
+    if (options_.native_gemm) {
+      options_.native_gemm();
+    } else {
+      NativeGemm<ExecSpace>::run(space_, op_a_, op_b_, alpha_, A_, B_, beta_, C_);
+    }
+  }
+  std::string native_backend() const {
+    return options_.native_gemm ? "the caller's native GEMM" : NativeGemm<ExecSpace>::name();
+  }
+
+  /// The whole call as native ZGEMM, reported (`decision`: the Report so far).
+  Report run_native(Report decision, const std::string& why, bool fallback) const {
+    native();
+    decision.algorithm = Algorithm::Native;
+    decision.backend = native_backend();
+    decision.reason = why;
+    decision.fallback = fallback;
+    decision.error_bound = promise_;
+    return finish(decision);
+  }
+
+  /// 1. Row-major C: C^T = op(B)^T op(A)^T.  X holds the rows of the product's left factor,
+  /// Y those of its right one, both along K (conjugated where the transpose is 'C').
+  struct Oriented {
+    typename V::ComplexMatrix out;
+    typename V::ConstComplexMatrix X, Y;
+    bool conj_x = false, conj_y = false;
+    std::int64_t rows_x = 0, rows_y = 0;
+    /// C is C_e seen as doubles: real alpha and beta, C of unit stride along m.
+    bool c_is_ce = false;
+  };
+  Oriented orient() const {
+    const typename V::ConstComplexMatrix opA = transposed_if(A_, op_a_.transpose);
+    const typename V::ConstComplexMatrix opB = transposed_if(B_, op_b_.transpose);
+    const bool c_row_major =
+        !has_unit_stride(C_.extent(0), C_.stride(0)) && has_unit_stride(C_.extent(1), C_.stride(1));
+    const typename V::ConstComplexMatrix opBt = transposed_if(opB, true);
+    Oriented o;
+    o.out = transposed_if(C_, c_row_major);
+    o.X = c_row_major ? opBt : opA;
+    o.Y = c_row_major ? opA : opBt;
+    o.conj_x = c_row_major ? op_b_.conjugate : op_a_.conjugate;
+    o.conj_y = c_row_major ? op_a_.conjugate : op_b_.conjugate;
+    o.rows_x = o.X.extent(0);
+    o.rows_y = o.Y.extent(0);
+    o.c_is_ce = alpha_.imag() == 0 && beta_.imag() == 0 &&
+                has_unit_stride(o.out.extent(0), o.out.stride(0));
+    return o;
+  }
+
+  /// Auto's decision on the plan of the form that would run (the real dispatch and pipeline
+  /// then decide the same), and where the rule may be accurate, from a sample of rows read in
+  /// place: wide exponent ranges take the accurate rule, which runs on the embedding
+  /// (2M x N x 2K).  An explicit algorithm is kept.
+  Algorithm chosen_scheme(std::string& why) {
+    const std::int64_t K = shape_.k;
+    const CallPlan plan = auto_first_plan(Shape{rows_.rows_x, rows_.rows_y, K}, options_, true);
+    karatsuba_form_ = plan.complex_karatsuba;
+    if (options_.algorithm != Algorithm::Auto) return options_.algorithm;
+    const Algorithm scheme = choose_auto(space_, plan, false, why);
+    if (scheme != Algorithm::Int8Crt || !crt_auto_may_stop_early(plan)) return scheme;
+    constexpr std::int64_t sample = 64;
+    const SampledPeaks q = sampled_peak_ratios(space_, rows_.X, rows_.Y, sample);
+    peaks_sampled_ = true;
+    const Shape embedding_shape{2 * rows_.rows_x, rows_.rows_y, 2 * K};
+    if (crt_native_wins_at_peaks(device_rates(space_), embedding_shape, plan.crt_scaling, q.x,
+                                 q.y, "a sample of rows", why)) {
+      return Algorithm::Native;
+    }
+    return scheme;
+  }
+
+  /// 2. Karatsuba where scheme II with the fast rule may run, else (or where the data turns out
+  /// to need the accurate rule) 3. the real embedding; 4. native runs ZGEMM on the caller's
+  /// operands.  Operand scratch that cannot be had leaves C untouched: Auto runs native ZGEMM.
+  Report run_int8(Algorithm scheme) {
+    allocations_ = scratch_.allocations() + operands_.allocations();
+    Options real_options = options_;
+    real_options.native_gemm = [this] { native(); };
+    try {
+      std::string detour;
+      if (karatsuba_form_ && scheme == Algorithm::Int8Crt) {
+        Report report;
+        if (karatsuba(real_options, report)) return report;
+        detour =
+            "the data needs the accurate scaling rule, which Karatsuba does not run: the "
+            "real embedding (4 products per modulus)";
+      }
+      real_options.complex_products = 4;
+      Report report = embedding(real_options);
+      if (!detour.empty())
+        report.reason = report.reason.empty() ? detour : detour + "; " + report.reason;
+      return finished_int8(report);
+    } catch (const ScratchUnavailable& e) {
+      // The embedding's operand scratch (the real dispatch handles its own).  C is untouched.
+      if (options_.algorithm != Algorithm::Auto) throw;
+      return run_native(
+          Report{}, std::string(e.what()) + " (the complex embedding): native ZGEMM used instead",
+          true);
+    }
+  }
+
+  /// The embedding's operand scratch in the Report.
+  Report finished_int8(Report report) const {
+    report.workspace_bytes += embedding_bytes_;
+    report.scratch_allocated =
+        scratch_.allocations() + operands_.allocations() != allocations_;
+    return finish(report);
+  }
+
+  /// The embedded rows into rows_xe_ and rows_ye_: copies, or an undoubled operand read in
+  /// place (complex_rows_in_place: op(B)^T of a column-major B, say, which saves its copy,
+  /// 16 N K bytes of traffic and scratch).  Returns the region carved.
+  ComplexEmbeddingRegion<ExecSpace> embed(bool doubled, bool c_in_scratch) {
+    const Oriented& o = rows_;
+    const std::int64_t K = shape_.k;
+    const typename V::ConstMatrix x_in_place =
+        doubled ? typename V::ConstMatrix() : complex_rows_in_place<ExecSpace>(o.X, o.conj_x);
+    const typename V::ConstMatrix y_in_place = complex_rows_in_place<ExecSpace>(o.Y, o.conj_y);
+    const bool copy_x = x_in_place.data() == nullptr, copy_y = y_in_place.data() == nullptr;
+    embedding_bytes_ = ComplexEmbeddingRegion<ExecSpace>::bytes(o.rows_x, o.rows_y, K,
+                                                                 c_in_scratch, doubled, copy_x,
+                                                                 copy_y);
+    Carver carver(operands_.reserve(embedding_bytes_));
+    const ComplexEmbeddingRegion<ExecSpace> region = ComplexEmbeddingRegion<ExecSpace>::carve(
+        carver, o.rows_x, o.rows_y, K, c_in_scratch, doubled, copy_x, copy_y);
+    if (copy_x) embed_complex_rows(space_, o.X, o.conj_x, doubled, region.x);
+    if (copy_y) embed_complex_rows(space_, o.Y, o.conj_y, false, region.y);
+    rows_xe_ = copy_x ? k_contiguous_rows<ExecSpace>(region.x) : x_in_place;
+    rows_ye_ = copy_y ? k_contiguous_rows<ExecSpace>(region.y) : y_in_place;
+    return region;
+  }
+
+  /// 2. X and Y as undoubled rows of 2K interleaved parts (the real pipeline scales them as the
+  /// embedding's rows: the same norms), three INT8 products per modulus, both parts
+  /// reconstructed into C itself.  False where the data needs the accurate rule (the
+  /// embedding then runs); otherwise `report` is the call's.
+  bool karatsuba(const Options& real_options, Report& report) {
+    const Oriented& o = rows_;
+    embed(false, false);
+    bool needs_embedding = false;
+    const CrtComplexTarget<ExecSpace> target{o.out, alpha_, beta_, o.c_is_ce, &needs_embedding};
+    GemmCall<ExecSpace> call = checked_call<ExecSpace>(
+        "N", "T", rows_xe_, rows_ye_,
+        typename V::Matrix(nullptr, Kokkos::LayoutStride(o.rows_x, 1, o.rows_y, o.rows_x)),
+        real_options, nullptr, nullptr);
+    call.complex = &target;
+    call.peaks_sampled = peaks_sampled_;
+    call.promise = real_promise_;
+    // (The real scalars are placeholders: the target carries alpha and beta.  They must not be
+    // 0, or the dispatch's "alpha == 0" return would write the shape-only C.)
+    report = dispatch(space_, call, 1.0, 1.0, real_options, scratch_, call_start_);
+    report.error_bound = complex_bound(report.error_bound);
+    if (needs_embedding) return false;
+    if (report.algorithm == Algorithm::Native) report.backend = native_backend();
+    report = finished_int8(report);
+    return true;
+  }
+
+  /// 3. The real embedding: C_e = alpha X_e Y_e^T + beta C_e through the real dispatch.
+  Report embedding(const Options& real_options) {
+    const Oriented& o = rows_;
+    const ComplexEmbeddingRegion<ExecSpace> region = embed(true, !o.c_is_ce);
+    const typename V::Matrix Ce =
+        o.c_is_ce
+            ? typename V::Matrix(reinterpret_cast<double*>(o.out.data()),
+                                 Kokkos::LayoutStride(2 * o.rows_x, 1, o.rows_y, 2 * o.out.stride(1)))
+            : region.c;
+    GemmCall<ExecSpace> call =
+        checked_call<ExecSpace>("N", "T", rows_xe_, rows_ye_, Ce, real_options, nullptr, nullptr);
+    call.peaks_sampled = peaks_sampled_;
+    call.promise = real_promise_;
+    Report report = dispatch(space_, call, o.c_is_ce ? alpha_.real() : 1.0,
+                             o.c_is_ce ? beta_.real() : 0.0, real_options, scratch_, call_start_);
+    report.error_bound = complex_bound(report.error_bound);
+    if (report.algorithm == Algorithm::Native) {
+      report.backend = native_backend();
+    } else if (!o.c_is_ce) {
+      combine_complex(space_, Ce, alpha_, beta_, o.out);
+    }
+    if (report.algorithm == Algorithm::Int8Crt) report.complex_products = 4;
+    return report;
+  }
+
+  const ExecSpace space_;
+  const BlasOp op_a_, op_b_;
+  const Kokkos::complex<double> alpha_, beta_;
+  const typename V::ConstComplexMatrix A_, B_;
+  const typename V::ComplexMatrix C_;
+  const Options& options_;
+  ScratchBuffer<ExecSpace>& scratch_;
+  ScratchBuffer<ExecSpace>& operands_;
+  const std::chrono::steady_clock::time_point call_start_;
+  const Shape shape_;
+  const double promise_, real_promise_;
+  const Oriented rows_;
+  bool karatsuba_form_ = false;  // Auto's first plan takes Karatsuba's form (chosen_scheme)
+  bool peaks_sampled_ = false;   // Auto sampled the peak ratios (chosen_scheme)
+  std::int64_t allocations_ = 0;  // both scratch buffers' allocations before the INT8 paths
+  std::size_t embedding_bytes_ = 0;
+  typename V::ConstMatrix rows_xe_, rows_ye_;  // the embedded rows (embed)
+};
+
 /// The body of ozaki::gemm for strided complex views (A, B as stored; transA/transB as given).
 template <class ExecSpace>
 Report gemm_complex_strided(const ExecSpace& space, const char transA[], const char transB[],
@@ -99,206 +397,12 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
                             const typename Views<ExecSpace>::ComplexMatrix& C,
                             const Options& options, ScratchBuffer<ExecSpace>& scratch,
                             ScratchBuffer<ExecSpace>& operands) {
-  using V = Views<ExecSpace>;
   const auto call_start = std::chrono::steady_clock::now();
   if (const char* why = compat::unusable_here(space)) throw BackendError(why);
   const auto turn = instance_turn(space);
-  // Every check before any kernel: a throw leaves C untouched.
-  const BlasOp op_a = parse_complex_op(transA, "transA");
-  const BlasOp op_b = parse_complex_op(transB, "transB");
-  check_options(options);
-  const typename V::ConstComplexMatrix opA = transposed_if(A, op_a.transpose);
-  const typename V::ConstComplexMatrix opB = transposed_if(B, op_b.transpose);
-  const Shape shape = check_operands(opA, opB, C);
-  if (shape.k > std::numeric_limits<std::int64_t>::max() / 4) {
-    throw InvalidArgument("K is too large for the complex embedding's 2K columns");
-  }
-
-  Report report;
-  // Relative to |alpha| |A||B| with complex moduli: the real paths' bounds hold relative to the
-  // embedding's |X_e||Y_e|, whose entries sum |ar||br| + |ai||bi| or |ar||bi| + |ai||br|, each
-  // at most (|A||B|)_mn; a complex alpha and beta applied afterwards add sqrt(2) gamma_2 each.
-  const double promise = native_complex_componentwise_bound(shape.k);
-  const double scalars = 1.4142135623730951 * gamma_bound(4);
-  const double real_promise = (promise - scalars) / (1 + scalars);  // the real paths' share
-  auto finish = [&](Report r) {
-    r.options = replay_options(options, r);
-    return r;
-  };
-  // A real path's bound (Report::error_bound, DGEMM on the embedding's too) for the complex
-  // call: a complex alpha and beta applied after it.
-  auto complex_bound = [scalars](double real_bound) {
-    return real_bound > 0 ? real_bound * (1 + scalars) + scalars : 0.0;
-  };
-
-  if (shape.m == 0 || shape.n == 0) {
-    report.reason = "empty C: nothing to do";
-    return finish(report);
-  }
-  const bool alpha_zero = alpha.real() == 0 && alpha.imag() == 0;
-  if (shape.k == 0 || alpha_zero) {
-    scale_complex(space, beta, C);
-    report.reason =
-        shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
-    return finish(report);
-  }
-  // Native ZGEMM on the caller's operands: the caller's callback where it gave one.
-  auto native = [&, op_a, op_b] {
-    if (options.native_gemm) {
-      options.native_gemm();
-    } else {
-      NativeGemm<ExecSpace>::run(space, op_a, op_b, alpha, A, B, beta, C);
-    }
-  };
-  const std::string native_backend =
-      options.native_gemm ? "the caller's native GEMM" : NativeGemm<ExecSpace>::name();
-  // The whole call as native ZGEMM, reported (`decision`: the Report so far).
-  auto run_native = [&](Report decision, const std::string& why, bool fallback) {
-    native();
-    decision.algorithm = Algorithm::Native;
-    decision.backend = native_backend;
-    decision.reason = why;
-    decision.fallback = fallback;
-    decision.error_bound = promise;
-    return finish(decision);
-  };
-  if (options.algorithm == Algorithm::Native) return run_native(report, "", false);
-  if (StreamCapture<ExecSpace>::active(space)) {
-    return run_native(report, stream_capture_reason, options.algorithm != Algorithm::Auto);
-  }
-
-  // 1. Row-major C: C^T = op(B)^T op(A)^T.
-  const bool c_row_major =
-      !has_unit_stride(C.extent(0), C.stride(0)) && has_unit_stride(C.extent(1), C.stride(1));
-  const typename V::ComplexMatrix out = transposed_if(C, c_row_major);
-  const typename V::ConstComplexMatrix opBt = transposed_if(opB, true);
-  const typename V::ConstComplexMatrix X = c_row_major ? opBt : opA;
-  const typename V::ConstComplexMatrix Y = c_row_major ? opA : opBt;
-  const bool conj_x = c_row_major ? op_b.conjugate : op_a.conjugate;
-  const bool conj_y = c_row_major ? op_a.conjugate : op_b.conjugate;
-  const std::int64_t rows_x = X.extent(0), rows_y = Y.extent(0), K = shape.k;
-  const bool c_is_ce =
-      alpha.imag() == 0 && beta.imag() == 0 && has_unit_stride(out.extent(0), out.stride(0));
-
-  // Auto decides before anything is embedded, on the plan of the form that would run (the
-  // real dispatch and pipeline then decide the same), and where the rule may be accurate, from
-  // a sample of rows read in place: wide exponent ranges take the accurate rule, which runs on
-  // the embedding (2M x N x 2K).
-  const Shape embedding_shape{2 * rows_x, rows_y, 2 * K};
-  CallPlan plan = auto_first_plan(Shape{rows_x, rows_y, K}, options, true);
-  const bool karatsuba_form = plan.complex_karatsuba;
-  Algorithm scheme = options.algorithm;
-  bool peaks_sampled = false;
-  if (options.algorithm == Algorithm::Auto) {
-    std::string why;
-    scheme = choose_auto(space, plan, false, why);
-    if (scheme == Algorithm::Int8Crt && crt_auto_may_stop_early(plan)) {
-      constexpr std::int64_t sample = 64;
-      const SampledPeaks q = sampled_peak_ratios(space, X, Y, sample);
-      peaks_sampled = true;
-      if (crt_native_wins_at_peaks(device_rates(space), embedding_shape, plan.crt_scaling, q.x, q.y,
-                                   "a sample of rows", why)) {
-        scheme = Algorithm::Native;
-      }
-    }
-    if (scheme == Algorithm::Native) {
-      report.seconds_decision =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
-      return run_native(report, why, false);
-    }
-  }
-
-  // 2. Karatsuba where scheme II with the fast rule may run: X and Y as undoubled rows of
-  //    2K interleaved parts (the real pipeline scales them as the embedding's rows: the same
-  //    norms), three INT8 products per modulus, both parts reconstructed into C itself.
-  //    Otherwise, or where the data turns out to need the accurate rule, the real embedding.
-  const std::int64_t allocations = scratch.allocations() + operands.allocations();
-  const bool karatsuba_possible = karatsuba_form && scheme == Algorithm::Int8Crt;
-  Options real_options = options;
-  real_options.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
-  std::string detour;
-  // The embedded rows: copies, or an undoubled operand read in place (complex_rows_in_place:
-  // op(B)^T of a column-major B, say, which saves its copy, 16 N K bytes of traffic and
-  // scratch).
-  typename V::ConstMatrix rows_xe, rows_ye;
-  auto embed = [&](bool doubled, bool c_in_scratch, ComplexEmbeddingRegion<ExecSpace>& region) {
-    const typename V::ConstMatrix x_in_place =
-        doubled ? typename V::ConstMatrix() : complex_rows_in_place<ExecSpace>(X, conj_x);
-    const typename V::ConstMatrix y_in_place = complex_rows_in_place<ExecSpace>(Y, conj_y);
-    const bool copy_x = x_in_place.data() == nullptr, copy_y = y_in_place.data() == nullptr;
-    const std::size_t bytes = ComplexEmbeddingRegion<ExecSpace>::bytes(
-        rows_x, rows_y, K, c_in_scratch, doubled, copy_x, copy_y);
-    Carver carver(operands.reserve(bytes));
-    region = ComplexEmbeddingRegion<ExecSpace>::carve(carver, rows_x, rows_y, K, c_in_scratch,
-                                                      doubled, copy_x, copy_y);
-    if (copy_x) embed_complex_rows(space, X, conj_x, doubled, region.x);
-    if (copy_y) embed_complex_rows(space, Y, conj_y, false, region.y);
-    rows_xe = copy_x ? k_contiguous_rows<ExecSpace>(region.x) : x_in_place;
-    rows_ye = copy_y ? k_contiguous_rows<ExecSpace>(region.y) : y_in_place;
-    return bytes;
-  };
-  std::size_t embedding_bytes = 0;
-  try {
-    if (karatsuba_possible) {
-      ComplexEmbeddingRegion<ExecSpace> region;
-      embedding_bytes = embed(false, false, region);
-      bool needs_embedding = false;
-      const CrtComplexTarget<ExecSpace> target{out, alpha, beta, c_is_ce, &needs_embedding};
-      GemmCall<ExecSpace> call = checked_call<ExecSpace>(
-          "N", "T", rows_xe, rows_ye,
-          typename V::Matrix(nullptr, Kokkos::LayoutStride(rows_x, 1, rows_y, rows_x)),
-          real_options, nullptr, nullptr);
-      call.complex = &target;
-      call.peaks_sampled = peaks_sampled;
-      call.promise = real_promise;
-      // (The real scalars are placeholders: the target carries alpha and beta.  They must
-      // not be 0, or the dispatch's "alpha == 0" return would write the shape-only C.)
-      report = dispatch(space, call, 1.0, 1.0, real_options, scratch, call_start);
-      report.error_bound = complex_bound(report.error_bound);
-      if (!needs_embedding) {
-        if (report.algorithm == Algorithm::Native) report.backend = native_backend;
-        report.workspace_bytes += embedding_bytes;
-        report.scratch_allocated = scratch.allocations() + operands.allocations() != allocations;
-        return finish(report);
-      }
-      detour =
-          "the data needs the accurate scaling rule, which Karatsuba does not run: the "
-          "real embedding (4 products per modulus)";
-    }
-    real_options.complex_products = 4;
-
-    // 3. The real embedding: C_e = alpha X_e Y_e^T + beta C_e through the real dispatch.
-    ComplexEmbeddingRegion<ExecSpace> region;
-    embedding_bytes = embed(true, !c_is_ce, region);
-    const typename V::Matrix Ce =
-        c_is_ce ? typename V::Matrix(reinterpret_cast<double*>(out.data()),
-                                     Kokkos::LayoutStride(2 * rows_x, 1, rows_y, 2 * out.stride(1)))
-                : region.c;
-    GemmCall<ExecSpace> call =
-        checked_call<ExecSpace>("N", "T", rows_xe, rows_ye, Ce, real_options, nullptr, nullptr);
-    call.peaks_sampled = peaks_sampled;
-    call.promise = real_promise;
-    report = dispatch(space, call, c_is_ce ? alpha.real() : 1.0, c_is_ce ? beta.real() : 0.0,
-                      real_options, scratch, call_start);
-    report.error_bound = complex_bound(report.error_bound);
-    if (report.algorithm == Algorithm::Native) {
-      report.backend = native_backend;
-    } else if (!c_is_ce) {
-      combine_complex(space, Ce, alpha, beta, out);
-    }
-    if (report.algorithm == Algorithm::Int8Crt) report.complex_products = 4;
-  } catch (const ScratchUnavailable& e) {
-    // The embedding's operand scratch (the real dispatch handles its own).  C is untouched.
-    if (options.algorithm != Algorithm::Auto) throw;
-    return run_native(Report{},
-                      std::string(e.what()) + " (the complex embedding): native ZGEMM used instead",
-                      true);
-  }
-  if (!detour.empty())
-    report.reason = report.reason.empty() ? detour : detour + "; " + report.reason;
-  report.workspace_bytes += embedding_bytes;
-  report.scratch_allocated = scratch.allocations() + operands.allocations() != allocations;
-  return finish(report);
+  return ComplexGemm<ExecSpace>(space, transA, transB, alpha, A, B, beta, C, options, scratch,
+                                operands, call_start)
+      .run();
 }
 
 }  // namespace Impl
