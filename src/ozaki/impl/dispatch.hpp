@@ -242,6 +242,67 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   return SlicesPipeline<ExecSpace>(state, call.prepared_a, call.prepared_b).run(alpha, beta, out);
 }
 
+/// run_int8, and where scheme II's scratch cannot be had under the library's own limit, again
+/// with the least scratch it runs with.  Under that limit scheme II may take more than 8 GiB
+/// for its fastest pass width on large M and K (crt/layout.hpp); its narrowest passes are of
+/// 1024 columns (C is still untouched: scratch is had before any pass writes it).  Under the
+/// caller's limit the call already asked for the least the limit allows.
+template <class ExecSpace>
+Int8Outcome run_int8_or_narrowest(const ExecSpace& space, const GemmCall<ExecSpace>& call,
+                                  Algorithm scheme, double alpha, double beta,
+                                  const Options& options, ScratchBuffer<ExecSpace>& scratch,
+                                  Report& report,
+                                  std::chrono::steady_clock::time_point call_start) {
+  const Report before = report;
+  try {
+    return run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start);
+  } catch (const ScratchUnavailable& e) {
+    if (scheme != Algorithm::Int8Crt || options.workspace_limit != 0) throw;
+    Options narrowest = options;
+    narrowest.workspace_limit = 1;
+    report = before;
+    const Int8Outcome outcome =
+        run_int8(space, call, scheme, alpha, beta, narrowest, scratch, report, call_start);
+    report.reason = std::string(e.what()) + ": passes of 1024 columns instead";
+    return outcome;
+  }
+}
+
+/// The call's Report after an INT8 pipeline ended with `outcome`: its own where Done, else
+/// native FP64 GEMM with the reason (or, where prepared operands hold no FP64 values, an
+/// exception), or for complex data that needs the accurate rule, the embedding's turn.
+template <class ExecSpace>
+Report after_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
+                  double beta, const Options& options, Int8Outcome outcome, Report& report) {
+  switch (outcome) {
+    case Int8Outcome::Done: return report;
+    case Int8Outcome::NonFinite:
+      if (call.any_prepared()) {
+        throw InvalidArgument(
+            "the operand given as a View contains NaN or Inf, and the prepared operand keeps no "
+            "FP64 values for native GEMM: pass both as Views for the IEEE result");
+      }
+      // Slices and residues cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
+      return run_native(space, call, options, alpha, beta,
+                        "A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
+    case Int8Outcome::NeedsEmbedding:
+      report.reason = "complex data that needs the accurate scaling rule: the real embedding";
+      return report;  // the complex driver runs the embedding; C untouched
+    case Int8Outcome::Uncertified:
+      if (call.any_prepared()) {
+        throw InvalidArgument(report.reason +
+                              "; the prepared operand keeps no FP64 values for native GEMM: pass "
+                              "both as Views");
+      }
+      return run_native(space, call, options, alpha, beta, report.reason,
+                        options.algorithm != Algorithm::Auto);
+    case Int8Outcome::NativeFaster: break;
+  }
+  Report decision;
+  decision.seconds_decision = report.seconds_decision;
+  return run_native(space, call, options, alpha, beta, report.reason, false, decision);
+}
+
 /// The algorithms in order after the checks: early returns, Auto's choice, then the one
 /// chosen, with the fallbacks to native FP64.
 template <class ExecSpace>
@@ -275,7 +336,8 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     return run_native(space, call, options, alpha, beta, "", false);
   if (StreamCapture<ExecSpace>::active(space)) {
     // Inside a graph capture the INT8 schemes' host decisions, scratch and fences are not
-    // allowed; native FP64 GEMM on the stream is (docs/design.md §7, "Stream capture").
+    // allowed; native FP64 GEMM on the stream is (docs/design.md §7, "Streams, graph
+    // capture, and declining for free").
     if (call.any_prepared()) {
       throw BackendError(
           "the stream is being captured into a graph, where prepared operands cannot run (no "
@@ -309,22 +371,8 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   }
   Int8Outcome outcome = Int8Outcome::Done;
   try {
-    const Report before = report;
-    try {
-      outcome = run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start);
-    } catch (const ScratchUnavailable& e) {
-      // Under the library's own limit scheme II may take more than 8 GiB for its fastest pass
-      // width on large M and K (crt/layout.hpp); where that cannot be had, the least scratch
-      // it runs with, passes of 1024 columns (C is still untouched: scratch is had before
-      // any pass writes it).  Under the caller's limit the call already asked for the least
-      // the limit allows.
-      if (scheme != Algorithm::Int8Crt || options.workspace_limit != 0) throw;
-      Options narrowest = options;
-      narrowest.workspace_limit = 1;
-      report = before;
-      outcome = run_int8(space, call, scheme, alpha, beta, narrowest, scratch, report, call_start);
-      report.reason = std::string(e.what()) + ": passes of 1024 columns instead";
-    }
+    outcome =
+        run_int8_or_narrowest(space, call, scheme, alpha, beta, options, scratch, report, call_start);
   } catch (const ScratchUnavailable& e) {
     // C is untouched: scratch is had before any pass writes it.  An explicit algorithm says
     // so with the exception; Auto takes native FP64 GEMM, which needs none, and reports it.
@@ -332,33 +380,7 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     return run_native(space, call, options, alpha, beta,
                       std::string(e.what()) + ": native FP64 GEMM used instead", true);
   }
-  switch (outcome) {
-    case Int8Outcome::Done: return report;
-    case Int8Outcome::NonFinite:
-      if (call.any_prepared()) {
-        throw InvalidArgument(
-            "the operand given as a View contains NaN or Inf, and the prepared operand keeps no "
-            "FP64 values for native GEMM: pass both as Views for the IEEE result");
-      }
-      // Slices and residues cannot carry NaN or Inf; FP64 GEMM gives the IEEE result.
-      return run_native(space, call, options, alpha, beta,
-                        "A or B contains NaN or Inf: native FP64 GEMM gives the IEEE result", true);
-    case Int8Outcome::NeedsEmbedding:
-      report.reason = "complex data that needs the accurate scaling rule: the real embedding";
-      return report;  // the complex driver runs the embedding; C untouched
-    case Int8Outcome::Uncertified:
-      if (call.any_prepared()) {
-        throw InvalidArgument(report.reason +
-                              "; the prepared operand keeps no FP64 values for native GEMM: pass "
-                              "both as Views");
-      }
-      return run_native(space, call, options, alpha, beta, report.reason,
-                        options.algorithm != Algorithm::Auto);
-    case Int8Outcome::NativeFaster: break;
-  }
-  Report decision;
-  decision.seconds_decision = report.seconds_decision;
-  return run_native(space, call, options, alpha, beta, report.reason, false, decision);
+  return after_int8(space, call, alpha, beta, options, outcome, report);
 }
 
 /// The caller's options with what this call chose made explicit (Report::options).
