@@ -268,54 +268,43 @@ KOKKOS_INLINE_FUNCTION constexpr int quad_tile_batch(int tile_teams) {
   return tile_teams >= 6 ? 8 : 16;
 }
 
-/// Calls f(row(r), r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
-/// x[j] = X(r, k + j) (0 beyond X's rows and K): the shape of every kernel that turns rows
-/// of FP64 into K-contiguous int8 (slices, residues, magnitudes), one thread per 4 k so that
-/// each writes whole 32-bit words and a warp 128 contiguous bytes per output row.  row(r) is
-/// what f needs of row r (its exponent, its scale), made once per row where a team takes a
-/// row: f's stores may alias its loads, so the compiler cannot hoist them out of the loop.
-///
-/// K-contiguous X: one team per row, consecutive threads on consecutive k (coalesced reads)
-/// from a pointer to the row.
-/// Otherwise (op(A) of a column-major A, say) X is read in 32 x 128 tiles through team
-/// scratch, consecutive lanes on consecutive rows (X's contiguous index), so that no FP64 copy
-/// of X is needed.  The tile is stored by position in the quad: tile(j, rr, q) = X(r0 + rr,
-/// k0 + 4 q + j), so that the lanes of a warp, which take consecutive quads q of one row, read
-/// consecutive doubles (a row-major 32 x 129 tile put them 32 bytes apart, 8-way bank
-/// conflicts); the pitch of 33 keeps the transposed writes conflict-free.  The conflicts were
-/// not what bounded it (the time was the same either way); the batched loads below were, and
-/// with them the strided path comes close to the K-contiguous one on the same data (the
-/// benchmarks diary in docs/history/, "batched strided loads").
-template <int tile_teams = 4, class ExecSpace, class RowFunction, class QuadFunction>
-void for_each_quad(const char* label, const ExecSpace& space,
-                   const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
-                   std::int64_t kpad, const RowFunction& row, const QuadFunction& f) {
-  using policy_type = TeamLaunch<ExecSpace>;
-  using member_type = typename policy_type::member_type;
+/// for_each_quad on rows whose elements are contiguous (or K <= 1): one team per row.
+template <class ExecSpace, class RowFunction, class QuadFunction>
+void for_each_quad_contiguous(const char* label, const ExecSpace& space,
+                              const typename Views<ExecSpace>::ConstMatrix& X,
+                              std::int64_t rows_out, std::int64_t kpad, const RowFunction& row,
+                              const QuadFunction& f) {
+  using member_type = typename TeamLaunch<ExecSpace>::member_type;
   const std::int64_t rows = X.extent(0), K = X.extent(1);
-  if (K <= 1 || X.stride(1) == 1) {
-    Kokkos::parallel_for(
-        label, row_policy(space, rows_out), KOKKOS_LAMBDA(const member_type& team) {
-          const int r = team.league_rank();
-          const bool real_row = r < rows;
-          const auto state = row(r);
-          // Row r's elements (stride 1 here, or K <= 1).
-          const double* x_row = X.data() + (real_row ? r * X.stride(0) : 0);
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4),
-                               [&](const std::int64_t quad) {
-                                 const std::int64_t k = 4 * quad;
-                                 double x[4];
-                                 if (real_row && k + 4 <= K) {  // one test for most quads
-                                   for (int j = 0; j < 4; ++j) x[j] = x_row[k + j];
-                                 } else {
-                                   for (int j = 0; j < 4; ++j)
-                                     x[j] = real_row && k + j < K ? x_row[k + j] : 0.0;
-                                 }
-                                 f(state, r, k, x);
-                               });
-        });
-    return;
-  }
+  Kokkos::parallel_for(
+      label, row_policy(space, rows_out), KOKKOS_LAMBDA(const member_type& team) {
+        const int r = team.league_rank();
+        const bool real_row = r < rows;
+        const auto state = row(r);
+        // Row r's elements (stride 1 here, or K <= 1).
+        const double* x_row = X.data() + (real_row ? r * X.stride(0) : 0);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4),
+                             [&](const std::int64_t quad) {
+                               const std::int64_t k = 4 * quad;
+                               double x[4];
+                               if (real_row && k + 4 <= K) {  // one test for most quads
+                                 for (int j = 0; j < 4; ++j) x[j] = x_row[k + j];
+                               } else {
+                                 for (int j = 0; j < 4; ++j)
+                                   x[j] = real_row && k + j < K ? x_row[k + j] : 0.0;
+                               }
+                               f(state, r, k, x);
+                             });
+      });
+}
+
+/// for_each_quad on strided rows: 32 x 128 tiles through team scratch (the layout and the
+/// batched loads: for_each_quad).
+template <int tile_teams, class ExecSpace, class RowFunction, class QuadFunction>
+void for_each_quad_tiled(const char* label, const ExecSpace& space,
+                         const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
+                         std::int64_t kpad, const RowFunction& row, const QuadFunction& f) {
+  const std::int64_t rows = X.extent(0), K = X.extent(1);
   // tile_teams 256-thread teams per SM on GPUs, bounded by registers: four by default (at most
   // 64 registers; without the bound ptxas gives the tile path 72, three teams, which Nsight
   // Compute shows register-limited; scheme I's split_rows spills 24/36 bytes at 64 by ptxas
@@ -372,6 +361,35 @@ void for_each_quad(const char* label, const ExecSpace& space,
           });
         });
       });
+}
+
+/// Calls f(row(r), r, k, x) for every row r < rows_out and every k = 0, 4, ..., kpad - 4, with
+/// x[j] = X(r, k + j) (0 beyond X's rows and K): the shape of every kernel that turns rows
+/// of FP64 into K-contiguous int8 (slices, residues, magnitudes), one thread per 4 k so that
+/// each writes whole 32-bit words and a warp 128 contiguous bytes per output row.  row(r) is
+/// what f needs of row r (its exponent, its scale), made once per row where a team takes a
+/// row: f's stores may alias its loads, so the compiler cannot hoist them out of the loop.
+///
+/// K-contiguous X: one team per row, consecutive threads on consecutive k (coalesced reads)
+/// from a pointer to the row.
+/// Otherwise (op(A) of a column-major A, say) X is read in 32 x 128 tiles through team
+/// scratch, consecutive lanes on consecutive rows (X's contiguous index), so that no FP64 copy
+/// of X is needed.  The tile is stored by position in the quad: tile(j, rr, q) = X(r0 + rr,
+/// k0 + 4 q + j), so that the lanes of a warp, which take consecutive quads q of one row, read
+/// consecutive doubles (a row-major 32 x 129 tile put them 32 bytes apart, 8-way bank
+/// conflicts); the pitch of 33 keeps the transposed writes conflict-free.  The conflicts were
+/// not what bounded it (the time was the same either way); the batched loads below were, and
+/// with them the strided path comes close to the K-contiguous one on the same data (the
+/// benchmarks diary in docs/history/, "batched strided loads").
+template <int tile_teams = 4, class ExecSpace, class RowFunction, class QuadFunction>
+void for_each_quad(const char* label, const ExecSpace& space,
+                   const typename Views<ExecSpace>::ConstMatrix& X, std::int64_t rows_out,
+                   std::int64_t kpad, const RowFunction& row, const QuadFunction& f) {
+  if (X.extent(1) <= 1 || X.stride(1) == 1) {
+    for_each_quad_contiguous(label, space, X, rows_out, kpad, row, f);
+  } else {
+    for_each_quad_tiled<tile_teams>(label, space, X, rows_out, kpad, row, f);
+  }
 }
 
 }  // namespace Impl
