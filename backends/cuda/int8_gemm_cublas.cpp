@@ -63,6 +63,35 @@ struct LtBatch {
   std::int64_t count = 1, stride_a = 0, stride_b = 0, stride_c = 0;
 };
 
+/// The kernels cuBLASLt's heuristic offers for one shape, on stderr.
+void print_lt_offers(std::int64_t rows, std::int64_t columns, std::int64_t length,
+                     std::int64_t lda, std::int64_t ldb, std::int64_t ldc, std::uint32_t alignment,
+                     const cublasLtMatmulHeuristicResult_t* result, int results) {
+  std::fprintf(stderr,
+               "[ozaki] INT8 %lld x %lld x %lld (lda %lld, ldb %lld, ldc %lld, align %u):",
+               (long long)rows, (long long)columns, (long long)length, (long long)lda,
+               (long long)ldb, (long long)ldc, alignment);
+  for (int i = 0; i < results; ++i) {
+    std::uint32_t tile = 0, stages = 0;
+    std::uint16_t cluster = 0;
+    std::int32_t id = 0, split = 0;
+    std::size_t w = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id,
+                                         &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
+                                         sizeof tile, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
+                                         sizeof stages, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                         sizeof split, &w);
+    cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
+                                         &cluster, sizeof cluster, &w);
+    std::fprintf(stderr, " [%d: algo %d tile %u stages %u splitk %d cluster %u ws %zu]", i, id,
+                 tile, stages, split, unsigned(cluster), result[i].workspaceSize);
+  }
+  std::fprintf(stderr, "\n");
+}
+
 /// The cuBLASLt kernel for P (rows x columns) = A^T B, K = length (TN, INT8 -> INT32), chosen
 /// once per shape and alignment by cuBLASLt's heuristic (its first answer, within the handle's
 /// workspace of lt_workspace_bytes).
@@ -136,29 +165,7 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
   choice.found = status == CUBLAS_STATUS_SUCCESS && results > 0;
   if (choice.found) choice.algo = result[0].algo;
   if (int8_entry() == Int8Entry::LtLogged) {
-    std::fprintf(stderr,
-                 "[ozaki] INT8 %lld x %lld x %lld (lda %lld, ldb %lld, ldc %lld, align %u):",
-                 (long long)rows, (long long)columns, (long long)length, (long long)lda,
-                 (long long)ldb, (long long)ldc, alignment);
-    for (int i = 0; i < results; ++i) {
-      std::uint32_t tile = 0, stages = 0;
-      std::uint16_t cluster = 0;
-      std::int32_t id = 0, split = 0;
-      std::size_t w = 0;
-      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id,
-                                           &w);
-      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile,
-                                           sizeof tile, &w);
-      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages,
-                                           sizeof stages, &w);
-      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
-                                           sizeof split, &w);
-      cublasLtMatmulAlgoConfigGetAttribute(&result[i].algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID,
-                                           &cluster, sizeof cluster, &w);
-      std::fprintf(stderr, " [%d: algo %d tile %u stages %u splitk %d cluster %u ws %zu]", i, id,
-                   tile, stages, split, unsigned(cluster), result[i].workspaceSize);
-    }
-    std::fprintf(stderr, "\n");
+    print_lt_offers(rows, columns, length, lda, ldb, ldc, alignment, result, results);
   }
   return choice;
 }
