@@ -48,7 +48,8 @@ have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2
 
 # The Debian packages the build and the tests need (libgtest-dev: GoogleTest), and for a
 # host build libdnnl-dev (oneDNN: exact INT8 products on CPUs with VNNI or AMX,
-# backends/onednn; the GPU machine has no package registry and builds the CUDA variant).
+# backends/onednn) and clang-format (test `format`, cmake/check_format.sh); the GPU machine
+# has no package registry and builds the CUDA variant.
 system_packages() {
   # shellcheck source=deps/kokkos.sh
   OZAKI_DEPS_ONLY_FUNCTIONS=1 source "$deps"
@@ -56,7 +57,10 @@ system_packages() {
   if [ ! -f /usr/include/gtest/gtest.h ] && [ ! -f /usr/local/include/gtest/gtest.h ]; then
     ensure_debian_packages libgtest-dev
   fi
-  if [ "${1:-host}" = host ]; then ensure_debian_packages libdnnl-dev; fi
+  if [ "${1:-host}" = host ]; then
+    ensure_debian_packages libdnnl-dev
+    command -v clang-format >/dev/null 2>&1 || ensure_debian_packages clang-format
+  fi
 }
 
 # Prints the prefix of a Kokkos install of the given variant (host|cuda): the user's own
