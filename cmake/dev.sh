@@ -12,7 +12,19 @@
 # Set Kokkos_ROOT and KokkosKernels_ROOT to use your own Kokkos instead.
 #
 # The CUDA build: where nvcc exists, `test` also compiles the CUDA backend and its tests
-# (build-cuda/), and runs them when a GPU answers.
+# (build-cuda/), and runs them when a GPU answers.  Without a GPU that compile only checks that
+# the CUDA code builds (about 11-12 minutes on 2 cores); `test` announces it.
+#
+# Variables:
+#   OZAKI_JOBS=N          build jobs (default: the number of cores)
+#   OZAKI_CUDA_BUILD=0    `test` skips the CUDA build and its tests (default 1: built where
+#                         nvcc exists, as CI does)
+#   OZAKI_PROGRESS=S      a build prints a progress line every S seconds (default 30); the
+#                         build's full output is in <build dir>/build.log
+#
+# `test` ends with the GoogleTest totals of each ctest test and one summary line:
+#   [ozaki] summary: 24 of 24 ctest tests passed (host; GoogleTest cases: 1234 passed, 0 failed,
+#   in 20 of the tests); CUDA: ...
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -36,7 +48,8 @@ have_gpu() { command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2
 
 # The Debian packages the build and the tests need (libgtest-dev: GoogleTest), and for a
 # host build libdnnl-dev (oneDNN: exact INT8 products on CPUs with VNNI or AMX,
-# backends/onednn; the GPU machine has no package registry and builds the CUDA variant).
+# backends/onednn) and clang-format (test `format`, cmake/check_format.sh); the GPU machine
+# has no package registry and builds the CUDA variant.
 system_packages() {
   # shellcheck source=deps/kokkos.sh
   OZAKI_DEPS_ONLY_FUNCTIONS=1 source "$deps"
@@ -44,7 +57,10 @@ system_packages() {
   if [ ! -f /usr/include/gtest/gtest.h ] && [ ! -f /usr/local/include/gtest/gtest.h ]; then
     ensure_debian_packages libgtest-dev
   fi
-  if [ "${1:-host}" = host ]; then ensure_debian_packages libdnnl-dev; fi
+  if [ "${1:-host}" = host ]; then
+    ensure_debian_packages libdnnl-dev
+    command -v clang-format >/dev/null 2>&1 || ensure_debian_packages clang-format
+  fi
 }
 
 # Prints the prefix of a Kokkos install of the given variant (host|cuda): the user's own
@@ -96,37 +112,146 @@ configure_ozaki() {
     { cat "$build/configure.log" >&2; return 1; }
 }
 
+# How far a build is, from the last progress line of its log: Make's "[ 35%] ..." or
+# Ninja's "[35/120] ...".  Make prints a step as it starts, Ninja (writing to a file) as it
+# ends: so the step named is the one running for Make, the last one done for Ninja.
+build_progress() {
+  local last
+  last=$(grep -E '^\[ *[0-9]+(%|/[0-9]+)\] ' "$1" 2>/dev/null | tail -n 1) || true
+  if [ -z "$last" ]; then
+    echo "starting"
+    return
+  fi
+  local counter=${last%%]*} what=${last#*] }
+  counter=${counter#[}
+  counter=${counter// /}
+  # "Building CXX object unit_tests/CMakeFiles/gemm_serial.dir/test_gemm.cpp.o" -> "gemm_serial:
+  # test_gemm.cpp"
+  what=$(sed -E 's#^Building [A-Za-z]+ object .*/([^/]+)\.dir/(.*)\.o$#\1: \2#' <<<"$what")
+  case $counter in
+  *%) echo "$counter done (now: $what)" ;;
+  *) echo "${counter%/*} of ${counter#*/} steps done (last: $what)" ;;
+  esac
+}
+
+# The build writes its output to build.log; every OZAKI_PROGRESS seconds a line says how far
+# it is (a CUDA build takes minutes on a small machine).  The build runs in the foreground, so
+# that Ctrl-C stops it; the reporter in the background ends with the build, or with this
+# script.
 build_ozaki() {
   local build=$1
   shift
-  if ! cmake --build "$build" -j "$jobs" "$@" >"$build/build.log" 2>&1; then
-    grep -E -A5 "error" "$build/build.log" | head -n 80 >&2
+  local t0=$SECONDS every=${OZAKI_PROGRESS:-30} status=0 shell=$$
+  : >"$build/build.log"
+  (
+    next=$((SECONDS + every))
+    while sleep 1 && kill -0 "$shell" 2>/dev/null; do
+      if [ "$SECONDS" -ge "$next" ]; then
+        say "building in ${build##*/}: $(build_progress "$build/build.log"), $((SECONDS - t0)) s"
+        next=$((SECONDS + every))
+      fi
+    done
+  ) &
+  local reporter=$!
+  cmake --build "$build" -j "$jobs" "$@" >"$build/build.log" 2>&1 || status=$?
+  kill "$reporter" 2>/dev/null || true
+  wait "$reporter" 2>/dev/null || true
+  if [ "$status" -ne 0 ]; then
+    grep -E -A5 "error" "$build/build.log" | head -n 80 >&2 || true
     say "build failed: $build/build.log"
     return 1
   fi
 }
 
+# The counts of the last run_ctest, for the summary line: ctest tests passed and run, the
+# gtest cases passed and failed, and how many tests printed gtest totals.
+ctest_passed=0 ctest_total=0 gtest_passed=0 gtest_failed=0 gtest_tests=0
+
+# run_ctest <build dir> [ctest arguments...]: runs ctest (the output of failing tests only),
+# then prints each test's GoogleTest totals from ctest's own log, which keeps every test's
+# output (Testing/Temporary/LastTest.log), and sets the counts above.  Fails where a test
+# fails.
 run_ctest() {
-  local build=$1
+  local build=$1 status=0
   shift
-  (cd "$build" && ctest --output-on-failure --no-tests=error "$@")
+  rm -f "$build/Testing/Temporary/LastTest.log"
+  (cd "$build" && ctest --output-on-failure --no-tests=error "$@" 2>&1 | tee "$build/ctest.log") ||
+    status=$?
+  # "100% tests passed, 0 tests failed out of 24"
+  local counts
+  counts=$(sed -nE 's/^[0-9]+% tests passed, ([0-9]+) tests? failed out of ([0-9]+)$/\1 \2/p' \
+    "$build/ctest.log" | tail -n 1)
+  local failed=${counts% *}
+  ctest_total=${counts#* }
+  [ -n "$counts" ] || failed=0 ctest_total=0
+  ctest_passed=$((ctest_total - failed))
+  # One block per test, "N/M Testing: name", holding the test's output; gtest ends it with
+  # "[  PASSED  ] K tests." and, where some failed, "[  FAILED  ] F tests, listed below:".
+  local totals
+  totals=$(awk '
+    /^[0-9]+\/[0-9]+ Testing: / { name = $3; seen[name] = 1; next }
+    name != "" && /^\[  PASSED  \] [0-9]+ tests?\.$/ { passed[name] += $4; gtest[name] = 1 }
+    name != "" && /^\[  FAILED  \] [0-9]+ tests?, listed below:$/ { failed[name] += $4; gtest[name] = 1 }
+    END {
+      for (n in seen) {
+        if (gtest[n]) printf "  %-28s %5d passed%s\n", n, passed[n], failed[n] ? ", " failed[n] " FAILED" : ""
+        else printf "  %-28s     - (no GoogleTest totals)\n", n
+      }
+    }' "$build/Testing/Temporary/LastTest.log" 2>/dev/null | sort)
+  say "gtest totals per test (${build##*/}):"
+  echo "$totals" >&2
+  gtest_passed=$(awk '$3 == "passed" || $3 == "passed," { s += $2 } END { print s + 0 }' <<<"$totals")
+  gtest_failed=$(awk '$5 == "FAILED" { s += $4 } END { print s + 0 }' <<<"$totals")
+  gtest_tests=$(awk '$3 == "passed" || $3 == "passed," { n++ } END { print n + 0 }' <<<"$totals")
+  return "$status"
+}
+
+# "24 of 24 ctest tests passed (host; GoogleTest cases: 1234 passed, 0 failed, in 20 of the
+# tests)", from run_ctest's counts.
+ctest_summary() {
+  echo "$ctest_passed of $ctest_total ctest tests passed ($1; GoogleTest cases: $gtest_passed" \
+    "passed, $gtest_failed failed, in $gtest_tests of the tests)"
+}
+
+# run_ctest for the test command: where a test fails, the summary line (the host's counts in
+# $summary once known) before failing.
+ctest_step() {  # ctest_step <label> <build dir> [ctest arguments...]
+  local label=$1
+  shift
+  run_ctest "$@" && return 0
+  say "summary: ${summary:+$summary; CUDA: }$(ctest_summary "$label"); tests FAILED (output" \
+    "above; every test's output in ${1##*/}/Testing/Temporary/LastTest.log)"
+  return 1
 }
 
 cmd_test() {
   step "system packages" system_packages host
   configure_and_build host "$repo/build-host" all -DOZAKI_ENABLE_TESTS=ON
-  step "host tests" run_ctest "$repo/build-host" -j "$jobs"
-  if have_nvcc; then
+  local summary='' cuda=''
+  step "host tests" ctest_step host "$repo/build-host" -j "$jobs"
+  summary=$(ctest_summary host)
+  if ! have_nvcc; then
+    cuda="not built (no nvcc)"
+  elif [ "${OZAKI_CUDA_BUILD:-1}" = 0 ]; then
+    cuda="not built (OZAKI_CUDA_BUILD=0)"
+  else
+    if ! have_gpu; then
+      say "CUDA build next: no GPU here, so it only checks that the CUDA backend and its tests" \
+        "compile; about 11-12 minutes on 2 cores (OZAKI_CUDA_BUILD=0 skips it)"
+    fi
     configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda
     if have_gpu; then
-      step "CUDA tests" run_ctest "$repo/build-cuda"
+      step "CUDA tests" ctest_step cuda "$repo/build-cuda"
+      cuda=$(ctest_summary cuda)
     else
       # What needs no GPU: the oracle, and the interposer's exported symbols.
-      step "CUDA build, tests without a GPU" run_ctest "$repo/build-cuda" -L host
+      step "CUDA build, tests without a GPU" ctest_step "cuda, no GPU" "$repo/build-cuda" -L host
       say "no GPU here: the CUDA backend and its device tests were compiled, not run"
+      cuda="compiled, not run (no GPU); $ctest_passed of $ctest_total tests that need no GPU passed"
     fi
   fi
   say "all tests passed"
+  say "summary: $summary; CUDA: $cuda"
 }
 
 cmd_demo() {

@@ -7,7 +7,8 @@
 #   automatic count are no less accurate than native FP64 GEMM on the sampled entries;
 # - every row's error is within its Report's componentwise bound (Report::error_bound);
 # - bad arguments are refused before anything runs, with exit status 2 and one line naming
-#   the option.
+#   the option; so are empty shapes and shapes whose matrices cannot fit in memory (no
+#   configuration runs: no table on stdout).
 # No time is asserted (timing is not a unit test's business).
 set -euo pipefail
 bench=$1
@@ -71,4 +72,15 @@ refused "criteria sets its own phi" --suite criteria --phi 1
 refused "sweep sets its own phi" --suite sweep --phi 1
 refused "unknown suite" --suite nosuch
 refused "min-seconds" --min-seconds soon
+refused "'0' is not a positive integer" --shapes 0
+refused "'0' is not a positive integer" --shapes 64x0x64
+refused "'-5' is not a positive integer" --shapes -5
+refused "shape 100000000x100000000x100000000 does not fit in memory" --shapes 100000000
+# One message (Kokkos may add its own warnings), and no row of any configuration.
+[ "$(grep -c '^ozaki_bench:' "$work/refused.err")" -eq 1 ] ||
+  { cat "$work/refused.err" >&2; fail "--shapes 100000000: not one message"; }
+if grep -q "phi =" "$work/refused.out"; then
+  cat "$work/refused.out" >&2
+  fail "--shapes 100000000 ran configurations"
+fi
 echo "bench_check: passed"

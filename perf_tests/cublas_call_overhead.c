@@ -22,21 +22,21 @@
 #include <string.h>
 #include <time.h>
 
-#define CHECK_CUDA(x)                                                                         \
-  do {                                                                                        \
-    cudaError_t e_ = (x);                                                                     \
-    if (e_ != cudaSuccess) {                                                                  \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));      \
-      exit(2);                                                                                \
-    }                                                                                         \
+#define CHECK_CUDA(x)                                                                    \
+  do {                                                                                   \
+    cudaError_t e_ = (x);                                                                \
+    if (e_ != cudaSuccess) {                                                             \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(2);                                                                           \
+    }                                                                                    \
   } while (0)
-#define CHECK_CUBLAS(x)                                                                       \
-  do {                                                                                        \
-    cublasStatus_t s_ = (x);                                                                  \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                        \
-      fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_);              \
-      exit(2);                                                                                \
-    }                                                                                         \
+#define CHECK_CUBLAS(x)                                                          \
+  do {                                                                           \
+    cublasStatus_t s_ = (x);                                                     \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                           \
+      fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
+      exit(2);                                                                   \
+    }                                                                            \
   } while (0)
 
 static double now_us(void) {
@@ -104,19 +104,18 @@ static int run_shape(const char* label, const Shape* s, int calls, cublasHandle_
   const double one = 1, zero = 0;
   double* host_us = malloc(sizeof(double) * calls);
   double wall = 0;
-  for (int round = 0; round < 2; ++round) {  /* round 0 warms up */
+  for (int round = 0; round < 2; ++round) { /* round 0 warms up */
     const int n = round == 0 ? 20 : calls;
     const double start = now_us();
     for (int i = 0; i < n; ++i) {
       const double t = now_us();
       if (batch > 1) {
-        CHECK_CUBLAS(cublasDgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n, s->k,
-                                               &one, dA, s->m, (long long)sa, dB, s->k,
-                                               (long long)sb, &zero, dC, s->m, (long long)sc,
-                                               batch));
+        CHECK_CUBLAS(cublasDgemmStridedBatched(
+            handle, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n, s->k, &one, dA, s->m, (long long)sa, dB,
+            s->k, (long long)sb, &zero, dC, s->m, (long long)sc, batch));
       } else {
-        CHECK_CUBLAS(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n, s->k, &one, dA,
-                                 s->m, dB, s->k, &zero, dC, s->m));
+        CHECK_CUBLAS(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, s->m, s->n, s->k, &one, dA, s->m,
+                                 dB, s->k, &zero, dC, s->m));
       }
       if (round == 1) host_us[i] = now_us() - t;
     }
@@ -125,7 +124,7 @@ static int run_shape(const char* label, const Shape* s, int calls, cublasHandle_
   }
   CHECK_CUDA(cudaMemcpy(C, dC, sizeof(double) * sc * batch, cudaMemcpyDeviceToHost));
   double err = 0;
-  for (int b = 0; b < batch; b += batch > 1 ? batch - 1 : 1) {
+  for (int b = 0; b<batch; b += batch> 1 ? batch - 1 : 1) {
     const double e = sampled_error(s, A + b * sa, B + b * sb, C + b * sc);
     if (e > err) err = e;
   }
@@ -134,8 +133,13 @@ static int run_shape(const char* label, const Shape* s, int calls, cublasHandle_
   printf("%s,%s,%.3f,%.3f,%.2f,%.3e%s\n", label, s->name, host_us[calls / 2],
          host_us[calls * 9 / 10], wall, err, failed ? ",FAIL" : "");
   fflush(stdout);
-  cudaFree(dA); cudaFree(dB); cudaFree(dC);
-  free(A); free(B); free(C); free(host_us);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+  free(A);
+  free(B);
+  free(C);
+  free(host_us);
   return failed;
 }
 

@@ -19,6 +19,10 @@
 #include <ozaki/serial/reference.hpp>
 
 #include <Kokkos_Core.hpp>
+#ifdef KOKKOS_ENABLE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -106,8 +110,8 @@ first and second in their pairs), and a run that times the phases.  A row is pri
 as its configuration has finished; progress goes to stderr.  A legend of the columns follows
 the tables.
 
-  --shapes LIST     comma-separated; N (cube) or MxNxK, non-negative integers (0 allowed:
-                    the row shows what an empty product costs)       (default: demo shape,
+  --shapes LIST     comma-separated; N (cube) or MxNxK, positive integers; shapes whose
+                    matrices do not fit in free memory are refused  (default: demo shape,
                     1024 on host spaces, 8192 on GPUs)
   --configs LIST    comma-separated, each one of                     (default: native,default;
                                                                       on host spaces also crt:auto)
@@ -235,9 +239,10 @@ ShapeArg parse_shape(const std::string& s) {
   std::int64_t dims[3];
   for (std::size_t i = 0; i < parts.size(); ++i) {
     std::uint64_t v = 0;
-    if (!to_count(parts[i], std::numeric_limits<std::int64_t>::max(), v)) {
+    // An empty product measures nothing: its times and ratios would be noise.
+    if (!to_count(parts[i], std::numeric_limits<std::int64_t>::max(), v) || v == 0) {
       usage_error("bad shape '" + s + "' in --shapes: '" + parts[i] +
-                  "' is not a non-negative integer" + expected);
+                  "' is not a positive integer" + expected);
     }
     dims[i] = static_cast<std::int64_t>(v);
   }
@@ -547,14 +552,18 @@ struct Inputs {
   std::vector<T> hostA, hostB;  // set 0, column-major, for the reference
 };
 
+/// How many sets of A and B a shape's inputs rotate through: enough to cycle through
+/// 4 x 64 MB (a GPU's L2 several times over), at most 8.
+int input_sets(const ShapeArg& s, std::size_t element_bytes) {
+  const double bytes =
+      element_bytes * (static_cast<double>(s.m) * s.k + static_cast<double>(s.k) * s.n);
+  return bytes > 4 * 64e6 / 8 ? std::max(1, static_cast<int>(std::ceil(4 * 64e6 / bytes))) : 8;
+}
+
 template <class T>
 Inputs<T> make_inputs(const ShapeArg& s, double phi, std::uint64_t seed) {
   Inputs<T> in;
-  // Enough sets to cycle through 4 x 64 MB (a GPU's L2 several times over), at most 8.
-  const double bytes =
-      sizeof(T) * (static_cast<double>(s.m) * s.k + static_cast<double>(s.k) * s.n);
-  const int sets =
-      bytes > 4 * 64e6 / 8 ? std::max(1, static_cast<int>(std::ceil(4 * 64e6 / bytes))) : 8;
+  const int sets = input_sets(s, sizeof(T));
   for (int i = 0; i < sets; ++i) {
     in.A.emplace_back(Kokkos::view_alloc("A", Kokkos::WithoutInitializing), s.m, s.k);
     in.B.emplace_back(Kokkos::view_alloc("B", Kokkos::WithoutInitializing), s.k, s.n);
@@ -568,6 +577,74 @@ Inputs<T> make_inputs(const ShapeArg& s, double phi, std::uint64_t seed) {
   in.hostB.assign(hb.data(), hb.data() + hb.size());
   return in;
 }
+
+/// Bytes of memory the host can still give: MemAvailable of /proc/meminfo, else all of its
+/// physical memory; 0 where unknown.
+double free_host_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string line;
+  while (std::getline(meminfo, line)) {
+    double kib = 0;
+    if (std::sscanf(line.c_str(), "MemAvailable: %lf kB", &kib) == 1) return kib * 1024;
+  }
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * page : 0;
+}
+
+/// Bytes free in the memory space of the benchmark's matrices; 0 where unknown.
+double free_space_bytes() {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same<Space::memory_space, Kokkos::CudaSpace>::value) {
+    std::size_t free = 0, total = 0;
+    return cudaMemGetInfo(&free, &total) == cudaSuccess ? static_cast<double>(free) : 0;
+  }
+#endif
+  return free_host_bytes();
+}
+
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g GB", bytes / 1e9);
+  return text;
+}
+
+/// Why some run's inputs cannot fit in free memory, or "" where every run's can.  Checked
+/// before anything runs: an impossible shape is refused once, instead of each configuration
+/// reporting the failed allocation.  (The configurations' scratch comes on top; a call that
+/// cannot get it says so in its row, or Auto runs native.)
+std::string memory_shortfall(const Settings& st) {
+  const double element = st.complex ? sizeof(Complex) : sizeof(double);
+  const double space_free = free_space_bytes(), host_free = free_host_bytes();
+  for (const auto& run : st.runs) {
+    const ShapeArg& s = run.shape;
+    const double mk = static_cast<double>(s.m) * s.k, kn = static_cast<double>(s.k) * s.n;
+    const double mn = static_cast<double>(s.m) * s.n;
+    // A and B in every set, and C, in the matrices' space; the host keeps a copy of A and B
+    // for the reference (and on a GPU it first copies them into mirrors).
+    const double in_space = element * (input_sets(s, element) * (mk + kn) + mn);
+    const double on_host_too = element * (on_host ? 1 : 2) * (mk + kn);
+    const std::string what = "shape " + shape_name(s) + " does not fit in memory: ";
+    if (on_host && space_free > 0 && in_space + on_host_too > space_free) {
+      return what + "its matrices and their reference copy need " +
+             gigabytes(in_space + on_host_too) + ", the host has " + gigabytes(space_free) +
+             " free";
+    }
+    if (!on_host && space_free > 0 && in_space > space_free) {
+      return what + "its matrices need " + gigabytes(in_space) + " on the device, which has " +
+             gigabytes(space_free) + " free";
+    }
+    if (!on_host && host_free > 0 && on_host_too > host_free) {
+      return what + "the host copies of A and B for the reference need " + gigabytes(on_host_too) +
+             ", the host has " + gigabytes(host_free) + " free";
+    }
+  }
+  return "";
+}
+
+/// Inputs that could not be allocated although they seemed to fit: the run stops there.
+struct InputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 struct Sample {
   std::int64_t m, n;
@@ -934,7 +1011,7 @@ void print_row(const Result& r) {
   // S/L: slices (scheme I) or moduli (scheme II); pr/bt: slice pairs or fewest bits kept.
   const int count = a == ozaki::Algorithm::Int8Crt ? r.report.moduli : r.report.slices;
   const int detail = a == ozaki::Algorithm::Int8Crt ? r.report.crt_bits : r.report.slice_pairs;
-  // Milliseconds to 3 decimals; below 0.1 ms (empty products) 3 significant digits.
+  // Milliseconds to 3 decimals; below 0.1 ms 3 significant digits.
   const double ms = r.seconds * 1e3;
   std::printf("%-20s %-18s %-6s %3s %5s %5d %4d %10s %8s %7s %9s %6s %6s %6s %9.1f %9s %9s %9s\n",
               shape_name(r.shape).c_str(), r.config.c_str(), algo,
@@ -1175,35 +1252,28 @@ void measure_shape(const Space& space, const Run& run, const Settings& st, std::
   std::printf("\n%s, phi = %g:\n", name.c_str(), run.phi);
   print_header();
   std::fflush(stdout);
-  progress(name + (shape.m > 0 && shape.n > 0 ? ": inputs and double-double reference on " +
-                                                    std::to_string(st.samples) + " entries"
-                                              : ": inputs (C is empty: no entries to check)"));
+  progress(name + ": inputs and double-double reference on " + std::to_string(st.samples) +
+           " entries");
   const auto t0 = Clock::now();
   Inputs<T> in;
   Samples samples;
-  std::string input_error;
   try {
     in = make_inputs<T>(shape, run.phi, st.seed);
     samples = reference_samples(in, shape, st.samples, st.seed + 99);
   } catch (const std::exception& e) {
-    input_error = "inputs: " + one_line(e.what());
+    // Not one row per configuration repeating the failure: the run stops here.
+    throw InputError("shape " + name + ": its inputs could not be made: " + one_line(e.what()));
   }
   if (seconds_since(t0) > slow_step_seconds)
     progress(name + ": inputs and reference took " + seconds_text(seconds_since(t0)));
   // Native first: its row, and every other row's timed runs are paired with it.
-  Result reference;
   Config native{"native", {}};
   native.options.algorithm = ozaki::Algorithm::Native;
-  if (input_error.empty()) reference = run_config(space, run, in, native, samples, st);
-  const bool reference_ok = input_error.empty() && reference.error_message.empty();
+  const Result reference = run_config(space, run, in, native, samples, st);
+  const bool reference_ok = reference.error_message.empty();
   for (const auto& cfg : run.configs) {
     Result r;
-    if (!input_error.empty()) {
-      r.shape = shape;
-      r.phi = run.phi;
-      r.config = cfg.name;
-      r.error_message = input_error;
-    } else if (cfg.options.algorithm == ozaki::Algorithm::Native) {
+    if (cfg.options.algorithm == ozaki::Algorithm::Native) {
       r = reference;
       r.config = cfg.name;
     } else {
@@ -1216,7 +1286,7 @@ void measure_shape(const Space& space, const Run& run, const Settings& st, std::
     results.push_back(r);
   }
   print_notes({results.end() - run.configs.size(), results.end()});
-  if (input_error.empty() && !reference.error_message.empty() && !listed(run, "native")) {
+  if (!reference.error_message.empty() && !listed(run, "native")) {
     // Its own row would say so; without one, say it here.
     std::printf("  note: native (measured for xnative) failed: %s\n",
                 reference.error_message.c_str());
@@ -1250,6 +1320,11 @@ int main(int argc, char* argv[]) {
   }
   Kokkos::ScopeGuard kokkos(argc, argv);
   const Space space;
+  const std::string shortfall = memory_shortfall(st);
+  if (!shortfall.empty()) {
+    std::cerr << "ozaki_bench: " << shortfall << "; nothing was run\n";
+    return 2;
+  }
   char until[64] = "";
   if (st.min_seconds > 0)
     std::snprintf(until, sizeof until, "more until they take %g s, ", st.min_seconds);
@@ -1262,12 +1337,18 @@ int main(int argc, char* argv[]) {
   std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
-  for (const auto& run : st.runs) {
-    if (st.complex) {
-      measure_shape<Complex>(space, run, st, csv, results, any_failed);
-    } else {
-      measure_shape<double>(space, run, st, csv, results, any_failed);
+  try {
+    for (const auto& run : st.runs) {
+      if (st.complex) {
+        measure_shape<Complex>(space, run, st, csv, results, any_failed);
+      } else {
+        measure_shape<double>(space, run, st, csv, results, any_failed);
+      }
     }
+  } catch (const InputError& e) {
+    std::fflush(stdout);
+    std::cerr << "ozaki_bench: " << e.what() << "; its configurations were not run\n";
+    return 2;
   }
   print_legend();
   if (st.suite == "criteria" && !st.complex) print_criteria(results);

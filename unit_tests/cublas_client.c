@@ -17,21 +17,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK_CUDA(x)                                                          \
-  do {                                                                         \
-    cudaError_t e_ = (x);                                                      \
-    if (e_ != cudaSuccess) {                                                   \
+#define CHECK_CUDA(x)                                                                    \
+  do {                                                                                   \
+    cudaError_t e_ = (x);                                                                \
+    if (e_ != cudaSuccess) {                                                             \
       fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(100);                                                               \
-    }                                                                          \
+      exit(100);                                                                         \
+    }                                                                                    \
   } while (0)
-#define CHECK_CUBLAS(x)                                                        \
-  do {                                                                         \
-    cublasStatus_t s_ = (x);                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                         \
+#define CHECK_CUBLAS(x)                                                          \
+  do {                                                                           \
+    cublasStatus_t s_ = (x);                                                     \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                           \
       fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_); \
-      exit(101);                                                               \
-    }                                                                          \
+      exit(101);                                                                 \
+    }                                                                            \
   } while (0)
 
 enum Api { DGEMM, GEMM_EX_64F, DGEMM_STRIDED_BATCHED, SGEMM };
@@ -128,8 +128,14 @@ static double zsampled_error(const ZCase* c, const double* A, int lda, const dou
     long double sr = 0, si = 0, magnitude = 0;
     for (int p = 0; p < c->k; ++p) {
       long double ar, ai, br, bi;
-      if (c->ta == CUBLAS_OP_N) zat(A, lda, i, p, 0, &ar, &ai); else zat(A, lda, p, i, ca, &ar, &ai);
-      if (c->tb == CUBLAS_OP_N) zat(B, ldb, p, j, 0, &br, &bi); else zat(B, ldb, j, p, cb, &br, &bi);
+      if (c->ta == CUBLAS_OP_N)
+        zat(A, lda, i, p, 0, &ar, &ai);
+      else
+        zat(A, lda, p, i, ca, &ar, &ai);
+      if (c->tb == CUBLAS_OP_N)
+        zat(B, ldb, p, j, 0, &br, &bi);
+      else
+        zat(B, ldb, j, p, cb, &br, &bi);
       sr += ar * br - ai * bi;
       si += ar * bi + ai * br;
       magnitude += sqrtl(ar * ar + ai * ai) * sqrtl(br * br + bi * bi);
@@ -150,8 +156,10 @@ static double zsampled_error(const ZCase* c, const double* A, int lda, const dou
 }
 
 static int run_zcase(const ZCase* c, cudaStream_t stream) {
-  const int rows_a = c->ta == CUBLAS_OP_N ? c->m : c->k, cols_a = c->ta == CUBLAS_OP_N ? c->k : c->m;
-  const int rows_b = c->tb == CUBLAS_OP_N ? c->k : c->n, cols_b = c->tb == CUBLAS_OP_N ? c->n : c->k;
+  const int rows_a = c->ta == CUBLAS_OP_N ? c->m : c->k,
+            cols_a = c->ta == CUBLAS_OP_N ? c->k : c->m;
+  const int rows_b = c->tb == CUBLAS_OP_N ? c->k : c->n,
+            cols_b = c->tb == CUBLAS_OP_N ? c->n : c->k;
   const int lda = rows_a + c->pad, ldb = rows_b + c->pad, ldc = c->m + c->pad;
   const size_t sa = (size_t)lda * cols_a, sb = (size_t)ldb * cols_b, sc = (size_t)ldc * c->n;
   double* A = malloc(sizeof(double) * 2 * sa);
@@ -174,8 +182,8 @@ static int run_zcase(const ZCase* c, cudaStream_t stream) {
   CHECK_CUDA(cudaMemcpy(dA, A, sizeof(cuDoubleComplex) * sa, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(dB, B, sizeof(cuDoubleComplex) * sb, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(dC, C0, sizeof(cuDoubleComplex) * sc, cudaMemcpyHostToDevice));
-  CHECK_CUBLAS(cublasSetPointerMode(handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE
-                                                              : CUBLAS_POINTER_MODE_HOST));
+  CHECK_CUBLAS(cublasSetPointerMode(
+      handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
   const cuDoubleComplex* alpha = c->device_scalars ? dScalars : &scalars[0];
   const cuDoubleComplex* beta = c->device_scalars ? dScalars + 1 : &scalars[1];
   if (c->api == ZGEMM) {
@@ -199,8 +207,14 @@ static int run_zcase(const ZCase* c, cudaStream_t stream) {
   printf("case %-24s err %.3e hash %016llx %s\n", c->name, err, (unsigned long long)hash,
          failed ? "FAIL" : "ok");
   cublasDestroy(handle);
-  cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(dScalars);
-  free(A); free(B); free(C0); free(C);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+  cudaFree(dScalars);
+  free(A);
+  free(B);
+  free(C0);
+  free(C);
   return failed;
 }
 
@@ -211,8 +225,10 @@ typedef struct {
 } Job;
 
 static int run_case(const Case* c, cudaStream_t stream) {
-  const int rows_a = c->ta == CUBLAS_OP_N ? c->m : c->k, cols_a = c->ta == CUBLAS_OP_N ? c->k : c->m;
-  const int rows_b = c->tb == CUBLAS_OP_N ? c->k : c->n, cols_b = c->tb == CUBLAS_OP_N ? c->n : c->k;
+  const int rows_a = c->ta == CUBLAS_OP_N ? c->m : c->k,
+            cols_a = c->ta == CUBLAS_OP_N ? c->k : c->m;
+  const int rows_b = c->tb == CUBLAS_OP_N ? c->k : c->n,
+            cols_b = c->tb == CUBLAS_OP_N ? c->n : c->k;
   const int lda = rows_a + c->pad, ldb = rows_b + c->pad, ldc = c->m + c->pad;
   const int batch = c->batch > 0 ? c->batch : 1;
   const size_t sa = (size_t)lda * cols_a, sb = (size_t)ldb * cols_b, sc = (size_t)ldc * c->n;
@@ -257,18 +273,25 @@ static int run_case(const Case* c, cudaStream_t stream) {
     CHECK_CUDA(cudaMemcpy(fC, gC, sizeof(float) * sc, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < sa; ++i) A[i] = fA[i];
     for (size_t i = 0; i < sb; ++i) B[i] = fB[i];
-    for (size_t i = 0; i < sc; ++i) { C0[i] = (float)C0[i]; C[i] = fC[i]; }
+    for (size_t i = 0; i < sc; ++i) {
+      C0[i] = (float)C0[i];
+      C[i] = fC[i];
+    }
     err = sampled_error(c, A, lda, B, ldb, C0, C, ldc);
     failed = !(err <= ldexp(1.0, -18));
     hash = hash_bytes(fC, sizeof(float) * sc);
-    cudaFree(gA); cudaFree(gB); cudaFree(gC);
-    free(fA); free(fB); free(fC);
+    cudaFree(gA);
+    cudaFree(gB);
+    cudaFree(gC);
+    free(fA);
+    free(fB);
+    free(fC);
   } else {
     CHECK_CUDA(cudaMemcpy(dA, A, sizeof(double) * sa * batch, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dB, B, sizeof(double) * sb * batch, cudaMemcpyHostToDevice));
     CHECK_CUDA(cudaMemcpy(dC, C0, sizeof(double) * sc * batch, cudaMemcpyHostToDevice));
-    CHECK_CUBLAS(cublasSetPointerMode(handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE
-                                                                : CUBLAS_POINTER_MODE_HOST));
+    CHECK_CUBLAS(cublasSetPointerMode(
+        handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
     const double* alpha = c->device_scalars ? dScalars : &scalars[0];
     const double* beta = c->device_scalars ? dScalars + 1 : &scalars[1];
     switch (c->api) {
@@ -283,17 +306,16 @@ static int run_case(const Case* c, cudaStream_t stream) {
         break;
       case DGEMM_STRIDED_BATCHED:
         CHECK_CUBLAS(cublasDgemmStridedBatched(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA,
-                                               lda, (long long)sa, dB, ldb, (long long)sb, beta,
-                                               dC, ldc, (long long)sc, batch));
+                                               lda, (long long)sa, dB, ldb, (long long)sb, beta, dC,
+                                               ldc, (long long)sc, batch));
         break;
-      default:
-        break;
+      default: break;
     }
     CHECK_CUDA(cudaStreamSynchronize(stream));
     CHECK_CUDA(cudaMemcpy(C, dC, sizeof(double) * sc * batch, cudaMemcpyDeviceToHost));
     for (int b = 0; b < batch; ++b) {
-      const double e = sampled_error(c, A + b * sa, lda, B + b * sb, ldb, C0 + b * sc, C + b * sc,
-                                     ldc);
+      const double e =
+          sampled_error(c, A + b * sa, lda, B + b * sb, ldb, C0 + b * sc, C + b * sc, ldc);
       if (e > err) err = e;
     }
     /* The padding rows of C (i >= m) must be untouched. */
@@ -309,8 +331,14 @@ static int run_case(const Case* c, cudaStream_t stream) {
   printf("case %-24s err %.3e hash %016llx %s\n", c->name, err, (unsigned long long)hash,
          failed ? "FAIL" : "ok");
   cublasDestroy(handle);
-  cudaFree(dA); cudaFree(dB); cudaFree(dC); cudaFree(dScalars);
-  free(A); free(B); free(C0); free(C);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+  cudaFree(dScalars);
+  free(A);
+  free(B);
+  free(C0);
+  free(C);
   return failed;
 }
 
@@ -320,7 +348,8 @@ static int run_case(const Case* c, cudaStream_t stream) {
    the caller's own cuBLAS call ("pass_": bitwise plain cuBLAS's), in every mode. */
 static int run_capture(cudaStream_t stream) {
   const int m = 1024, n = 768, k = 1024;
-  const Case c = {"pass_graph_capture", DGEMM, m, n, k, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 1, 0};
+  const Case c = {
+      "pass_graph_capture", DGEMM, m, n, k, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 1, 0};
   const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
   double* A = malloc(sizeof(double) * sa);
   double* B = malloc(sizeof(double) * sb);
@@ -345,14 +374,14 @@ static int run_capture(cudaStream_t stream) {
   fill(B, sb, 103);
   CHECK_CUDA(cudaMemcpy(dA, A, sizeof(double) * sa, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(dB, B, sizeof(double) * sb, cudaMemcpyHostToDevice));
-  CHECK_CUBLAS(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, m, dB, k, &beta,
-                           dC, m));
+  CHECK_CUBLAS(
+      cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, m, dB, k, &beta, dC, m));
   CHECK_CUDA(cudaStreamSynchronize(stream));
   cudaGraph_t graph;
   cudaGraphExec_t exec;
   CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  const cublasStatus_t captured = cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha,
-                                              dA, m, dB, k, &beta, dC, m);
+  const cublasStatus_t captured =
+      cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, m, dB, k, &beta, dC, m);
   CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
   CHECK_CUBLAS(captured);
   CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
@@ -374,8 +403,14 @@ static int run_capture(cudaStream_t stream) {
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cublasDestroy(handle);
-  cudaFree(workspace); cudaFree(dA); cudaFree(dB); cudaFree(dC);
-  free(A); free(B); free(C0); free(C);
+  cudaFree(workspace);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+  free(A);
+  free(B);
+  free(C0);
+  free(C);
   return failed;
 }
 
@@ -406,8 +441,8 @@ static int run_moved_handle(cudaStream_t a, cudaStream_t b) {
   }
   for (int i = 0; i < 2; ++i) {
     CHECK_CUBLAS(cublasSetStream(handle, i == 0 ? a : b));
-    CHECK_CUBLAS(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA[i], m, dB[i],
-                             k, &beta, dC[i], m));
+    CHECK_CUBLAS(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA[i], m, dB[i], k,
+                             &beta, dC[i], m));
   }
   /* Only stream b is waited for first: the call on b must not need a's. */
   CHECK_CUDA(cudaStreamSynchronize(b));
@@ -423,8 +458,12 @@ static int run_moved_handle(cudaStream_t a, cudaStream_t b) {
          (unsigned long long)hash_bytes(C[1], sizeof(double) * sc), failed ? "FAIL" : "ok");
   cublasDestroy(handle);
   for (int i = 0; i < 2; ++i) {
-    cudaFree(dA[i]); cudaFree(dB[i]); cudaFree(dC[i]);
-    free(A[i]); free(B[i]); free(C[i]);
+    cudaFree(dA[i]);
+    cudaFree(dB[i]);
+    cudaFree(dC[i]);
+    free(A[i]);
+    free(B[i]);
+    free(C[i]);
   }
   free(C0);
   return failed;
@@ -440,24 +479,69 @@ int main(void) {
   /* Names starting with "pass_" are calls the interposer must pass through unchanged. */
   static const Case cases[] = {
       {"dgemm_nn_padded", DGEMM, 1536, 1280, 2048, CUBLAS_OP_N, CUBLAS_OP_N, 3, 1.5, 0.5, 0, 1, 0},
-      {"dgemm_tn_device_scalars", DGEMM, 1024, 1100, 1300, CUBLAS_OP_T, CUBLAS_OP_N, 5, -0.75, 2.0, 1, 2, 0},
-      {"dgemm_nt_default_stream", DGEMM, 1200, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_T, 0, 1.0, 0.0, 0, 0, 0},
+      {"dgemm_tn_device_scalars", DGEMM, 1024, 1100, 1300, CUBLAS_OP_T, CUBLAS_OP_N, 5, -0.75, 2.0,
+       1, 2, 0},
+      {"dgemm_nt_default_stream", DGEMM, 1200, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_T, 0, 1.0, 0.0, 0,
+       0, 0},
       {"dgemm_cc", DGEMM, 1024, 1024, 1500, CUBLAS_OP_C, CUBLAS_OP_C, 1, 1.0, 1.0, 0, 1, 0},
-      {"gemmex_64f_tt", GEMM_EX_64F, 1024, 1536, 1024, CUBLAS_OP_T, CUBLAS_OP_T, 7, 2.0, -1.0, 1, 1, 0},
-      {"dgemm_strided_batched", DGEMM_STRIDED_BATCHED, 1024, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.25, 0, 2, 3},
+      {"gemmex_64f_tt", GEMM_EX_64F, 1024, 1536, 1024, CUBLAS_OP_T, CUBLAS_OP_T, 7, 2.0, -1.0, 1, 1,
+       0},
+      {"dgemm_strided_batched", DGEMM_STRIDED_BATCHED, 1024, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_N,
+       0, 1.0, 0.25, 0, 2, 3},
       {"pass_dgemm_small", DGEMM, 64, 48, 80, CUBLAS_OP_N, CUBLAS_OP_N, 2, 1.0, 0.5, 0, 1, 0},
       {"pass_sgemm", SGEMM, 1024, 1024, 1024, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.5, 0, 1, 0},
-      {"pass_batched_small", DGEMM_STRIDED_BATCHED, 32, 32, 32, CUBLAS_OP_N, CUBLAS_OP_T, 1, 1.0, 0.0, 0, 2, 64},
+      {"pass_batched_small", DGEMM_STRIDED_BATCHED, 32, 32, 32, CUBLAS_OP_N, CUBLAS_OP_T, 1, 1.0,
+       0.0, 0, 2, 64},
   };
   static const ZCase zcases[] = {
-      {"zgemm_nc_padded_device", ZGEMM, 1024, 1280, 1536, CUBLAS_OP_N, CUBLAS_OP_C, 3,
-       {1.5, -0.5}, {0.5, 0.25}, 1, 1},
-      {"zgemm_tn_real_scalars", ZGEMM, 1100, 1024, 1024, CUBLAS_OP_T, CUBLAS_OP_N, 0, {1.0, 0.0},
-       {0.0, 0.0}, 0, 0},
-      {"gemmex_c64f_ct", GEMM_EX_C64F, 1024, 1024, 1300, CUBLAS_OP_C, CUBLAS_OP_T, 5, {0.0, 1.0},
-       {-1.0, 0.0}, 0, 2},
-      {"pass_zgemm_small", ZGEMM, 40, 50, 60, CUBLAS_OP_N, CUBLAS_OP_N, 1, {1.0, 0.0}, {0.5, 0.5},
-       0, 1},
+      {"zgemm_nc_padded_device",
+       ZGEMM,
+       1024,
+       1280,
+       1536,
+       CUBLAS_OP_N,
+       CUBLAS_OP_C,
+       3,
+       {1.5, -0.5},
+       {0.5, 0.25},
+       1,
+       1},
+      {"zgemm_tn_real_scalars",
+       ZGEMM,
+       1100,
+       1024,
+       1024,
+       CUBLAS_OP_T,
+       CUBLAS_OP_N,
+       0,
+       {1.0, 0.0},
+       {0.0, 0.0},
+       0,
+       0},
+      {"gemmex_c64f_ct",
+       GEMM_EX_C64F,
+       1024,
+       1024,
+       1300,
+       CUBLAS_OP_C,
+       CUBLAS_OP_T,
+       5,
+       {0.0, 1.0},
+       {-1.0, 0.0},
+       0,
+       2},
+      {"pass_zgemm_small",
+       ZGEMM,
+       40,
+       50,
+       60,
+       CUBLAS_OP_N,
+       CUBLAS_OP_N,
+       1,
+       {1.0, 0.0},
+       {0.5, 0.5},
+       0,
+       1},
   };
   cudaStream_t streams[3] = {0, 0, 0};
   CHECK_CUDA(cudaStreamCreate(&streams[1]));

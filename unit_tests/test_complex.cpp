@@ -440,8 +440,7 @@ TEST(Complex, AutoChoiceFromTheShapeIsWhatTheCallStartsWith) {
       const HostZ A = random_z(M, K, 0.5, rng), B = random_z(K, N, 0.5, rng);
       const HostZ C0 = random_z(M, N, 0.5, rng);
       std::string why;
-      const ozaki::Algorithm predicted =
-          ozaki::auto_choice<KC>(TestSpace(), M, N, K, o, &why);
+      const ozaki::Algorithm predicted = ozaki::auto_choice<KC>(TestSpace(), M, N, K, o, &why);
       const ZRun run = run_z('N', 'N', 1.0, A, B, 0.0, C0, o);
       if (predicted == ozaki::Algorithm::Native) {
         EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native);
@@ -450,10 +449,10 @@ TEST(Complex, AutoChoiceFromTheShapeIsWhatTheCallStartsWith) {
       } else {
         // (A scheme other than Karatsuba's scheme II runs on the embedding, whose real call
         // chooses again between the INT8 schemes.)
-        EXPECT_TRUE(run.report.algorithm == ozaki::Algorithm::Int8Crt ||
-                    run.report.algorithm == ozaki::Algorithm::Int8Slices ||
-                    (run.report.algorithm == ozaki::Algorithm::Native &&
-                     !run.report.reason.empty()))
+        EXPECT_TRUE(
+            run.report.algorithm == ozaki::Algorithm::Int8Crt ||
+            run.report.algorithm == ozaki::Algorithm::Int8Slices ||
+            (run.report.algorithm == ozaki::Algorithm::Native && !run.report.reason.empty()))
             << ozaki::to_string(run.report.algorithm) << " " << run.report.reason;
       }
     }

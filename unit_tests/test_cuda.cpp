@@ -259,8 +259,8 @@ TEST(Cuda, LibraryAndCublasCallsInOneProcess) {
       const Report r =
           ozaki::gemm(space, "N", "N", 1.0, lib.dA.left, lib.dB.left, 0.0, lib.dC.left, crt);
       const double one = 1, zero = 0;
-      ASSERT_EQ(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, blas.dA.left.data(),
-                            M, blas.dB.left.data(), K, &zero, blas.dC.left.data(), M),
+      ASSERT_EQ(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, blas.dA.left.data(), M,
+                            blas.dB.left.data(), K, &zero, blas.dC.left.data(), M),
                 CUBLAS_STATUS_SUCCESS);
       ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
       EXPECT_EQ(r.algorithm, ozaki::Algorithm::Int8Crt) << r.reason;

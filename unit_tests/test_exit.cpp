@@ -94,9 +94,10 @@ struct LateUser {
         ++refused;
       }
     }
-    std::printf("exit test: after static destruction began, %zu calls gave the same bits, %zu "
-                "were refused with a BackendError\n",
-                same, refused);
+    std::printf(
+        "exit test: after static destruction began, %zu calls gave the same bits, %zu "
+        "were refused with a BackendError\n",
+        same, refused);
     std::fflush(stdout);
   }
 };
@@ -112,7 +113,7 @@ int main(int argc, char* argv[]) {
     Kokkos::finalize();
     std::printf("exit test: finalized\n");
   });
-  static LateUser late;                     // destroyed before the atexit function runs
+  static LateUser late;  // destroyed before the atexit function runs
   Random rng(2024);
   late.A = random_host(37, 300, 2.0, rng);
   late.B = random_host(53, 300, 2.0, rng);  // op(B) = B^T: 300 x 53

@@ -478,8 +478,7 @@ TEST(Gemm, AutoChoiceFromTheShapeIsWhatTheCallStartsWith) {
     std::string why = "unset";
     const ozaki::Algorithm predicted = ozaki::auto_choice(TestSpace(), M, N, K, Options{}, &why);
     const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, Options{});
-    const std::string shape =
-        std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
+    const std::string shape = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
     if (predicted == ozaki::Algorithm::Native) {
       EXPECT_EQ(run.report.algorithm, ozaki::Algorithm::Native) << shape;
       EXPECT_FALSE(run.report.fallback) << shape;

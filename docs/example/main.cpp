@@ -76,10 +76,11 @@ int main(int argc, char* argv[]) {
   // Each term |alpha| |x| |y| <= 2.24 (parts in [-1, 1]); both results are within gamma_2k of
   // the exact product, so 4 k^2 2^-52 bounds their difference.
   const double zbound = 4.0 * k * k * 0x1p-52;
-  std::printf("ozaki::gemm (complex, N/C): %s with %d moduli, %d INT8 products each; max |C - "
-              "C_native| = %.3e (bound %.3e)\n",
-              ozaki::to_string(zreport.algorithm), zreport.moduli, zreport.complex_products,
-              zworst, zbound);
+  std::printf(
+      "ozaki::gemm (complex, N/C): %s with %d moduli, %d INT8 products each; max |C - "
+      "C_native| = %.3e (bound %.3e)\n",
+      ozaki::to_string(zreport.algorithm), zreport.moduli, zreport.complex_products, zworst,
+      zbound);
   if (!(zworst <= zbound) || zreport.algorithm != ozaki::Algorithm::Int8Crt) ++failures;
   return failures == 0 ? 0 : 1;
 }

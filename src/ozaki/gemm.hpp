@@ -197,8 +197,8 @@ Algorithm auto_choice(const ExecSpace& space, std::int64_t m, std::int64_t n, st
   std::string reason;
   Algorithm choice = Algorithm::Native;
   if (Impl::Int8Gemm<ExecSpace>::supported(space, reason)) {
-    const Impl::CallPlan plan = Impl::auto_first_plan(
-        Impl::Shape{m, n, k}, options, Impl::is_complex_double<Scalar>::value);
+    const Impl::CallPlan plan = Impl::auto_first_plan(Impl::Shape{m, n, k}, options,
+                                                      Impl::is_complex_double<Scalar>::value);
     choice = Impl::choose_auto(space, plan, false, reason);
   }
   if (why != nullptr) *why = choice == Algorithm::Native ? reason : std::string();

@@ -14,9 +14,9 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/pass1.hpp>
 #include <ozaki/impl/common/plan.hpp>
-#include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/slices/format.hpp>
 #include <ozaki/impl/slices/split.hpp>

@@ -447,9 +447,9 @@ bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
   if (!runtime.ready(device, why)) return false;
   bool native = false;
   try {
-    native = ozaki::auto_choice<typename Scalar<T>::Element>(runtime.instance(stream), g.m, g.n,
-                                                             g.k, config().options) ==
-             ozaki::Algorithm::Native;
+    native =
+        ozaki::auto_choice<typename Scalar<T>::Element>(
+            runtime.instance(stream), g.m, g.n, g.k, config().options) == ozaki::Algorithm::Native;
   } catch (const std::exception&) {
     return false;  // the call itself reports what failed
   }

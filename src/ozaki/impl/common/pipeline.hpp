@@ -53,10 +53,10 @@ class PhaseClock {
 
 /// How a pipeline (slices/driver.hpp, crt/driver.hpp) ended.
 enum class Int8Outcome {
-  Done,          // C holds the result
-  NonFinite,     // A or B holds NaN or Inf; C untouched
-  NativeFaster,  // Algorithm::Auto, and the count the data needs makes native FP64 faster; C
-                 // untouched
+  Done,            // C holds the result
+  NonFinite,       // A or B holds NaN or Inf; C untouched
+  NativeFaster,    // Algorithm::Auto, and the count the data needs makes native FP64 faster; C
+                   // untouched
   NeedsEmbedding,  // complex Karatsuba, and the data needs the accurate rule; C untouched
   Uncertified,     // an automatic count, and no count up to the largest keeps the componentwise
                    // bound within native FP64's on this data (Report::reason); C untouched
