@@ -64,11 +64,10 @@ struct LtBatch {
 };
 
 /// The kernels cuBLASLt's heuristic offers for one shape, on stderr.
-void print_lt_offers(std::int64_t rows, std::int64_t columns, std::int64_t length,
-                     std::int64_t lda, std::int64_t ldb, std::int64_t ldc, std::uint32_t alignment,
+void print_lt_offers(std::int64_t rows, std::int64_t columns, std::int64_t length, std::int64_t lda,
+                     std::int64_t ldb, std::int64_t ldc, std::uint32_t alignment,
                      const cublasLtMatmulHeuristicResult_t* result, int results) {
-  std::fprintf(stderr,
-               "[ozaki] INT8 %lld x %lld x %lld (lda %lld, ldb %lld, ldc %lld, align %u):",
+  std::fprintf(stderr, "[ozaki] INT8 %lld x %lld x %lld (lda %lld, ldb %lld, ldc %lld, align %u):",
                (long long)rows, (long long)columns, (long long)length, (long long)lda,
                (long long)ldb, (long long)ldc, alignment);
   for (int i = 0; i < results; ++i) {

@@ -237,8 +237,7 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     fence_accumulators(d);
     std::int8_t* out =
         tiles + modulus * plane_bytes +
-        (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots +
-         slot) *
+        (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots + slot) *
             ResidueTiles::vector_bytes;
     store_residues(d, moduli.m[modulus], moduli.inverse[modulus], out);
   }

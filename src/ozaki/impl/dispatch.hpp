@@ -371,8 +371,8 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   }
   Int8Outcome outcome = Int8Outcome::Done;
   try {
-    outcome =
-        run_int8_or_narrowest(space, call, scheme, alpha, beta, options, scratch, report, call_start);
+    outcome = run_int8_or_narrowest(space, call, scheme, alpha, beta, options, scratch, report,
+                                    call_start);
   } catch (const ScratchUnavailable& e) {
     // C is untouched: scratch is had before any pass writes it.  An explicit algorithm says
     // so with the exception; Auto takes native FP64 GEMM, which needs none, and reports it.

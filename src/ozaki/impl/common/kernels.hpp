@@ -283,18 +283,16 @@ void for_each_quad_contiguous(const char* label, const ExecSpace& space,
         const auto state = row(r);
         // Row r's elements (stride 1 here, or K <= 1).
         const double* x_row = X.data() + (real_row ? r * X.stride(0) : 0);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4),
-                             [&](const std::int64_t quad) {
-                               const std::int64_t k = 4 * quad;
-                               double x[4];
-                               if (real_row && k + 4 <= K) {  // one test for most quads
-                                 for (int j = 0; j < 4; ++j) x[j] = x_row[k + j];
-                               } else {
-                                 for (int j = 0; j < 4; ++j)
-                                   x[j] = real_row && k + j < K ? x_row[k + j] : 0.0;
-                               }
-                               f(state, r, k, x);
-                             });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, kpad / 4), [&](const std::int64_t quad) {
+          const std::int64_t k = 4 * quad;
+          double x[4];
+          if (real_row && k + 4 <= K) {  // one test for most quads
+            for (int j = 0; j < 4; ++j) x[j] = x_row[k + j];
+          } else {
+            for (int j = 0; j < 4; ++j) x[j] = real_row && k + j < K ? x_row[k + j] : 0.0;
+          }
+          f(state, r, k, x);
+        });
       });
 }
 

@@ -114,8 +114,8 @@ class ComplexGemm {
         scratch_(scratch),
         operands_(operands),
         call_start_(call_start),
-        shape_(checked_shape(transposed_if(A, op_a_.transpose), transposed_if(B, op_b_.transpose),
-                             C)),
+        shape_(
+            checked_shape(transposed_if(A, op_a_.transpose), transposed_if(B, op_b_.transpose), C)),
         promise_(native_complex_componentwise_bound(shape_.k)),
         real_promise_((promise_ - scalars()) / (1 + scalars())),
         rows_(orient()) {}
@@ -249,8 +249,8 @@ class ComplexGemm {
     const SampledPeaks q = sampled_peak_ratios(space_, rows_.X, rows_.Y, sample);
     peaks_sampled_ = true;
     const Shape embedding_shape{2 * rows_.rows_x, rows_.rows_y, 2 * K};
-    if (crt_native_wins_at_peaks(device_rates(space_), embedding_shape, plan.crt_scaling, q.x,
-                                 q.y, "a sample of rows", why)) {
+    if (crt_native_wins_at_peaks(device_rates(space_), embedding_shape, plan.crt_scaling, q.x, q.y,
+                                 "a sample of rows", why)) {
       return Algorithm::Native;
     }
     return scheme;
@@ -289,8 +289,7 @@ class ComplexGemm {
   /// The embedding's operand scratch in the Report.
   Report finished_int8(Report report) const {
     report.workspace_bytes += embedding_bytes_;
-    report.scratch_allocated =
-        scratch_.allocations() + operands_.allocations() != allocations_;
+    report.scratch_allocated = scratch_.allocations() + operands_.allocations() != allocations_;
     return finish(report);
   }
 
@@ -304,9 +303,8 @@ class ComplexGemm {
         doubled ? typename V::ConstMatrix() : complex_rows_in_place<ExecSpace>(o.X, o.conj_x);
     const typename V::ConstMatrix y_in_place = complex_rows_in_place<ExecSpace>(o.Y, o.conj_y);
     const bool copy_x = x_in_place.data() == nullptr, copy_y = y_in_place.data() == nullptr;
-    embedding_bytes_ = ComplexEmbeddingRegion<ExecSpace>::bytes(o.rows_x, o.rows_y, K,
-                                                                 c_in_scratch, doubled, copy_x,
-                                                                 copy_y);
+    embedding_bytes_ = ComplexEmbeddingRegion<ExecSpace>::bytes(o.rows_x, o.rows_y, K, c_in_scratch,
+                                                                doubled, copy_x, copy_y);
     Carver carver(operands_.reserve(embedding_bytes_));
     const ComplexEmbeddingRegion<ExecSpace> region = ComplexEmbeddingRegion<ExecSpace>::carve(
         carver, o.rows_x, o.rows_y, K, c_in_scratch, doubled, copy_x, copy_y);
@@ -348,10 +346,10 @@ class ComplexGemm {
     const Oriented& o = rows_;
     const ComplexEmbeddingRegion<ExecSpace> region = embed(true, !o.c_is_ce);
     const typename V::Matrix Ce =
-        o.c_is_ce
-            ? typename V::Matrix(reinterpret_cast<double*>(o.out.data()),
-                                 Kokkos::LayoutStride(2 * o.rows_x, 1, o.rows_y, 2 * o.out.stride(1)))
-            : region.c;
+        o.c_is_ce ? typename V::Matrix(
+                        reinterpret_cast<double*>(o.out.data()),
+                        Kokkos::LayoutStride(2 * o.rows_x, 1, o.rows_y, 2 * o.out.stride(1)))
+                  : region.c;
     GemmCall<ExecSpace> call =
         checked_call<ExecSpace>("N", "T", rows_xe_, rows_ye_, Ce, real_options, nullptr, nullptr);
     call.peaks_sampled = peaks_sampled_;
@@ -380,8 +378,8 @@ class ComplexGemm {
   const Shape shape_;
   const double promise_, real_promise_;
   const Oriented rows_;
-  bool karatsuba_form_ = false;  // Auto's first plan takes Karatsuba's form (chosen_scheme)
-  bool peaks_sampled_ = false;   // Auto sampled the peak ratios (chosen_scheme)
+  bool karatsuba_form_ = false;   // Auto's first plan takes Karatsuba's form (chosen_scheme)
+  bool peaks_sampled_ = false;    // Auto sampled the peak ratios (chosen_scheme)
   std::int64_t allocations_ = 0;  // both scratch buffers' allocations before the INT8 paths
   std::size_t embedding_bytes_ = 0;
   typename V::ConstMatrix rows_xe_, rows_ye_;  // the embedded rows (embed)

@@ -75,7 +75,8 @@ class CrtExecution {
     CrtPassLayout<ExecSpace> layout;
     layout.passes = crt_passes<ExecSpace>(call.plan, plan.moduli, call.ops);
     Carver phase2(call.base, call.phase_offset);
-    layout.region = CrtProductRegion<ExecSpace>::carve(phase2, call.plan, plan.moduli, layout.passes);
+    layout.region =
+        CrtProductRegion<ExecSpace>::carve(phase2, call.plan, plan.moduli, layout.passes);
     layout.constants = crt_constants(plan.moduli);
     layout.products = crt_products(call.plan);
     layout.residue_tiles = !complex && reduces_products(call, plan.moduli, layout);

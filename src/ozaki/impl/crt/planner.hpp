@@ -382,10 +382,10 @@ class CrtPlanner {
     const double cost = cost_of(count->moduli, products);
     if (!native_is_faster(cost)) return count;
     call_.report.moduli = count->moduli;
-    call_.report.reason = native_faster_reason(
-        std::to_string(count->moduli) + " moduli, " + to_string(count->rule.scaling) +
-            " scaling, " + std::to_string(products) + " INT8 products",
-        cost);
+    call_.report.reason = native_faster_reason(std::to_string(count->moduli) + " moduli, " +
+                                                   to_string(count->rule.scaling) + " scaling, " +
+                                                   std::to_string(products) + " INT8 products",
+                                               cost);
     return std::nullopt;
   }
 
