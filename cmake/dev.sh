@@ -6,6 +6,11 @@
 #   cmake/dev.sh device [ozaki_bench options] on the GPU machine: CUDA build, CUDA tests and the
 #                                             benchmark suite, logs under $OUT (docs/building.md);
 #                                             OZAKI_NCU=0 skips the Nsight Compute step
+#   cmake/dev.sh clients                      on the GPU machine: the interposer's real clients
+#                                             (call overhead, torch.linalg, graphs, 2 MPI ranks)
+#   cmake/dev.sh pair DIR                     on the GPU machine, carried binaries: two builds'
+#                                             ozaki_bench alternated, torch clients (cmd_pair)
+#   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
 # missing), Kokkos + Kokkos Kernels 3.4.01 through cmake/deps/kokkos.sh (cached under .deps/).
@@ -679,6 +684,45 @@ cmd_device_test() {
   "$repo/build-cuda/unit_tests/$target" "$@" >>"$out/device.log" 2>&1 || true
 }
 
+# On the GPU machine with binaries carried from here, no build (docs/building.md, "Carried
+# binaries"): DIR/bench_a and DIR/bench_b (ozaki_bench of two commits) alternated twice on
+# OZAKI_PAIR_SHAPES with native in every run; then the torch clients (perf_tests/
+# torch_clients.py) plain and under DIR/libozaki_cublas.so, alternated twice, and
+# torch.matmul at OZAKI_PAIR_MATMUL plain and interposed.  Logs and CSVs under $OUT.
+cmd_pair() {
+  local dir=${1:?usage: cmake/dev.sh pair DIR} out=${OUT:-$repo/build-cuda/out} round b
+  local shapes=${OZAKI_PAIR_SHAPES:-2048x2048x1024,8192,16384}
+  mkdir -p "$out"
+  { echo "pair: $(date -u)"; nvidia-smi -L; } >"$out/pair.log" 2>&1 || true
+  if [ -x "$dir/bench_a" ] && [ -x "$dir/bench_b" ]; then
+    for round in 1 2; do
+      for b in bench_a bench_b; do
+        echo "== $b (round $round)" >>"$out/pair.log"
+        "$dir/$b" --shapes "$shapes" --configs native,default --reps "${OZAKI_PAIR_REPS:-5}" \
+          --no-phases --csv "$out/$b-$round.csv" >>"$out/pair.log" 2>&1 || echo "$b failed" >>"$out/pair.log"
+      done
+    done
+  fi
+  [ -f "$dir/libozaki_cublas.so" ] || return 0
+  local lib=$dir/libozaki_cublas.so csv=$out/clients.csv
+  local ops=${OZAKI_PAIR_OPS:-cholesky,solve,qr,eigh,lstsq,bmm,graph,graph-z}
+  echo "== torch_clients: label,op,n,ms,check" >>"$csv"
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_clients.py" --label plain --ops "$ops" >>"$csv" 2>>"$out/pair.log"
+    LD_PRELOAD=$lib python3 "$repo/perf_tests/torch_clients.py" --label ozaki --ops "$ops" \
+      >>"$csv" 2>>"$out/pair.log"
+  done
+  LD_PRELOAD=$lib OZAKI_CUBLAS=force python3 "$repo/perf_tests/torch_clients.py" \
+    --label ozaki-force --ops graph,graph-z >>"$csv" 2>>"$out/pair.log"
+  echo "== torch_matmul: label,n,ms,tflops,error" >>"$csv"
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_matmul.py" --sizes "${OZAKI_PAIR_MATMUL:-16384}" --label plain \
+      >>"$csv" 2>>"$out/pair.log"
+    LD_PRELOAD=$lib python3 "$repo/perf_tests/torch_matmul.py" --sizes "${OZAKI_PAIR_MATMUL:-16384}" \
+      --label ozaki >>"$csv" 2>>"$out/pair.log"
+  done
+}
+
 case ${1:-} in
 demo) shift; cmd_demo "$@" ;;
 test) shift; cmd_test "$@" ;;
@@ -687,6 +731,7 @@ device-test) shift; cmd_device_test "$@" ;;
 prebuild) shift; cmd_prebuild "$@" ;;
 interposer) shift; cmd_interposer "$@" ;;
 clients) shift; cmd_clients "$@" ;;
+pair) shift; cmd_pair "$@" ;;
 cross-replay) shift; mkdir -p "${OUT:-$repo/build-cuda/out}"; cross_replay "${OUT:-$repo/build-cuda/out}/device.log" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild" >&2; exit 2 ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR" >&2; exit 2 ;;
 esac
