@@ -18,6 +18,8 @@
 #include <ozaki/ozaki.hpp>
 #include <ozaki/serial/reference.hpp>
 
+#include "../unit_tests/hooks_from_environment.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -1228,6 +1230,8 @@ void measure_shape(const Space& space, const Run& run, const Settings& st, std::
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  // OZAKI_CUBLAS_INT8, OZAKI_RESIDUE_PRODUCTS, OZAKI_ONEDNN ... (docs/building.md).
+  ozaki_test::set_test_hooks_from_environment();
   Settings st;
   try {
     st = parse(argc, argv);

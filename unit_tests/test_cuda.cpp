@@ -342,8 +342,13 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
 
 /// Turns scheme II's residue products (ResidueGemmBackend) off for one scope.
 struct WithoutResidueProducts {
-  WithoutResidueProducts() { ozaki::Impl::cuda::set_residue_products_enabled(false); }
-  ~WithoutResidueProducts() { ozaki::Impl::cuda::set_residue_products_enabled(true); }
+  WithoutResidueProducts() : before(ozaki::Experimental::test_hooks()) {
+    ozaki::Experimental::TestHooks off = before;
+    off.residue_products_off = true;
+    ozaki::Experimental::set_test_hooks(off);
+  }
+  ~WithoutResidueProducts() { ozaki::Experimental::set_test_hooks(before); }
+  const ozaki::Experimental::TestHooks before;
 };
 
 TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {

@@ -12,6 +12,7 @@
 // status (std::_Exit(1) with a message on stderr).
 #include "common.hpp"
 #include "crash_report.hpp"
+#include "hooks_from_environment.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -105,6 +106,7 @@ struct LateUser {
 
 int main(int argc, char* argv[]) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // lines survive a failing std::_Exit
+  ozaki_test::set_test_hooks_from_environment();
   Kokkos::initialize(argc, argv);
   ozaki_test::install_crash_report();
   std::atexit([] {  // what Python bindings and some C drivers do

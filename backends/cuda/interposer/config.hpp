@@ -17,6 +17,10 @@
 ///   OZAKI_CUBLAS_LOG=0|1          1: one line per call on stderr (shape, what ran, time: the
 ///                                 call is timed with events, which waits for it); 0: silent.
 ///                                 Unset: the summary at exit only.
+///
+/// It also sets its ozaki's test hooks (ozaki/test_hooks.hpp) from the variables the test
+/// executables read (OZAKI_POISON_SCRATCH, OZAKI_CUBLAS_INT8, ...: docs/building.md, "Test
+/// hooks"): its copy of ozaki is hidden, so the program's own settings do not reach it.
 
 #include <ozaki/options.hpp>
 
