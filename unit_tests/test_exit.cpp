@@ -41,8 +41,8 @@ std::vector<Case> cases() {
   crt.moduli = 16;
   out.push_back({"Int8Crt, library scratch", crt, true});
   ozaki::Options passes = crt;  // several passes, overlapped where the space has a side stream
-  passes.crt_pass_columns = 16;
-  passes.overlap = true;
+  passes.experimental.crt_pass_columns = 16;
+  passes.experimental.overlap = true;
   out.push_back({"Int8Crt, overlapped passes", passes, true});
   ozaki::Options slices;
   slices.algorithm = ozaki::Algorithm::Int8Slices;  // automatic S: the estimate runs too

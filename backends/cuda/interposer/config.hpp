@@ -13,7 +13,7 @@
 ///   OZAKI_CUBLAS_SLICES=S         Int8Slices with S slices (force).
 ///   OZAKI_CUBLAS_RULE=auto|fast|accurate   Int8Crt's scaling rule.
 ///   OZAKI_CUBLAS_WORKSPACE_GIB=G  Options::workspace_limit (default: the library's choice,
-///                                 Options::workspace_limit = 0).
+///                                 Options::workspace_limit empty).
 ///   OZAKI_CUBLAS_LOG=0|1          1: one line per call on stderr (shape, what ran, time: the
 ///                                 call is timed with events, which waits for it); 0: silent.
 ///                                 Unset: the summary at exit only.

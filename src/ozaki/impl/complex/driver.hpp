@@ -15,7 +15,7 @@
 ///      C = alpha C_e + beta C in complex arithmetic.
 ///   4. Wherever the real dispatch runs native FP64 (Algorithm::Native, Auto's choice, NaN or
 ///      Inf, scratch that cannot be had under Auto), it runs native ZGEMM on the caller's
-///      operands instead (Options::native_gemm), and C_e is never written.
+///      operands instead (Options::experimental.native_gemm), and C_e is never written.
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/common/arguments.hpp>
@@ -144,14 +144,14 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   }
   // Native ZGEMM on the caller's operands: the caller's callback where it gave one.
   auto native = [&, op_a, op_b] {
-    if (options.native_gemm) {
-      options.native_gemm();
+    if (options.experimental.native_gemm) {
+      options.experimental.native_gemm();
     } else {
       NativeGemm<ExecSpace>::run(space, op_a, op_b, alpha, A, B, beta, C);
     }
   };
   const std::string native_backend =
-      options.native_gemm ? "the caller's native GEMM" : NativeGemm<ExecSpace>::name();
+      options.experimental.native_gemm ? "the caller's native GEMM" : NativeGemm<ExecSpace>::name();
   // The whole call as native ZGEMM, reported (`decision`: the Report so far).
   auto run_native = [&](Report decision, const std::string& why, bool fallback) {
     native();
@@ -215,7 +215,7 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
   const std::int64_t allocations = scratch.allocations() + operands.allocations();
   const bool karatsuba_possible = karatsuba_form && scheme == Algorithm::Int8Crt;
   Options real_options = options;
-  real_options.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
+  real_options.experimental.native_gemm = native;  // 4. native runs ZGEMM on the caller's operands
   std::string detour;
   // The embedded rows: copies, or an undoubled operand read in place (complex_rows_in_place:
   // op(B)^T of a column-major B, say, which saves its copy, 16 N K bytes of traffic and
@@ -265,7 +265,7 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
           "the data needs the accurate scaling rule, which Karatsuba does not run: the "
           "real embedding (4 products per modulus)";
     }
-    real_options.complex_products = 4;
+    real_options.experimental.complex_products = Experimental::ComplexProducts::Embedding;
 
     // 3. The real embedding: C_e = alpha X_e Y_e^T + beta C_e through the real dispatch.
     ComplexEmbeddingRegion<ExecSpace> region;
