@@ -15,6 +15,7 @@
 // profiling region, and a Report with its replay options.
 #include <ozaki/ozaki.hpp>
 
+#include "../unit_tests/hooks_from_environment.hpp"
 #include "tool_args.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -137,6 +138,7 @@ void run_shape(const perf_tool::Shape& s, int reps, int steps) {
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  ozaki_test::set_test_hooks_from_environment();  // OZAKI_CUBLAS_INT8 ... (docs/building.md)
   Kokkos::initialize(argc, argv);
   int status = 0;
   try {

@@ -17,6 +17,8 @@
 #include <ozaki/serial/crt.hpp>
 #include <ozaki/serial/reference.hpp>
 
+#include "../unit_tests/hooks_from_environment.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -193,6 +195,7 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
 }  // namespace
 
 int main(int argc, char** argv) {
+  ozaki_test::set_test_hooks_from_environment();  // OZAKI_ONEDNN=off ... (docs/building.md)
   Kokkos::ScopeGuard guard(argc, argv);
   std::vector<Shape> shapes = {{1024, 1024, 1024}};
   std::vector<double> phis = {2};

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "../unit_tests/hooks_from_environment.hpp"
 #include "tool_args.hpp"
 
 namespace {
@@ -73,6 +74,7 @@ double time_gemm(const Space& space, const Shape& s, std::int64_t pad, int reps)
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  ozaki_test::set_test_hooks_from_environment();  // OZAKI_ONEDNN=off, OZAKI_CUBLAS_INT8=lt ...
   std::vector<Shape> shapes;
   std::vector<std::int64_t> pads{16};
   int reps = 10;

@@ -18,6 +18,8 @@
 #include <ozaki/ozaki.hpp>
 #include <ozaki/serial/reference.hpp>
 
+#include "../unit_tests/hooks_from_environment.hpp"
+
 #include <Kokkos_Core.hpp>
 #ifdef KOKKOS_ENABLE_CUDA
 #include <cuda_runtime_api.h>
@@ -36,6 +38,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -126,12 +129,14 @@ the tables.
                       crt[:L[:SCALING[:wCOLUMNS][:serial|:overlap][:p4]]]
                                          Int8Crt with L = 2..24 moduli or auto (default);
                                          SCALING auto (default), fast or accurate; wCOLUMNS
-                                         columns of C per pass (Options::crt_pass_columns);
-                                         serial / overlap: Options::overlap off (the
-                                         default) / on;
+                                         columns of C per pass
+                                         (Options::experimental.crt_pass_columns);
+                                         serial / overlap: Options::experimental.overlap off
+                                         (the default) / on;
                                          p4: complex data by the real embedding, 4 INT8
-                                         products per modulus (Options::complex_products;
-                                         default 3, Karatsuba)
+                                         products per modulus
+                                         (Options::experimental.complex_products; default
+                                         Karatsuba, 3)
                       emu[:S]            cuBLAS FP64 emulation with min(8S, 55) bits, S = 1..16,
                                          or auto (default: cuBLAS's dynamic choice); elsewhere
                                          the library falls back to Int8Slices (see the notes)
@@ -254,8 +259,8 @@ ShapeArg parse_shape(const std::string& s) {
   usage_error("bad config '" + s + "' in --configs: " + why);
 }
 
-/// A slice count of a config: 1..max_slices or auto.
-int parse_slices(const std::string& s, const std::string& field) {
+/// A slice count of a config: 1..max_slices, or auto (empty).
+std::optional<int> parse_slices(const std::string& s, const std::string& field) {
   if (field == "auto") return ozaki::auto_slices;
   std::uint64_t v = 0;
   if (!to_count(field, ozaki::max_slices, v) || v < 1) {
@@ -289,7 +294,7 @@ Config parse_config(const std::string& s) {
     c.options.algorithm = ozaki::Algorithm::Int8Slices;
     if (f.size() > 1) c.options.slices = parse_slices(s, f[1]);
     if (f.size() > 2) {
-      const int S = c.options.slices == ozaki::auto_slices ? ozaki::max_slices : c.options.slices;
+      const int S = c.options.slices.value_or(ozaki::max_slices);
       std::uint64_t count = 0;
       if (f[2] == "tri") {
         c.options.pairs = ozaki::PairPolicy::Triangular;
@@ -324,19 +329,19 @@ Config parse_config(const std::string& s) {
         bad_config(s, "scaling '" + f[2] + "' is not auto, fast or accurate");
       }
     }
-    // Modifiers: wCOLUMNS (Options::crt_pass_columns), serial / overlap (Options::overlap off /
-    // on).
+    // Modifiers: wCOLUMNS (Options::experimental.crt_pass_columns), serial / overlap
+    // (Options::experimental.overlap off / on), p4 (Options::experimental.complex_products).
     for (std::size_t i = 3; i < f.size(); ++i) {
       std::uint64_t columns = 0;
       if (f[i] == "serial") {
-        c.options.overlap = false;
+        c.options.experimental.overlap = false;
       } else if (f[i] == "overlap") {
-        c.options.overlap = true;
+        c.options.experimental.overlap = true;
       } else if (f[i] == "p4") {
-        c.options.complex_products = 4;
+        c.options.experimental.complex_products = ozaki::Experimental::ComplexProducts::Embedding;
       } else if (f[i].size() >= 2 && f[i][0] == 'w' &&
                  to_count(f[i].substr(1), std::uint64_t(1) << 31, columns) && columns >= 1) {
-        c.options.crt_pass_columns = static_cast<std::int64_t>(columns);
+        c.options.experimental.crt_pass_columns = static_cast<std::int64_t>(columns);
       } else {
         bad_config(s, "modifier '" + f[i] +
                           "' is not w<columns of C per pass> (e.g. w2048), serial, overlap or p4");
@@ -495,8 +500,8 @@ Settings parse(int argc, char* argv[]) {
     st.workspace_limit = std::int64_t(40) << 30;
   for (auto& run : st.runs)
     for (auto& c : run.configs)
-      if (!c.plain && (c.name != "auto" || st.workspace_given))
-        c.options.workspace_limit = st.workspace_limit;
+      if (!c.plain && (c.name != "auto" || st.workspace_given) && st.workspace_limit > 0)
+        c.options.workspace_limit = st.workspace_limit;  // (0: the library's choice)
   return st;
 }
 
@@ -1298,6 +1303,8 @@ void measure_shape(const Space& space, const Run& run, const Settings& st, std::
 }  // namespace
 
 int main(int argc, char* argv[]) {
+  // OZAKI_CUBLAS_INT8, OZAKI_RESIDUE_PRODUCTS, OZAKI_ONEDNN ... (docs/building.md).
+  ozaki_test::set_test_hooks_from_environment();
   Settings st;
   try {
     st = parse(argc, argv);

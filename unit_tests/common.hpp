@@ -5,6 +5,7 @@
 
 #include <ozaki/ozaki.hpp>
 #include <ozaki/serial/reference.hpp>
+#include <ozaki/test_hooks.hpp>
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
@@ -27,14 +28,19 @@ using TestSpace = OZAKI_TEST_SPACE;
 using MemSpace = typename TestSpace::memory_space;
 
 /// Makes every scratch allocation above `bytes` fail for one scope, as if the memory were
-/// exhausted (OZAKI_FAIL_SCRATCH_ABOVE, scratch.hpp's fault injection).
+/// exhausted (TestHooks::fail_scratch_above, scratch.hpp's fault injection).
 struct FailScratchAbove {
-  explicit FailScratchAbove(std::size_t bytes) {
-    setenv("OZAKI_FAIL_SCRATCH_ABOVE", std::to_string(bytes).c_str(), 1);
+  explicit FailScratchAbove(std::size_t bytes) : before_(ozaki::Experimental::test_hooks()) {
+    ozaki::Experimental::TestHooks h = before_;
+    h.fail_scratch_above = static_cast<std::int64_t>(bytes);
+    ozaki::Experimental::set_test_hooks(h);
   }
-  ~FailScratchAbove() { unsetenv("OZAKI_FAIL_SCRATCH_ABOVE"); }
+  ~FailScratchAbove() { ozaki::Experimental::set_test_hooks(before_); }
   FailScratchAbove(const FailScratchAbove&) = delete;
   FailScratchAbove& operator=(const FailScratchAbove&) = delete;
+
+ private:
+  ozaki::Experimental::TestHooks before_;
 };
 
 /// Deterministic random numbers, the same on every platform (no std:: distributions).

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 
 namespace {
@@ -27,7 +28,7 @@ using V = ozaki::Impl::Views<TestSpace>;
 
 constexpr double u = 0x1p-53;
 
-Options crt(int L, CrtScaling scaling = CrtScaling::Auto) {
+Options crt(std::optional<int> L, CrtScaling scaling = CrtScaling::Auto) {
   Options o;
   o.algorithm = ozaki::Algorithm::Int8Crt;
   o.moduli = L;
@@ -1158,7 +1159,7 @@ TEST(Crt, SmallKBlockAndWorkspaceLimitGiveTheSameResult) {
     EXPECT_EQ(whole.report.recombine_passes, 1);
     EXPECT_EQ(whole.report.int8_gemms, 13);
     Options o = crt(13, CrtScaling::Accurate);
-    o.k_block = 32;  // 4 chunks of K per modulus, and of the bound product
+    o.experimental.k_block = 32;  // 4 chunks of K per modulus, and of the bound product
     // Room for fewer columns than the 1024 a pass takes at least: 3 passes, evened out to 704
     // columns each, each with its own residues of op(B)^T.
     o.workspace_limit = 1 << 20;
@@ -1214,7 +1215,7 @@ TEST(Crt, WorkspaceOfRequiredBytesServesEveryCall) {
         } else {
           EXPECT_EQ(run.C.values, first);  // a reused workspace changes nothing
         }
-        if (o.workspace_limit != 0) EXPECT_EQ(run.report.recombine_passes, 2);
+        if (o.workspace_limit) EXPECT_EQ(run.report.recombine_passes, 2);
       }
     }
   }
@@ -1223,7 +1224,7 @@ TEST(Crt, WorkspaceOfRequiredBytesServesEveryCall) {
 TEST(Crt, PassWidths) {
   const ozaki::Impl::OperandPlan ops;
   Options o = crt(14, CrtScaling::Fast);  // the default 8 GiB limit
-  o.overlap = false;                      // one set of pass scratch
+  o.experimental.overlap = false;         // one set of pass scratch
   auto width = [&](std::int64_t m, std::int64_t n, std::int64_t k, const Options& options,
                    std::int64_t pad = 16) {
     const ozaki::Impl::CallPlan plan = ozaki::Impl::make_plan({m, n, k}, options, 0, pad);
@@ -1264,21 +1265,21 @@ TEST(Crt, PassWidths) {
   const std::int64_t per_column = 4 * 14 * m + 14 * k;
   EXPECT_EQ(skinny % 16, 0);
   EXPECT_GE(skinny, 1024);
-  EXPECT_LE(m * 14 * k + skinny * per_column, tight.workspace_limit);
+  EXPECT_LE(m * 14 * k + skinny * per_column, *tight.workspace_limit);
   const std::int64_t passes = (n + skinny - 1) / skinny;
   EXPECT_GT(m * 14 * k + (n / (passes - 1) + 16) * per_column,
-            tight.workspace_limit);  // one pass fewer would not fit
-  // Options::crt_pass_columns overrides the width (rounded up to 16, evened out).
+            *tight.workspace_limit);  // one pass fewer would not fit
+  // Tuning::crt_pass_columns overrides the width (rounded up to 16, evened out).
   Options asked = o;
-  asked.crt_pass_columns = 4096;
+  asked.experimental.crt_pass_columns = 4096;
   EXPECT_EQ(width(8192, 8192, 8192, asked), 4096);
-  asked.crt_pass_columns = 1000;  // 1008: 9 passes of 912
+  asked.experimental.crt_pass_columns = 1000;  // 1008: 9 passes of 912
   EXPECT_EQ(width(8192, 8192, 8192, asked), 912);
   // Overlapped passes (where the space has a side instance) hold two sets of pass scratch:
   // under the same limit a pass is at most half as wide.  16384 x 16384 x 1024: 2 passes of
   // 8192 columns, or 4 overlapped passes of 4096.
   Options overlapped = o;
-  overlapped.overlap = true;
+  overlapped.experimental.overlap = true;
   const auto layout = ozaki::Impl::crt_passes<TestSpace>(
       ozaki::Impl::make_plan({16384, 16384, 1024}, overlapped), 14, ops);
   if (ozaki::Impl::SideInstance<TestSpace>::available) {
@@ -1417,8 +1418,8 @@ TEST(Crt, OverlappedPassesGiveTheSerialBits) {
   std::vector<double> serial;
   for (const bool overlap : {false, true}) {
     Options o = crt(15);
-    o.crt_pass_columns = 256;
-    o.overlap = overlap;
+    o.experimental.crt_pass_columns = 256;
+    o.experimental.overlap = overlap;
     const GemmRun run =
         run_gemm('N', 'N', 1.0, A, Layout::Left, B, Layout::Right, 0.5, C0, Layout::Left, o);
     EXPECT_EQ(run.report.recombine_passes, 4);
@@ -1444,7 +1445,7 @@ TEST(Crt, PassWidthsChangeNoBits) {
   std::vector<double> first;
   for (const std::int64_t columns : {0, 16, 48, 130}) {
     Options o = crt(16);
-    o.crt_pass_columns = columns;
+    if (columns != 0) o.experimental.crt_pass_columns = columns;  // 0: the library's choice
     const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.5, C0, o);
     const std::int64_t width = columns == 0 ? npad : (columns + pad - 1) / pad * pad;
     EXPECT_EQ(run.report.recombine_passes, (npad + width - 1) / width) << columns;

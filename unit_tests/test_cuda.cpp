@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -299,8 +300,8 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
     Options options[threads];
     options[0].algorithm = ozaki::Algorithm::Int8Crt;  // automatic count, Auto scaling
     options[1].algorithm = ozaki::Algorithm::Int8Crt;
-    options[1].crt_pass_columns = 64;  // several passes, overlapped
-    options[1].overlap = true;
+    options[1].experimental.crt_pass_columns = 64;  // several passes, overlapped
+    options[1].experimental.overlap = true;
     options[2].algorithm = ozaki::Algorithm::Int8Crt;
     options[2].crt_scaling = ozaki::CrtScaling::Accurate;
     options[3].algorithm = ozaki::Algorithm::Int8Slices;  // automatic S
@@ -342,8 +343,13 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
 
 /// Turns scheme II's residue products (ResidueGemmBackend) off for one scope.
 struct WithoutResidueProducts {
-  WithoutResidueProducts() { ozaki::Impl::cuda::set_residue_products_enabled(false); }
-  ~WithoutResidueProducts() { ozaki::Impl::cuda::set_residue_products_enabled(true); }
+  WithoutResidueProducts() : before(ozaki::Experimental::test_hooks()) {
+    ozaki::Experimental::TestHooks off = before;
+    off.residue_products_off = true;
+    ozaki::Experimental::set_test_hooks(off);
+  }
+  ~WithoutResidueProducts() { ozaki::Experimental::set_test_hooks(before); }
+  const ozaki::Experimental::TestHooks before;
 };
 
 TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {
@@ -391,8 +397,8 @@ TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {
     o.algorithm = ozaki::Algorithm::Int8Crt;
     o.moduli = c.moduli;
     o.crt_scaling = ozaki::CrtScaling::Fast;
-    o.crt_pass_columns = c.pass_columns;
-    o.overlap = c.overlap;
+    if (c.pass_columns != 0) o.experimental.crt_pass_columns = c.pass_columns;
+    o.experimental.overlap = c.overlap;
     auto call = [&] {
       from_host(C0, dC.view);
       const Report r = ozaki::gemm(space, c.ta, c.tb, -0.75, dA.left, dB.left, 1.25, dC.left, o);
@@ -465,7 +471,7 @@ TEST(Cuda, LibraryLimitTakesTheNarrowestPassesWhereItsWidePassesCannotBeAllocate
   EXPECT_LE(r.workspace_bytes, (wide_bytes + narrow_bytes) / 2);
   EXPECT_NE(r.reason.find("could not allocate"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("1024 columns"), std::string::npos) << r.reason;
-  EXPECT_EQ(r.options.workspace_limit, 0);  // the caller's options, as replayed
+  EXPECT_FALSE(r.options.workspace_limit.has_value());  // the caller's options, as replayed
   EXPECT_EQ(retried.second.values, asked.second.values);
   EXPECT_EQ(retried.second.values, unhindered.second.values);
 }
@@ -489,7 +495,7 @@ TEST(Cuda, EmulationIsAccurateWhereItRuns) {
   Options o;
   o.algorithm = ozaki::Algorithm::CublasEmulation;
   o.workspace_limit = std::int64_t(4) << 30;
-  for (int S : {ozaki::auto_slices, 7}) {
+  for (std::optional<int> S : {std::optional<int>(ozaki::auto_slices), std::optional<int>(7)}) {
     o.slices = S;
     from_host(ops.C0, ops.dC.view);
     const Report r =
@@ -502,7 +508,7 @@ TEST(Cuda, EmulationIsAccurateWhereItRuns) {
         normwise_error(to_host(ops.dC.view), ref, abs_product('N', 'N', ops.A, ops.B));
     // 55 bits (or cuBLAS's FP64-equivalent choice): the error is at FP64 level, far below the
     // 2^-40 that a missing or wrong emulation setting would leave (native DGEMM is ~1e-16).
-    EXPECT_LT(err, 0x1p-48) << "S = " << S;
+    EXPECT_LT(err, 0x1p-48) << "S = " << (S ? std::to_string(*S) : std::string("auto"));
   }
 }
 

@@ -12,6 +12,7 @@
 // status (std::_Exit(1) with a message on stderr).
 #include "common.hpp"
 #include "crash_report.hpp"
+#include "hooks_from_environment.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -40,8 +41,8 @@ std::vector<Case> cases() {
   crt.moduli = 16;
   out.push_back({"Int8Crt, library scratch", crt, true});
   ozaki::Options passes = crt;  // several passes, overlapped where the space has a side stream
-  passes.crt_pass_columns = 16;
-  passes.overlap = true;
+  passes.experimental.crt_pass_columns = 16;
+  passes.experimental.overlap = true;
   out.push_back({"Int8Crt, overlapped passes", passes, true});
   ozaki::Options slices;
   slices.algorithm = ozaki::Algorithm::Int8Slices;  // automatic S: the estimate runs too
@@ -106,6 +107,7 @@ struct LateUser {
 
 int main(int argc, char* argv[]) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);  // lines survive a failing std::_Exit
+  ozaki_test::set_test_hooks_from_environment();
   Kokkos::initialize(argc, argv);
   ozaki_test::install_crash_report();
   std::atexit([] {  // what Python bindings and some C drivers do

@@ -33,6 +33,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace {
@@ -123,15 +124,17 @@ struct Case {
   std::string data;  // what was done to the data, for the failure message
 
   std::string describe() const {
+    const ozaki::Experimental::Tuning& t = options.experimental;
+    auto shown = [](const auto& v) { return v ? std::to_string(*v) : std::string("auto"); };
     std::ostringstream s;
     s << "case " << index << ": " << M << "x" << N << "x" << K << " " << ta << tb << " A "
       << name(sa) << " B " << name(sb) << " C " << name(sc) << " alpha " << alpha << " beta "
-      << beta << " " << ozaki::to_string(options.algorithm) << " S=" << options.slices
-      << " pairs=" << ozaki::to_string(options.pairs) << ":" << options.pair_count
-      << " L=" << options.moduli << " " << ozaki::to_string(options.crt_scaling)
-      << " k_block=" << options.k_block << " limit=" << options.workspace_limit
-      << " pass=" << options.crt_pass_columns << (options.overlap ? " overlap" : "") << " data["
-      << data << "]";
+      << beta << " " << ozaki::to_string(options.algorithm) << " S=" << shown(options.slices)
+      << " pairs=" << ozaki::to_string(options.pairs) << ":" << shown(options.pair_count)
+      << " L=" << shown(options.moduli) << " " << ozaki::to_string(options.crt_scaling)
+      << " k_block=" << shown(t.k_block) << " limit=" << shown(options.workspace_limit)
+      << " pass=" << shown(t.crt_pass_columns) << (t.overlap ? " overlap" : "") << " data[" << data
+      << "]";
     return s.str();
   }
 };
@@ -158,28 +161,29 @@ Options random_options(Random& rng, bool allow_emulation) {
     o.algorithm = Algorithm::Auto;
   } else if (p < 0.58) {
     o.algorithm = Algorithm::Int8Crt;
-    o.moduli = rng.uniform() < 0.4 ? ozaki::auto_moduli : 2 + static_cast<int>(rng.uniform() * 23);
+    if (rng.uniform() >= 0.4) o.moduli = 2 + static_cast<int>(rng.uniform() * 23);  // else auto
     o.crt_scaling = pick(rng, {CrtScaling::Auto, CrtScaling::Fast, CrtScaling::Accurate});
   } else if (p < 0.93 || !allow_emulation) {
     o.algorithm = Algorithm::Int8Slices;
-    o.slices = rng.uniform() < 0.3 ? ozaki::auto_slices
-                                   : pick(rng, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, ozaki::max_slices});
+    if (rng.uniform() >= 0.3)  // else automatic
+      o.slices = pick(rng, {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, ozaki::max_slices});
     o.pairs = pick(rng, {PairPolicy::Triangular, PairPolicy::Full, PairPolicy::Count});
     if (o.pairs == PairPolicy::Count) {
-      if (o.slices == ozaki::auto_slices) o.slices = 1 + static_cast<int>(rng.uniform() * 9);
-      o.pair_count = 1 + static_cast<int>(rng.uniform() * o.slices * o.slices);
+      if (!o.slices) o.slices = 1 + static_cast<int>(rng.uniform() * 9);
+      o.pair_count = 1 + static_cast<int>(rng.uniform() * *o.slices * *o.slices);
     }
   } else {
     o.algorithm = Algorithm::CublasEmulation;
-    o.slices = rng.uniform() < 0.5 ? ozaki::auto_slices : 1 + static_cast<int>(rng.uniform() * 7);
+    if (rng.uniform() >= 0.5) o.slices = 1 + static_cast<int>(rng.uniform() * 7);  // else auto
   }
   if (rng.uniform() < 0.3)
-    o.k_block =
+    o.experimental.k_block =
         pick(rng, {std::int64_t(16), std::int64_t(48), std::int64_t(100), std::int64_t(1000)});
   if (rng.uniform() < 0.2)
     o.workspace_limit = pick(rng, {std::int64_t(1) << 16, std::int64_t(1) << 20});
-  if (rng.uniform() < 0.2) o.crt_pass_columns = pick(rng, {std::int64_t(16), std::int64_t(50)});
-  o.overlap = rng.uniform() < 0.3;
+  if (rng.uniform() < 0.2)
+    o.experimental.crt_pass_columns = pick(rng, {std::int64_t(16), std::int64_t(50)});
+  o.experimental.overlap = rng.uniform() < 0.3;
   return o;
 }
 
@@ -409,10 +413,10 @@ std::string check_slices(const Case& c, const Outcome& run) {
   const ozaki::Report& r = run.report;
   HostMatrix ref = c.C0;
   ozaki::serial::dd_gemm(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta, ref.ref());
-  return within(
-      c, run.C, ref,
-      ozaki::serial::error_bound(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta, c.C0.cref(),
-                                 r.slices, r.options.pairs, r.options.pair_count, r.int8_gemms));
+  return within(c, run.C, ref,
+                ozaki::serial::error_bound(c.ta, c.tb, c.alpha, c.A.cref(), c.B.cref(), c.beta,
+                                           c.C0.cref(), r.slices, r.options.pairs,
+                                           r.options.pair_count.value_or(0), r.int8_gemms));
 }
 
 /// An exception is right only where the oracle refuses too: too few moduli for this K.
@@ -425,7 +429,7 @@ std::string check_refusal(const Case& c, const Outcome& run) {
   for (CrtScaling rule : {CrtScaling::Fast, CrtScaling::Accurate}) {
     if (o.crt_scaling != CrtScaling::Auto && o.crt_scaling != rule) continue;
     try {
-      oracle_scale(c, o.moduli, rule);
+      oracle_scale(c, *o.moduli, rule);
     } catch (const std::invalid_argument&) {
       return "";  // the oracle refuses as well
     }
@@ -491,13 +495,22 @@ std::uint64_t bits_hash(const HostMatrix& C) {
   return h;
 }
 
+/// An optional count or size as a record field: 0 where empty (no valid value is 0).
+template <class T>
+long long record_field(const std::optional<T>& v) {
+  return v ? static_cast<long long>(*v) : 0;
+}
+
 /// One line: case index, every field of Options that a call reads, the hash of C.
 std::string call_record(std::uint64_t index, const Options& o, std::uint64_t hash) {
+  const ozaki::Experimental::Tuning& t = o.experimental;
   std::ostringstream s;
-  s << index << ' ' << static_cast<int>(o.algorithm) << ' ' << o.slices << ' '
-    << static_cast<int>(o.pairs) << ' ' << o.pair_count << ' ' << o.moduli << ' '
-    << static_cast<int>(o.crt_scaling) << ' ' << o.k_block << ' ' << o.crt_pass_columns << ' '
-    << int(o.overlap) << ' ' << o.complex_products << ' ' << o.workspace_limit << ' ' << hash;
+  s << index << ' ' << static_cast<int>(o.algorithm) << ' ' << record_field(o.slices) << ' '
+    << static_cast<int>(o.pairs) << ' ' << record_field(o.pair_count) << ' '
+    << record_field(o.moduli) << ' ' << static_cast<int>(o.crt_scaling) << ' '
+    << record_field(t.k_block) << ' ' << record_field(t.crt_pass_columns) << ' ' << int(t.overlap)
+    << ' ' << static_cast<int>(t.complex_products) << ' ' << record_field(o.workspace_limit) << ' '
+    << hash;
   return s.str();
 }
 
@@ -508,15 +521,23 @@ struct CallRecord {
 
 bool parse_call_record(const std::string& line, CallRecord& r) {
   std::istringstream s(line);
-  int algorithm = 0, pairs = 0, scaling = 0, overlap = 0;
+  int algorithm = 0, pairs = 0, scaling = 0, overlap = 0, complex_products = 0;
+  long long slices = 0, pair_count = 0, moduli = 0, k_block = 0, pass_columns = 0, limit = 0;
   Options& o = r.options;
-  s >> r.index >> algorithm >> o.slices >> pairs >> o.pair_count >> o.moduli >> scaling >>
-      o.k_block >> o.crt_pass_columns >> overlap >> o.complex_products >> o.workspace_limit >>
-      r.hash;
+  s >> r.index >> algorithm >> slices >> pairs >> pair_count >> moduli >> scaling >> k_block >>
+      pass_columns >> overlap >> complex_products >> limit >> r.hash;
   o.algorithm = static_cast<Algorithm>(algorithm);
+  if (slices != 0) o.slices = static_cast<int>(slices);
   o.pairs = static_cast<PairPolicy>(pairs);
+  if (pair_count != 0) o.pair_count = static_cast<int>(pair_count);
+  if (moduli != 0) o.moduli = static_cast<int>(moduli);
   o.crt_scaling = static_cast<CrtScaling>(scaling);
-  o.overlap = overlap != 0;
+  if (k_block != 0) o.experimental.k_block = k_block;
+  if (pass_columns != 0) o.experimental.crt_pass_columns = pass_columns;
+  o.experimental.overlap = overlap != 0;
+  o.experimental.complex_products =
+      static_cast<ozaki::Experimental::ComplexProducts>(complex_products);
+  if (limit != 0) o.workspace_limit = limit;
   return !s.fail();
 }
 

@@ -41,10 +41,10 @@ void expect_scheme_accuracy(char ta, char tb, double alpha, const HostMatrix& A,
   HostMatrix ref = C0, oracle = C0;
   ozaki::serial::dd_gemm(ta, tb, alpha, A.cref(), B.cref(), beta, ref.ref());
   ozaki::serial::gemm(ta, tb, alpha, A.cref(), B.cref(), beta, oracle.ref(), S, options.pairs,
-                      options.pair_count);
-  const std::vector<double> bound =
-      ozaki::serial::error_bound(ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), S,
-                                 options.pairs, options.pair_count, run.report.int8_gemms);
+                      options.pair_count.value_or(0));
+  const std::vector<double> bound = ozaki::serial::error_bound(
+      ta, tb, alpha, A.cref(), B.cref(), beta, C0.cref(), S, options.pairs,
+      options.pair_count.value_or(0), run.report.int8_gemms);
   const std::vector<double> abs_ab = abs_product(ta, tb, A, B);
   const double rounding = 4 * (run.report.int8_gemms + 2) * u;
   for (std::int64_t j = 0; j < run.C.cols; ++j) {
@@ -77,19 +77,19 @@ TEST_P(GemmSlicesAndPairs, WithinBoundOfReference) {
   Options o = int8();
   o.slices = S;
   o.pairs = policy;
-  o.pair_count = policy == PairPolicy::Count ? std::min(S * S, 2 * S - 1) : 0;
+  if (policy == PairPolicy::Count) o.pair_count = std::min(S * S, 2 * S - 1);
   const GemmRun run = run_gemm('N', 'N', 1.5, A, B, -0.5, C0, o);
   EXPECT_EQ(run.report.slices, S);
   EXPECT_EQ(run.report.slice_pairs, policy == PairPolicy::Full         ? S * S
                                     : policy == PairPolicy::Triangular ? S * (S + 1) / 2
-                                                                       : o.pair_count);
+                                                                       : *o.pair_count);
   // One INT8 GEMM per diagonal (K is far below the INT32 limit).
   const int diagonals =
       policy == PairPolicy::Full ? 2 * S - 1
       : policy == PairPolicy::Triangular
           ? S
-          : int(ozaki::serial::selected_pairs(S, policy, o.pair_count).back().first +
-                ozaki::serial::selected_pairs(S, policy, o.pair_count).back().second + 1);
+          : int(ozaki::serial::selected_pairs(S, policy, *o.pair_count).back().first +
+                ozaki::serial::selected_pairs(S, policy, *o.pair_count).back().second + 1);
   EXPECT_EQ(run.report.int8_gemms, diagonals);
   expect_scheme_accuracy('N', 'N', 1.5, A, B, -0.5, C0, run, o);
 }
@@ -274,7 +274,7 @@ TEST(Gemm, SmallKBlockGivesTheSameAccuracy) {
   const HostMatrix C0 = random_host(9, 7, 0.5, rng);
   Options o = int8();
   o.slices = 5;
-  o.k_block = 100;  // rounded to 96: chunk boundaries fall inside slices
+  o.experimental.k_block = 100;  // rounded to 96: chunk boundaries fall inside slices
   const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 2.0, C0, o);
   EXPECT_EQ(run.report.k_chunk, 96);
   EXPECT_GT(run.report.int8_gemms, 5 * 10);
@@ -775,10 +775,12 @@ TEST_F(GemmRejects, InvalidOptions) {
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   o.slices = -1;
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
-  o = int8();
-  o.k_block = ozaki::max_k_block + 1;
+  o.slices = 0;  // no longer "automatic": that is an empty count
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
-  o.k_block = 15;  // below one 16-byte aligned block
+  o = int8();
+  o.experimental.k_block = ozaki::max_k_block + 1;
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o.experimental.k_block = 15;  // below one 16-byte aligned block
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   o = int8();
   o.slices = 3;
@@ -786,6 +788,17 @@ TEST_F(GemmRejects, InvalidOptions) {
   o.pair_count = 10;  // > S^2
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   o.pair_count = 0;
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o.pair_count.reset();  // PairPolicy::Count needs a count
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o = int8();
+  o.workspace_limit = 0;  // no longer "the library's choice": that is an empty limit
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o = int8();
+  o.experimental.crt_pass_columns = 0;
+  EXPECT_THROW(call(o), ozaki::InvalidArgument);
+  o = int8();
+  o.experimental.complex_products = static_cast<ozaki::Experimental::ComplexProducts>(5);
   EXPECT_THROW(call(o), ozaki::InvalidArgument);
   o = int8();
   o.algorithm = static_cast<ozaki::Algorithm>(99);

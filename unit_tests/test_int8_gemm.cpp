@@ -75,7 +75,7 @@ TEST(Int8Gemm, LongestSafeSumIsExact) {
   // A row of 127 against -128: a backend that shifts A to unsigned (oneDNN: a + 128 = 255)
   // accumulates 255 (-128) 131056 < -2^31 before its correction; only wrapping INT32 sums
   // (VNNI) give the exact result, saturating 16-bit pairs (vpmaddubsw) do not.
-  const Int8Case c{16, 16, ozaki::Impl::resolved_k_block(ozaki::auto_k_block), 0, 0};
+  const Int8Case c{16, 16, ozaki::Impl::resolved_k_block(std::nullopt), 0, 0};
   std::vector<std::int8_t> a(16 * c.length, -128), b(16 * c.length, -128);
   for (std::int64_t l = 0; l < c.length; ++l) b[c.length + l] = 127;      // row 1 of B
   for (std::int64_t l = 0; l < c.length; ++l) a[2 * c.length + l] = 127;  // row 2 of A
@@ -91,7 +91,7 @@ TEST(Int8Gemm, LongestSafeSumIsExact) {
 TEST(Int8Gemm, MixedExtremesMatchOracle) {
   // Every operand at -128, -127, 127 or 0 in random patterns, at the longest safe chunk and
   // odd multiples of 16: where saturating or float intermediates would show.
-  const std::int64_t K = ozaki::Impl::resolved_k_block(ozaki::auto_k_block);
+  const std::int64_t K = ozaki::Impl::resolved_k_block(std::nullopt);
   for (const Int8Case c : {Int8Case{48, 32, K, 0, 0}, Int8Case{16, 80, 4096, 16, 16}}) {
     const std::int64_t ld = c.offset + c.length + c.pad;
     Random rng(c.rows_a + c.rows_b);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,7 +18,7 @@ using ozaki_test::MemSpace;
 using ozaki_test::TestSpace;
 
 /// C = alpha A B + beta C by plain dot products on `space`: the "caller's own native GEMM" of
-/// the Options::native_gemm test.
+/// the Options::experimental.native_gemm test.
 inline void dot_product_gemm(const TestSpace& space, double alpha,
                              const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& A,
                              const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& B,
@@ -67,7 +68,7 @@ Report plain_call(const TestSpace& space, Problem& p, const Options& o) {
   return ozaki::gemm(space, "N", "N", 1.5, p.dA.left, p.dB.right, 0.25, p.dC.left, o);
 }
 
-Options crt(int moduli) {
+Options crt(std::optional<int> moduli) {
   Options o;
   o.algorithm = ozaki::Algorithm::Int8Crt;
   o.moduli = moduli;
@@ -201,7 +202,7 @@ TEST(LibraryScratch, StaysWithinTheWorkspaceLimit) {
       padded * 14 * padded + 1100 * (4 * 14 * padded + 14 * padded) + norm_tiles + 200000;
   const Report r = plain_call(space, p, o);
   EXPECT_GE(r.recombine_passes, 2);
-  EXPECT_LE(ozaki::scratch_bytes(space), static_cast<std::size_t>(o.workspace_limit));
+  EXPECT_LE(ozaki::scratch_bytes(space), static_cast<std::size_t>(*o.workspace_limit));
 }
 
 TEST(LibraryScratch, ReportsTheDecisionsCost) {
@@ -350,14 +351,14 @@ TEST(Concurrency, FourHostThreadsOnOneSpaceGetTheBitsOfCallsRunAlone) {
 }
 
 TEST(NativeCallback, RunsInPlaceOfKokkosBlasWheneverTheCallRunsNative) {
-  // Options::native_gemm (what the cuBLAS interposer passes: the caller's own DGEMM) runs
-  // whenever a call runs native FP64 GEMM: Algorithm::Native, Auto's choice, the NaN/Inf
+  // Options::experimental.native_gemm (what the cuBLAS interposer passes: the caller's own DGEMM)
+  // runs whenever a call runs native FP64 GEMM: Algorithm::Native, Auto's choice, the NaN/Inf
   // fallback; never where INT8 products run; and it is not kept in Report::options.
   const TestSpace space;
   Problem p = make_problem(33, 29, 200, 0.5, 21);
   int calls = 0;
   Options o;
-  o.native_gemm = [&] {
+  o.experimental.native_gemm = [&] {
     ++calls;
     scratch_test::dot_product_gemm(space, 1.5, p.dA.view, p.dB.view, 0.25, p.dC.view);
   };
@@ -378,7 +379,7 @@ TEST(NativeCallback, RunsInPlaceOfKokkosBlasWheneverTheCallRunsNative) {
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(r.algorithm, ozaki::Algorithm::Native);
   EXPECT_EQ(r.backend, "the caller's native GEMM");
-  EXPECT_FALSE(static_cast<bool>(r.options.native_gemm));
+  EXPECT_FALSE(static_cast<bool>(r.options.experimental.native_gemm));
   expect_dot_product_result("Algorithm::Native");
   o.algorithm = ozaki::Algorithm::Auto;  // this small a product runs native on every space
   r = plain_call(space, p, o);

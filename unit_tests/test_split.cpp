@@ -183,7 +183,7 @@ TEST(Split, SliceCountEstimateMatchesOracleAndBoundsTheTrueRatio) {
     V::Exponents ea("ea", M), eb("eb", N);
     ozaki::Impl::row_scale_exponents(space, opA, ea);
     ozaki::Impl::row_scale_exponents(space, opBt, eb);
-    for (std::int64_t k_block : {std::int64_t(0), std::int64_t(100)}) {
+    for (std::int64_t k_block : {ozaki::max_k_block, std::int64_t(100)}) {
       SCOPED_TRACE("k_block " + std::to_string(k_block));
       const ozaki::Impl::Shape shape{M, N, K};
       const std::int64_t chunks = ozaki::Impl::k_chunks(K, k_block);

@@ -28,7 +28,7 @@ namespace cuda {
 enum class HandleUse { Int8, Fp64, Emulation };
 
 /// The cuBLASLt handle (created on first use) and the kernel chosen per INT8 product shape
-/// (int8_gemm_cublas.cpp, OZAKI_CUBLAS_INT8=lt): keyed on M, N, K, the three leading
+/// (int8_gemm_cublas.cpp, TestHooks::cublas_int8_path Lt): keyed on M, N, K, the three leading
 /// dimensions, the operands' common alignment and the batch (count and strides), never on data.
 struct Int8Kernels {
   using Shape = std::array<std::int64_t, 11>;

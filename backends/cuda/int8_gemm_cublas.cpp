@@ -5,12 +5,11 @@
 #include "residue_products_sm90.hpp"
 
 #include <ozaki/errors.hpp>
+#include <ozaki/test_hooks.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -19,34 +18,23 @@ namespace Impl {
 
 namespace {
 
-/// Which cuBLAS entry point runs the INT8 products, from OZAKI_CUBLAS_INT8 (read once):
-///   unset or "gemmex"  cublasGemmEx with its own kernel choice (the default);
-///   "lt"               cuBLASLt with its heuristic's first kernel (lt_kernel);
-///   "log"              as "lt", printing the kernels cuBLASLt offers per shape to stderr;
-///   "batched"          a batch of products (a pass's moduli) as one
-///                      cublasGemmStridedBatchedEx call;
-///   "ltbatched"        a batch as one cuBLASLt call (strided-batch layouts), with the
-///                      kernel its heuristic offers first for the batch.
+/// Which cuBLAS entry point runs the INT8 products, from TestHooks::cublas_int8_path
+/// (Experimental::CublasInt8Path):
+///   GemmEx     cublasGemmEx with its own kernel choice (the default);
+///   Lt         cuBLASLt with its heuristic's first kernel (lt_kernel);
+///   LtLogged   as Lt, printing the kernels cuBLASLt offers per shape to stderr;
+///   Batched    a batch of products (a pass's moduli) as one cublasGemmStridedBatchedEx call;
+///   LtBatched  a batch as one cuBLASLt call (strided-batch layouts), with the kernel its
+///              heuristic offers first for the batch.
 /// cublasGemmEx stays the default: cuBLASLt's first kernel (algo 39, once it has a
 /// workspace: with none it lists only its slower algo 21) ran whole calls as fast as
 /// cublasGemmEx and no faster, and the strided-batched call picks a slower kernel than
 /// cublasGemmEx does, so it lengthens the calls (the benchmarks diary in docs/history/,
 /// "cuBLASLt with a workspace, batched products, norm tiles").  Every entry gives the
 /// same bits (integer products; the CUDA tests and the cross replay pass with each).
-enum class Int8Entry { GemmEx, Lt, LtLogged, Batched, LtBatched };
+using Int8Entry = Experimental::CublasInt8Path;
 
-Int8Entry int8_entry() {
-  static const Int8Entry entry = [] {
-    const char* v = std::getenv("OZAKI_CUBLAS_INT8");
-    const std::string value = v != nullptr ? v : "";
-    return value == "lt"          ? Int8Entry::Lt
-           : value == "log"       ? Int8Entry::LtLogged
-           : value == "batched"   ? Int8Entry::Batched
-           : value == "ltbatched" ? Int8Entry::LtBatched
-                                  : Int8Entry::GemmEx;
-  }();
-  return entry;
-}
+Int8Entry int8_entry() { return Experimental::test_hooks().cublas_int8_path; }
 
 /// The largest power of two, at most 256, that divides the three addresses: cuBLASLt's
 /// heuristic assumes 256-byte alignment unless told less, and offers only kernels that the
@@ -249,20 +237,6 @@ void Int8Gemm<Kokkos::Cuda, true>::run(const Kokkos::Cuda& space, const Int8Gemm
   cuda::note_cublas_used();
 }
 
-namespace cuda {
-namespace {
-std::atomic<bool>& residue_products_switch() {
-  static std::atomic<bool> enabled{[] {
-    const char* v = std::getenv("OZAKI_RESIDUE_PRODUCTS");
-    return v == nullptr || std::string(v) != "0";
-  }()};
-  return enabled;
-}
-}  // namespace
-bool residue_products_enabled() { return residue_products_switch().load(); }
-void set_residue_products_enabled(bool enabled) { residue_products_switch().store(enabled); }
-}  // namespace cuda
-
 namespace {
 cuda::ResidueProducts residue_problem(const Int8GemmProblem& p, std::int8_t* tiles) {
   cuda::ResidueProducts r;
@@ -279,8 +253,8 @@ cuda::ResidueProducts residue_problem(const Int8GemmProblem& p, std::int8_t* til
 
 bool ResidueGemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& space,
                                                  const Int8GemmProblem& p, std::string& why_not) {
-  if (!cuda::residue_products_enabled()) {
-    why_not = "OZAKI_RESIDUE_PRODUCTS=0";
+  if (Experimental::test_hooks().residue_products_off) {
+    why_not = "turned off (TestHooks::residue_products_off)";
     return false;
   }
   // The kernel's operand form: the pass's L products of interleaved rows (residue_tiles.hpp).

@@ -2,13 +2,13 @@
 #include <ozaki/onednn/int8_gemm_onednn.hpp>
 
 #include <ozaki/errors.hpp>
+#include <ozaki/test_hooks.hpp>
 
 #include <oneapi/dnnl/dnnl.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -25,11 +25,6 @@ bool has_int32_dot_product(unsigned isa) {
   const unsigned vnni512 = dnnl_cpu_isa_avx512_core_vnni;
   const unsigned vnni256 = dnnl_cpu_isa_avx2_vnni;
   return (isa & vnni512) == vnni512 || (isa & vnni256) == vnni256;
-}
-
-bool disabled_by_environment() {
-  const char* v = std::getenv("OZAKI_ONEDNN");
-  return v != nullptr && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0);
 }
 
 /// Set by an exit handler registered right after the first oneDNN call: oneDNN keeps its
@@ -51,9 +46,8 @@ bool usable_now() { return exact_int8_here() && !exiting.load(); }
 
 bool exact_int8_here() {
   static const bool exact =
-      !disabled_by_environment() &&
       has_int32_dot_product(static_cast<unsigned>(dnnl_get_effective_cpu_isa()));
-  return exact;
+  return exact && !Experimental::test_hooks().onednn_off;
 }
 
 std::string instruction_set() {

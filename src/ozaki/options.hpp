@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace ozaki {
@@ -62,8 +63,9 @@ enum class CrtScaling {
   Accurate,
 };
 
-/// Options::moduli value meaning "as many as FP64-equivalent accuracy needs".
-constexpr int auto_moduli = 0;
+/// Options::moduli value meaning "as many as FP64-equivalent accuracy needs" (an empty count;
+/// `o.moduli = auto_moduli` and `o.moduli == auto_moduli` read as before).
+inline constexpr std::nullopt_t auto_moduli = std::nullopt;
 /// Most moduli Int8Crt accepts (about 184 bits of integer range).
 constexpr int max_moduli = 24;
 /// Fewest moduli Int8Crt accepts.
@@ -76,35 +78,37 @@ constexpr int min_moduli = 2;
 constexpr int crt_moduli[max_moduli] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 211,
                                         199, 197, 193, 191, 181, 179, 173, 167, 163, 157, 151, 149};
 
-/// Options::slices value meaning "as many as FP64-equivalent accuracy needs".
-constexpr int auto_slices = 0;
+/// Options::slices value meaning "as many as FP64-equivalent accuracy needs" (an empty count).
+inline constexpr std::nullopt_t auto_slices = std::nullopt;
 /// Largest slice count ozaki accepts: 8S-1 = 127 bits, far beyond any FP64 need.
 constexpr int max_slices = 16;
-/// Options::k_block value meaning "the largest INT32-safe block".
-constexpr std::int64_t auto_k_block = 0;
 /// Most int8 x int8 products one INT32 accumulator may sum: every product has magnitude
 /// at most 128*128 = 2^14, and 2^14 * 131071 < 2^31.
 constexpr std::int64_t max_k_block = 131071;
 
-struct Options {
-  Algorithm algorithm = Algorithm::Auto;
-  /// Slice count S in [1, max_slices], or auto_slices.
-  int slices = auto_slices;
-  PairPolicy pairs = PairPolicy::Triangular;
-  /// Number of pairs for PairPolicy::Count, in [1, S^2].
-  int pair_count = 0;
-  /// Int8Crt: number of moduli in [min_moduli, max_moduli], or auto_moduli.
-  int moduli = auto_moduli;
-  /// Int8Crt: how rows and columns are scaled to integers.
-  CrtScaling crt_scaling = CrtScaling::Auto;
+namespace Experimental {
+
+/// Complex Int8Crt: how the INT8 products of one modulus are formed (the value is their count).
+enum class ComplexProducts {
+  /// Karatsuba on the residues, Re = ArBr - AiBi and Im = (Ar + Ai)(Br + Bi) - ArBr - AiBi,
+  /// each product exact modulo the modulus; it takes the fast scaling rule (a call whose data
+  /// needs the accurate rule takes the embedding).
+  Karatsuba = 3,
+  /// The real GEMM of the complex embedding, [Ar -Ai; Ai Ar] [Br; Bi], under either rule.
+  Embedding = 4,
+};
+
+/// Knobs for tuning, the tests and the cuBLAS interposer: NOT part of the stable API.  They
+/// may change or go away in any release; a user's call needs none of them (the defaults are
+/// the library's choices, and every setting gives the same bits).
+struct Tuning {
   /// Most terms one INT8 GEMM sums into INT32 (its inner length, slices stacked along K
-  /// counted), in [16, max_k_block], or auto_k_block; rounded down to a multiple of 16.
-  std::int64_t k_block = auto_k_block;
-  /// Int8Crt, for tuning: columns of C per pass of INT8 products (rounded up to the backend's
-  /// padding: 16, or 128 on cuBLAS), or 0 for
-  /// the library's choice (docs/design.md §6).  A pass wider than the workspace limit allows
-  /// is narrowed to what fits.
-  std::int64_t crt_pass_columns = 0;
+  /// counted), in [16, max_k_block]; rounded down to a multiple of 16.  Empty: max_k_block.
+  std::optional<std::int64_t> k_block;
+  /// Int8Crt: columns of C per pass of INT8 products, at least 1 (rounded up to the backend's
+  /// padding: 16, or 128 on cuBLAS).  Empty: the library's choice (docs/design.md §6).  A pass
+  /// wider than the workspace limit allows is narrowed to what fits.
+  std::optional<std::int64_t> crt_pass_columns;
   /// Int8Crt: overlap each pass's INT8 products with the next pass's residues and the previous
   /// pass's reconstruction, on a second stream of the library's own (CUDA; elsewhere the
   /// passes run in order).  The same bits either way.  Off by default: it gains nothing
@@ -114,23 +118,9 @@ struct Options {
   /// not fit the workspace limit, the passes run in order).  Off while Options::time_phases
   /// is on.
   bool overlap = false;
-  /// Complex Int8Crt: INT8 products per modulus.  3 (the default): Karatsuba on the residues,
-  /// Re = ArBr - AiBi and Im = (Ar + Ai)(Br + Bi) - ArBr - AiBi, each product exact modulo
-  /// the modulus; it takes the fast scaling rule (a call whose data needs the accurate rule
-  /// takes 4).  4: the real GEMM of the complex embedding, [Ar -Ai; Ai Ar] [Br; Bi], under
-  /// either rule.  Both give the same bits where both apply (docs/design.md §8).
-  int complex_products = 3;
-  /// Bytes of workspace a call may use (0: the library's choice, 8 GiB).  It bounds how many
-  /// INT32 products are held at once; a call needs at least its slices and one product,
-  /// whatever the limit.  Under the library's choice, Int8Crt on M and K of at least 8192
-  /// takes passes of 2048 columns even where they need more than 8 GiB (32768^3: 19 GiB,
-  /// complex 16384^3: 25 GiB; 1024-column passes, the least an explicit limit gets, make such
-  /// calls slower: docs/benchmarks.md, "DGEMM"), and 1024-column passes where that much cannot
-  /// be allocated (Report::reason).
-  std::int64_t workspace_limit = 0;
-  /// Fence between phases and report their times (Report::seconds_*).  For profiling: the
-  /// fences cost a little.
-  bool time_phases = false;
+  /// Complex Int8Crt: INT8 products per modulus.  Both forms give the same bits where both
+  /// apply (docs/design.md §8).
+  ComplexProducts complex_products = ComplexProducts::Karatsuba;
   /// Where set, what "native FP64 GEMM" means for this call: called instead of
   /// KokkosBlas::gemm whenever the call runs native (Algorithm::Native, Auto's choice, the
   /// NaN/Inf and out-of-memory fallbacks), and it must compute exactly this call's
@@ -138,6 +128,37 @@ struct Options {
   /// interposer passes the caller's own cublasDgemm here, so that a call Auto sends to native
   /// is the caller's call unchanged.  Not kept in Report::options.
   std::function<void()> native_gemm;
+};
+
+}  // namespace Experimental
+
+struct Options {
+  Algorithm algorithm = Algorithm::Auto;
+  /// Int8Slices (and CublasEmulation): slice count S in [1, max_slices].  Empty (auto_slices):
+  /// as many as FP64-equivalent accuracy needs.
+  std::optional<int> slices;
+  PairPolicy pairs = PairPolicy::Triangular;
+  /// Number of pairs, in [1, S^2]: required with PairPolicy::Count, ignored otherwise.
+  std::optional<int> pair_count;
+  /// Int8Crt: number of moduli in [min_moduli, max_moduli].  Empty (auto_moduli): as many as
+  /// FP64-equivalent accuracy needs.
+  std::optional<int> moduli;
+  /// Int8Crt: how rows and columns are scaled to integers.
+  CrtScaling crt_scaling = CrtScaling::Auto;
+  /// Bytes of workspace a call may use, at least 1.  Empty: the library's choice, 8 GiB.  It
+  /// bounds how many INT32 products are held at once; a call needs at least its slices and one
+  /// product, whatever the limit.  Under the library's choice, Int8Crt on M and K of at least
+  /// 8192 takes passes of 2048 columns even where they need more than 8 GiB (32768^3: 19 GiB,
+  /// complex 16384^3: 25 GiB; 1024-column passes, the least an explicit limit gets, make such
+  /// calls slower: docs/benchmarks.md, "DGEMM"), and 1024-column passes where that much cannot
+  /// be allocated (Report::reason).
+  std::optional<std::int64_t> workspace_limit;
+  /// Fence between phases and report their times (Report::seconds_*).  For profiling: the
+  /// fences cost a little.
+  bool time_phases = false;
+  /// Experimental knobs for tuning, the tests and the cuBLAS interposer: not part of the
+  /// stable API, and no user's call needs them (see Experimental::Tuning).
+  Experimental::Tuning experimental;
 };
 
 namespace Impl {

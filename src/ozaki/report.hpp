@@ -43,8 +43,8 @@ struct Report {
   /// FP64 passes over C: more than 1 when the INT32 products do not all fit the workspace
   /// limit at once.
   int recombine_passes = 0;
-  /// Int8Crt: whether consecutive passes overlapped (Options::overlap, on a space with a
-  /// side instance, with at least 2 passes).
+  /// Int8Crt: whether consecutive passes overlapped (Options::experimental.overlap, on a space with
+  /// a side instance, with at least 2 passes).
   bool overlapped = false;
   /// Int8Crt: whether the backend reduced the INT8 products modulo the moduli in the GEMM
   /// itself (CUDA on compute capability 9.0: 1 byte per entry and modulus for the

@@ -120,7 +120,8 @@ class Workspace {
                                      const Options& options) {
     const bool crt =
         options.algorithm == Algorithm::Int8Crt || options.algorithm == Algorithm::Auto;
-    if (!crt || options.complex_products != 3 || options.crt_scaling == CrtScaling::Accurate) {
+    if (!crt || options.experimental.complex_products != Experimental::ComplexProducts::Karatsuba ||
+        options.crt_scaling == CrtScaling::Accurate) {
       return 0;
     }
     Impl::CallPlan plan =

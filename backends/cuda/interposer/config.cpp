@@ -1,6 +1,10 @@
 // The interposer's settings from the environment (config.hpp).
 #include "config.hpp"
 
+// The test hooks' variables (docs/building.md): the interposer's ozaki is its own hidden copy,
+// whose hooks only the interposer can set.
+#include "../../../unit_tests/hooks_from_environment.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +67,8 @@ Config read() {
     c.options.workspace_limit = static_cast<std::int64_t>(x) << 30;
   }
   if (parse_int("OZAKI_CUBLAS_LOG", 0, 1, x)) c.log = static_cast<int>(x);
+  // Before the first call through ozaki: config() is read first (ozaki_cublas.cpp).
+  ozaki_test::set_test_hooks_from_environment();
   return c;
 }
 

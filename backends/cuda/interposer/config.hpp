@@ -13,10 +13,14 @@
 ///   OZAKI_CUBLAS_SLICES=S         Int8Slices with S slices (force).
 ///   OZAKI_CUBLAS_RULE=auto|fast|accurate   Int8Crt's scaling rule.
 ///   OZAKI_CUBLAS_WORKSPACE_GIB=G  Options::workspace_limit (default: the library's choice,
-///                                 Options::workspace_limit = 0).
+///                                 Options::workspace_limit empty).
 ///   OZAKI_CUBLAS_LOG=0|1          1: one line per call on stderr (shape, what ran, time: the
 ///                                 call is timed with events, which waits for it); 0: silent.
 ///                                 Unset: the summary at exit only.
+///
+/// It also sets its ozaki's test hooks (ozaki/test_hooks.hpp) from the variables the test
+/// executables read (OZAKI_POISON_SCRATCH, OZAKI_CUBLAS_INT8, ...: docs/building.md, "Test
+/// hooks"): its copy of ozaki is hidden, so the program's own settings do not reach it.
 
 #include <ozaki/options.hpp>
 

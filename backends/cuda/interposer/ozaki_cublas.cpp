@@ -326,7 +326,7 @@ typename Scalar<T>::Element element(const T& x) {
 /// The call through ozaki::gemm; false (with why) where it could not run there.  C is left
 /// untouched whenever it returns false (ozaki's guarantee on exceptions).  Where ozaki runs
 /// native FP64 GEMM (Auto's choice, or a fallback), that is the caller's own call on the real
-/// cuBLAS (Options::native_gemm), whose status `status` returns.
+/// cuBLAS (Options::experimental.native_gemm), whose status `status` returns.
 template <class T>
 bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGemm real_gemm,
                cublasStatus_t& status, std::string& what) {
@@ -364,7 +364,7 @@ bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGe
   const char ta[2] = {trans_char<T>(g.transa), '\0'};
   const char tb[2] = {trans_char<T>(g.transb), '\0'};
   ozaki::Options options = config().options;
-  options.native_gemm = [&] { status = pass_through<T>(real_gemm, g); };
+  options.experimental.native_gemm = [&] { status = pass_through<T>(real_gemm, g); };
   try {
     const Guard inside;
     const ozaki::Report r = ozaki::gemm(runtime.instance(stream), ta, tb, element(alpha), A, B,

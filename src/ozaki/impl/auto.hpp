@@ -28,7 +28,9 @@ namespace Impl {
 /// it, otherwise the real embedding's 2M x N x 2K GEMM (complex/driver.hpp runs the same).
 inline CallPlan auto_first_plan(const Shape& s, const Options& o, bool complex) {
   if (!complex) return make_plan(s, o);
-  const bool karatsuba = o.complex_products == 3 && o.crt_scaling != CrtScaling::Accurate;
+  const bool karatsuba =
+      o.experimental.complex_products == Experimental::ComplexProducts::Karatsuba &&
+      o.crt_scaling != CrtScaling::Accurate;
   CallPlan plan = make_plan(karatsuba ? Shape{s.m, s.n, 2 * s.k} : Shape{2 * s.m, s.n, 2 * s.k}, o);
   plan.complex_karatsuba = karatsuba;
   return plan;

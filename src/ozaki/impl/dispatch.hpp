@@ -75,8 +75,8 @@ void check_prepared(const GemmCall<ExecSpace>& call, const Options& o) {
     throw InvalidArgument("prepared operands have different slice counts (" +
                           std::to_string(a->slices) + " and " + std::to_string(b->slices) + ")");
   }
-  if (o.slices != auto_slices && o.slices != S) {
-    throw InvalidArgument("options.slices = " + std::to_string(o.slices) +
+  if (o.slices && *o.slices != S) {
+    throw InvalidArgument("options.slices = " + std::to_string(*o.slices) +
                           " differs from the prepared operand's " + std::to_string(S));
   }
   if (a != nullptr && a->reversed) throw InvalidArgument("operand prepared for B passed as A");
@@ -134,8 +134,8 @@ Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, const
                   double alpha, double beta, const std::string& why, bool fallback,
                   Report report = Report{}) {
   ProfilingRegion region("ozaki::gemm[Native]");
-  if (options.native_gemm) {
-    options.native_gemm();  // the caller's own FP64 GEMM of this call (options.hpp)
+  if (options.experimental.native_gemm) {
+    options.experimental.native_gemm();  // the caller's own FP64 GEMM of this call (options.hpp)
     report.backend = "the caller's native GEMM";
   } else {
     NativeGemm<ExecSpace>::run(space, call.trans_a, call.trans_b, alpha, call.A, call.B, beta,
@@ -167,8 +167,7 @@ bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, doub
     return false;
   }
   // 8 bits per slice as for Int8Slices, at most the 55 bits cuBLAS documents for FP64.
-  const int bits =
-      options.slices == auto_slices ? 0 : std::min(bits_per_slice * options.slices, 55);
+  const int bits = options.slices ? std::min(bits_per_slice * *options.slices, 55) : 0;
   const std::size_t bytes = Emulation::workspace_bytes(g.m, g.n, g.k, bits);
   const std::int64_t limit = resolved_workspace_limit(options);
   if (static_cast<std::int64_t>(bytes) > limit) {
@@ -189,7 +188,7 @@ bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, doub
   }
   report.algorithm = Algorithm::CublasEmulation;
   report.backend = "cuBLAS";
-  report.slices = options.slices;
+  report.slices = options.slices.value_or(0);
   report.workspace_bytes = bytes;
   return true;
 }
@@ -257,7 +256,7 @@ Int8Outcome run_int8_or_narrowest(const ExecSpace& space, const GemmCall<ExecSpa
   try {
     return run_int8(space, call, scheme, alpha, beta, options, scratch, report, call_start);
   } catch (const ScratchUnavailable& e) {
-    if (scheme != Algorithm::Int8Crt || options.workspace_limit != 0) throw;
+    if (scheme != Algorithm::Int8Crt || options.workspace_limit) throw;
     Options narrowest = options;
     narrowest.workspace_limit = 1;
     report = before;
@@ -396,7 +395,7 @@ inline Options replay_options(Options o, const Report& r) {
     default: break;
   }
   o.algorithm = r.algorithm;
-  o.native_gemm = nullptr;  // the caller's callback belongs to this call only
+  o.experimental.native_gemm = nullptr;  // the caller's callback belongs to this call only
   return o;
 }
 

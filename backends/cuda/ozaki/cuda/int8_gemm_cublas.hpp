@@ -87,18 +87,12 @@ template <>
 struct ResidueGemmBackend<Kokkos::Cuda> {
   static constexpr bool available = true;
   /// Whether `p` runs on this device (compute capability 9.0, the kernel's limits) and the
-  /// kernel is enabled (residue_products_enabled), and why not.
+  /// kernel is not turned off (Experimental::TestHooks::residue_products_off: the CUDA tests
+  /// turn it off and on to compare both paths bit for bit, benchmarks to compare their times),
+  /// and why not.
   static bool supported(const Kokkos::Cuda& space, const Int8GemmProblem& p, std::string& why_not);
   static void run(const Kokkos::Cuda& space, const Int8GemmProblem& p, std::int8_t* tiles);
 };
-
-namespace cuda {
-/// Whether scheme II may reduce its products in the GEMM (ResidueGemmBackend): on unless the
-/// environment variable OZAKI_RESIDUE_PRODUCTS is "0" when first asked; the CUDA tests turn it
-/// off and on to compare both paths bit for bit, benchmarks to compare their times.
-bool residue_products_enabled();
-void set_residue_products_enabled(bool enabled);
-}  // namespace cuda
 
 /// Native FP64 and complex FP64 GEMM: cublasDgemm_64 / cublasZgemm_64 on the handle bound
 /// to the instance's stream (native_cublas.cpp), enqueued without a fence.

@@ -27,8 +27,9 @@ namespace ozaki {
 namespace Impl {
 namespace onednn {
 
-/// Whether oneDNN's s8s8s32 GEMM is exact on this CPU (VNNI or AMX: see above), decided once.
-/// OZAKI_ONEDNN=off makes it false (the portable kernel then runs, for comparisons).
+/// Whether oneDNN's s8s8s32 GEMM is exact on this CPU (VNNI or AMX: see above), decided once,
+/// and not turned off by Experimental::TestHooks::onednn_off (the portable kernel then runs,
+/// for comparisons).
 bool exact_int8_here();
 
 /// exact_int8_here(), and the process is not yet tearing oneDNN down at exit.

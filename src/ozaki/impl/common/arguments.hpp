@@ -69,6 +69,27 @@ Shape check_operands(const ConstMatrix& opA, const ConstMatrix& opB, const Matri
   return s;
 }
 
+/// Checks Options::experimental (Experimental::Tuning).
+inline void check_tuning(const Experimental::Tuning& t) {
+  using Experimental::ComplexProducts;
+  if (t.complex_products != ComplexProducts::Karatsuba &&
+      t.complex_products != ComplexProducts::Embedding) {
+    throw InvalidArgument("options.experimental.complex_products = " +
+                          std::to_string(static_cast<int>(t.complex_products)) +
+                          ": expected Karatsuba (3) or Embedding (4, the real embedding)");
+  }
+  if (t.crt_pass_columns && *t.crt_pass_columns < 1) {
+    throw InvalidArgument(
+        "options.experimental.crt_pass_columns = " + std::to_string(*t.crt_pass_columns) +
+        ": expected at least 1, or empty for the library's choice");
+  }
+  if (t.k_block && (*t.k_block < 16 || *t.k_block > max_k_block)) {
+    throw InvalidArgument("options.experimental.k_block = " + std::to_string(*t.k_block) +
+                          ": expected 16.." + std::to_string(max_k_block) +
+                          " (INT32 safety), or empty for max_k_block");
+  }
+}
+
 /// Checks the options that do not depend on the data (the slice count may still be auto).
 inline void check_options(const Options& o) {
   switch (o.algorithm) {
@@ -81,23 +102,27 @@ inline void check_options(const Options& o) {
       throw InvalidArgument(
           "options.algorithm must be Auto, Int8Slices, Int8Crt, Native or CublasEmulation");
   }
-  if (o.slices != auto_slices && (o.slices < 1 || o.slices > max_slices)) {
-    throw InvalidArgument("options.slices = " + std::to_string(o.slices) + ": expected 1.." +
+  if (o.slices && (*o.slices < 1 || *o.slices > max_slices)) {
+    throw InvalidArgument("options.slices = " + std::to_string(*o.slices) + ": expected 1.." +
                           std::to_string(max_slices) + " or ozaki::auto_slices");
   }
   switch (o.pairs) {
     case PairPolicy::Triangular:
     case PairPolicy::Full: break;
     case PairPolicy::Count:
-      if (o.pair_count < 1 || (o.slices != auto_slices && o.pair_count > o.slices * o.slices)) {
-        throw InvalidArgument("options.pair_count = " + std::to_string(o.pair_count) +
+      if (!o.pair_count) {
+        throw InvalidArgument(
+            "options.pair_count is empty: PairPolicy::Count needs a count 1..S^2");
+      }
+      if (*o.pair_count < 1 || (o.slices && *o.pair_count > *o.slices * *o.slices)) {
+        throw InvalidArgument("options.pair_count = " + std::to_string(*o.pair_count) +
                               ": expected 1..S^2 with PairPolicy::Count");
       }
       break;
     default: throw InvalidArgument("options.pairs is not a PairPolicy");
   }
-  if (o.moduli != auto_moduli && (o.moduli < min_moduli || o.moduli > max_moduli)) {
-    throw InvalidArgument("options.moduli = " + std::to_string(o.moduli) + ": expected " +
+  if (o.moduli && (*o.moduli < min_moduli || *o.moduli > max_moduli)) {
+    throw InvalidArgument("options.moduli = " + std::to_string(*o.moduli) + ": expected " +
                           std::to_string(min_moduli) + ".." + std::to_string(max_moduli) +
                           " or ozaki::auto_moduli");
   }
@@ -107,16 +132,11 @@ inline void check_options(const Options& o) {
     case CrtScaling::Accurate: break;
     default: throw InvalidArgument("options.crt_scaling is not a CrtScaling");
   }
-  if (o.workspace_limit < 0) throw InvalidArgument("options.workspace_limit must be >= 0");
-  if (o.complex_products != 3 && o.complex_products != 4) {
-    throw InvalidArgument("options.complex_products = " + std::to_string(o.complex_products) +
-                          ": expected 3 (Karatsuba) or 4 (the real embedding)");
+  if (o.workspace_limit && *o.workspace_limit < 1) {
+    throw InvalidArgument("options.workspace_limit = " + std::to_string(*o.workspace_limit) +
+                          ": expected at least 1 byte, or empty for the library's choice");
   }
-  if (o.crt_pass_columns < 0) throw InvalidArgument("options.crt_pass_columns must be >= 0");
-  if (o.k_block != auto_k_block && (o.k_block < 16 || o.k_block > max_k_block)) {
-    throw InvalidArgument("options.k_block = " + std::to_string(o.k_block) + ": expected 16.." +
-                          std::to_string(max_k_block) + " (INT32 safety) or ozaki::auto_k_block");
-  }
+  check_tuning(o.experimental);
 }
 
 /// Checks what depends on the resolved slice count.

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 namespace ozaki {
 namespace Impl {
@@ -35,21 +36,21 @@ inline std::int64_t padded_k(std::int64_t K, std::int64_t pad = 16) {
 /// The K block in force: the option (or max_k_block) rounded down to a multiple of 16, so that
 /// every chunk of an INT8 GEMM starts 16-byte aligned (cuBLAS's INT8 kernels require 4 and
 /// run fastest at 16).
-inline std::int64_t resolved_k_block(std::int64_t k_block) {
-  return (k_block == auto_k_block ? max_k_block : k_block) / 16 * 16;
+inline std::int64_t resolved_k_block(std::optional<std::int64_t> k_block) {
+  return k_block.value_or(max_k_block) / 16 * 16;
 }
 
 /// Number of K chunks of an INT8 product of inner length K (padded or not: the K block is a
 /// multiple of 16, so ceil(K / block) = ceil(kpad / block)).
-inline std::int64_t k_chunks(std::int64_t K, std::int64_t k_block) {
+inline std::int64_t k_chunks(std::int64_t K, std::optional<std::int64_t> k_block) {
   const std::int64_t block = resolved_k_block(k_block);
   return (K + block - 1) / block;
 }
 
-/// Workspace limit used when Options::workspace_limit is 0.
+/// Workspace limit used when Options::workspace_limit is empty.
 constexpr std::int64_t default_workspace_limit = std::int64_t(8) << 30;
 inline std::int64_t resolved_workspace_limit(const Options& o) {
-  return o.workspace_limit == 0 ? default_workspace_limit : o.workspace_limit;
+  return o.workspace_limit.value_or(default_workspace_limit);
 }
 
 /// Slice count assumed when sizing a workspace for an automatic S.
@@ -70,7 +71,7 @@ struct CallPlan {
   std::int64_t k_chunks = 0;
   /// Bytes of scratch the call may use (resolved Options::workspace_limit).
   std::int64_t workspace_limit = 0;
-  /// The limit is the library's (Options::workspace_limit = 0), not the caller's: scheme II
+  /// The limit is the library's (Options::workspace_limit empty), not the caller's: scheme II
   /// may then exceed it for passes of its fastest width on large M and K (crt/layout.hpp),
   /// and falls back to its narrowest passes when that much scratch cannot be had.
   bool library_limit = false;
@@ -118,22 +119,21 @@ inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices 
   p.mpad = padded_rows(s.m, pad);
   p.npad = padded_rows(s.n, pad);
   p.kpad = padded_k(s.k, pad);
-  p.k_block = resolved_k_block(o.k_block);
-  p.k_chunks = k_chunks(p.kpad, o.k_block);
+  p.k_block = resolved_k_block(o.experimental.k_block);
+  p.k_chunks = k_chunks(p.kpad, o.experimental.k_block);
   p.workspace_limit = resolved_workspace_limit(o);
-  p.library_limit = o.workspace_limit == 0;
+  p.library_limit = !o.workspace_limit.has_value();
   p.requested = o.algorithm;
-  p.auto_slices = o.slices == auto_slices && prepared_slices == 0;
-  p.slices = prepared_slices > 0       ? prepared_slices
-             : o.slices == auto_slices ? assumed_auto_slices
-                                       : o.slices;
+  p.auto_slices = !o.slices.has_value() && prepared_slices == 0;
+  p.slices = prepared_slices > 0 ? prepared_slices : o.slices.value_or(assumed_auto_slices);
   p.pairs = o.pairs;
-  p.pair_count = o.pair_count;
-  p.auto_moduli = o.moduli == auto_moduli;
-  p.moduli = p.auto_moduli ? assumed_auto_moduli : o.moduli;
+  p.pair_count = o.pair_count.value_or(0);  // read under PairPolicy::Count only
+  p.auto_moduli = !o.moduli.has_value();
+  p.moduli = o.moduli.value_or(assumed_auto_moduli);
   p.crt_scaling = o.crt_scaling;
-  p.pass_columns = padded_rows(o.crt_pass_columns, pad);  // passes are whole padded blocks
-  p.overlap = o.overlap && !o.time_phases;
+  // Passes are whole padded blocks; 0: the library's choice.
+  p.pass_columns = padded_rows(o.experimental.crt_pass_columns.value_or(0), pad);
+  p.overlap = o.experimental.overlap && !o.time_phases;
   p.time_phases = o.time_phases;
   return p;
 }

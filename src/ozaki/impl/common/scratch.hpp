@@ -13,14 +13,15 @@
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/plan.hpp>
 #include <ozaki/impl/common/views.hpp>
+#include <ozaki/test_hooks.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 
 namespace ozaki {
@@ -29,17 +30,11 @@ namespace Impl {
 /// A device buffer that grows and never shrinks.  It holds no results between calls and is
 /// keyed on nothing: whoever owns it (a Workspace, the library's scratch per stream) only
 /// lends its bytes to one call at a time.
-/// OZAKI_POISON_SCRATCH=1 fills every new scratch buffer, and every buffer about to be freed,
-/// with 0xA5 bytes (the tests set it): a kernel that reads scratch it did not write, or a view
-/// left pointing into a freed buffer, then gives wrong results at once, instead of results that
-/// depend on what the memory held before.
-inline bool poison_new_scratch() {
-  static const bool poison = [] {
-    const char* v = std::getenv("OZAKI_POISON_SCRATCH");
-    return v != nullptr && v[0] == '1';
-  }();
-  return poison;
-}
+/// TestHooks::poison_scratch fills every new scratch buffer, and every buffer about to be
+/// freed, with 0xA5 bytes (the tests set it): a kernel that reads scratch it did not write, or a
+/// view left pointing into a freed buffer, then gives wrong results at once, instead of results
+/// that depend on what the memory held before.
+inline bool poison_new_scratch() { return Experimental::test_hooks().poison_scratch; }
 
 /// Scratch that could not be allocated (a BackendError to the caller; Auto falls back to
 /// native FP64 GEMM instead).
@@ -48,12 +43,11 @@ class ScratchUnavailable : public BackendError {
   using BackendError::BackendError;
 };
 
-/// OZAKI_FAIL_SCRATCH_ABOVE=BYTES makes every scratch allocation above BYTES fail as if the
-/// memory were exhausted (fault injection for the tests; read at each allocation).
+/// TestHooks::fail_scratch_above makes every scratch allocation above that many bytes fail as
+/// if the memory were exhausted (fault injection for the tests; read at each allocation).
 inline std::size_t injected_allocation_limit() {
-  const char* v = std::getenv("OZAKI_FAIL_SCRATCH_ABOVE");
-  return v != nullptr ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10))
-                      : static_cast<std::size_t>(-1);
+  const std::optional<std::int64_t> above = Experimental::test_hooks().fail_scratch_above;
+  return above ? static_cast<std::size_t>(*above) : static_cast<std::size_t>(-1);
 }
 
 /// Every piece of scratch starts at a multiple of this many bytes: the buffer itself

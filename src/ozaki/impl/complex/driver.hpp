@@ -15,7 +15,7 @@
 ///      C = alpha C_e + beta C in complex arithmetic.
 ///   4. Wherever the real dispatch runs native FP64 (Algorithm::Native, Auto's choice, NaN or
 ///      Inf, scratch that cannot be had under Auto), it runs native ZGEMM on the caller's
-///      operands instead (Options::native_gemm), and C_e is never written.
+///      operands instead (Options::experimental.native_gemm), and C_e is never written.
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/common/arguments.hpp>
@@ -184,14 +184,15 @@ class ComplexGemm {
 
   /// Native ZGEMM on the caller's operands: the caller's callback where it gave one.
   void native() const {
-    if (options_.native_gemm) {
-      options_.native_gemm();
+    if (options_.experimental.native_gemm) {
+      options_.experimental.native_gemm();
     } else {
       NativeGemm<ExecSpace>::run(space_, op_a_, op_b_, alpha_, A_, B_, beta_, C_);
     }
   }
   std::string native_backend() const {
-    return options_.native_gemm ? "the caller's native GEMM" : NativeGemm<ExecSpace>::name();
+    return options_.experimental.native_gemm ? "the caller's native GEMM"
+                                             : NativeGemm<ExecSpace>::name();
   }
 
   /// The whole call as native ZGEMM, reported (`decision`: the Report so far).
@@ -262,7 +263,7 @@ class ComplexGemm {
   Report run_int8(Algorithm scheme) {
     allocations_ = scratch_.allocations() + operands_.allocations();
     Options real_options = options_;
-    real_options.native_gemm = [this] { native(); };
+    real_options.experimental.native_gemm = [this] { native(); };
     try {
       std::string detour;
       if (karatsuba_form_ && scheme == Algorithm::Int8Crt) {
@@ -272,7 +273,7 @@ class ComplexGemm {
             "the data needs the accurate scaling rule, which Karatsuba does not run: the "
             "real embedding (4 products per modulus)";
       }
-      real_options.complex_products = 4;
+      real_options.experimental.complex_products = Experimental::ComplexProducts::Embedding;
       Report report = embedding(real_options);
       if (!detour.empty())
         report.reason = report.reason.empty() ? detour : detour + "; " + report.reason;

@@ -196,8 +196,9 @@ std::size_t crt_front_bytes(const CallPlan& p, const OperandPlan& ops) {
 /// the workspace limit (a multiple of the plan's padding), at least min(npad,
 /// crt_min_block_columns) (crt_narrow_pass_columns for large M and K under the library's
 /// limit), at most crt_narrow_pass_columns for large M and K, or what
-/// Options::crt_pass_columns asks for; then evened out over the passes, so that the last pass is
-/// not a sliver (for the narrow cap: over the nearest count of passes, where they fit).
+/// Options::experimental.crt_pass_columns asks for; then evened out over the passes, so that the
+/// last pass is not a sliver (for the narrow cap: over the nearest count of passes, where they
+/// fit).
 template <class ExecSpace>
 CrtPasses crt_passes_with(const CallPlan& p, int L, const OperandPlan& ops, int buffers) {
   Carver without_passes(nullptr, crt_front_bytes<ExecSpace>(p, ops));

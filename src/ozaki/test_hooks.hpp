@@ -1,0 +1,99 @@
+#pragma once
+/// \file test_hooks.hpp
+/// Process-wide settings for the tests and the perf tools: fault injection, scratch poisoning
+/// and the choice between backend paths that give the same bits.  NOT part of the stable API.
+///
+/// The library reads no environment variable.  The test executables and the perf tools read
+/// the variables of docs/building.md ("Test hooks") in their main and set these hooks
+/// (unit_tests/hooks_from_environment.hpp).
+///
+/// Each field is read atomically wherever the library uses it, so set_test_hooks may be called
+/// from any thread; a call already running may see the old or the new value of each field.
+/// Set them before the calls they should affect.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <optional>
+
+namespace ozaki {
+namespace Experimental {
+
+/// Which cuBLAS entry point runs the INT8 products (CUDA backend; every entry gives the same
+/// bits, integer products being exact).
+enum class CublasInt8Path {
+  /// cublasGemmEx with its own kernel choice (the default).
+  GemmEx,
+  /// cuBLASLt with its heuristic's first kernel.
+  Lt,
+  /// As Lt, printing the kernels cuBLASLt offers per shape to stderr.
+  LtLogged,
+  /// A batch of products (a pass's moduli) as one cublasGemmStridedBatchedEx call.
+  Batched,
+  /// A batch as one cuBLASLt call (strided-batch layouts).
+  LtBatched,
+};
+
+struct TestHooks {
+  /// Fill every new scratch buffer, and every buffer about to be freed, with 0xA5 bytes: a
+  /// kernel that reads scratch it did not write, or a view left pointing into a freed buffer,
+  /// then gives wrong results at once, instead of results that depend on what the memory held
+  /// before.  (Environment of the tests: OZAKI_POISON_SCRATCH=1.)
+  bool poison_scratch = false;
+  /// Every scratch allocation above this many bytes fails as if the memory were exhausted
+  /// (fault injection); empty: never.  (OZAKI_FAIL_SCRATCH_ABOVE=BYTES.)
+  std::optional<std::int64_t> fail_scratch_above;
+  /// Host INT8 products take the portable kernels even where oneDNN is exact.
+  /// (OZAKI_ONEDNN=off.)
+  bool onednn_off = false;
+  /// CUDA INT8 products' cuBLAS entry point.  (OZAKI_CUBLAS_INT8=gemmex|lt|log|batched|ltbatched.)
+  CublasInt8Path cublas_int8_path = CublasInt8Path::GemmEx;
+  /// Scheme II's products reduced in the GEMM (sm_90a kernel) turned off: cuBLAS's products
+  /// and a separate reduction, the same bits.  (OZAKI_RESIDUE_PRODUCTS=0.)
+  bool residue_products_off = false;
+};
+}  // namespace Experimental
+
+namespace Impl {
+/// The hooks as atomics (one instance per program: an inline function's static).
+struct TestHookState {
+  std::atomic<bool> poison_scratch{false};
+  std::atomic<std::int64_t> fail_scratch_above{-1};  // -1: never
+  std::atomic<bool> onednn_off{false};
+  std::atomic<int> cublas_int8_path{static_cast<int>(Experimental::CublasInt8Path::GemmEx)};
+  std::atomic<bool> residue_products_off{false};
+};
+inline TestHookState& test_hook_state() {
+  static TestHookState state;
+  return state;
+}
+}  // namespace Impl
+
+namespace Experimental {
+
+/// The hooks in force.
+inline TestHooks test_hooks() {
+  const Impl::TestHookState& s = Impl::test_hook_state();
+  TestHooks h;
+  h.poison_scratch = s.poison_scratch.load();
+  const std::int64_t above = s.fail_scratch_above.load();
+  if (above >= 0) h.fail_scratch_above = above;
+  h.onednn_off = s.onednn_off.load();
+  h.cublas_int8_path = static_cast<CublasInt8Path>(s.cublas_int8_path.load());
+  h.residue_products_off = s.residue_products_off.load();
+  return h;
+}
+
+/// Sets every hook (each field atomically; see the file's comment).
+inline void set_test_hooks(const TestHooks& h) {
+  Impl::TestHookState& s = Impl::test_hook_state();
+  s.poison_scratch.store(h.poison_scratch);
+  s.fail_scratch_above.store(h.fail_scratch_above ? std::max<std::int64_t>(*h.fail_scratch_above, 0)
+                                                  : -1);
+  s.onednn_off.store(h.onednn_off);
+  s.cublas_int8_path.store(static_cast<int>(h.cublas_int8_path));
+  s.residue_products_off.store(h.residue_products_off);
+}
+
+}  // namespace Experimental
+}  // namespace ozaki
