@@ -64,13 +64,14 @@ static void fill(M A, M B, int family, double phi, std::uint64_t seed) {
 
 static void report(const char* tag, const ozaki::Report& rep, std::uint64_t h) {
   std::printf(
-      "%s alg=%s moduli=%d scal=%s bits=%d bound=%.17g gemms=%d est=%d ws=%zu passes=%d ov=%d "
+      "%s alg=%s slices=%d moduli=%d scal=%s bits=%d bound=%.17g gemms=%d est=%d ws=%zu passes=%d "
+      "ov=%d "
       "rp=%d cp=%d model=%.6g ops=%.17g hash=%016llx reason=[%s]\n",
-      tag, ozaki::to_string(rep.algorithm), rep.moduli, ozaki::to_string(rep.crt_scaling),
-      rep.crt_bits, rep.error_bound, rep.int8_gemms, rep.estimate_int8_gemms,
-      (size_t)rep.workspace_bytes, rep.recombine_passes, (int)rep.overlapped,
-      (int)rep.residue_products, rep.complex_products, rep.modeled_error, rep.int8_operations,
-      (unsigned long long)h, rep.reason.c_str());
+      tag, ozaki::to_string(rep.algorithm), rep.slices, rep.moduli,
+      ozaki::to_string(rep.crt_scaling), rep.crt_bits, rep.error_bound, rep.int8_gemms,
+      rep.estimate_int8_gemms, (size_t)rep.workspace_bytes, rep.recombine_passes,
+      (int)rep.overlapped, (int)rep.residue_products, rep.complex_products, rep.modeled_error,
+      rep.int8_operations, (unsigned long long)h, rep.reason.c_str());
 }
 
 int main(int argc, char** argv) {
@@ -104,11 +105,16 @@ int main(int argc, char** argv) {
               {"crt20f", ozaki::Algorithm::Int8Crt, 20, ozaki::CrtScaling::Fast, 0, false},
               {"crt16a", ozaki::Algorithm::Int8Crt, 16, ozaki::CrtScaling::Accurate, 0, false},
               {"crt-ws", ozaki::Algorithm::Int8Crt, -1, ozaki::CrtScaling::Auto, 600000, true},
+              {"int8", ozaki::Algorithm::Int8Slices, -1, ozaki::CrtScaling::Auto, 0, false},
+              {"int8-3", ozaki::Algorithm::Int8Slices, 3, ozaki::CrtScaling::Auto, 0, false},
+              {"int8-7", ozaki::Algorithm::Int8Slices, 7, ozaki::CrtScaling::Auto, 0, false},
           };
           for (const Cfg& c : cfgs) {
             ozaki::Options o;
             o.algorithm = c.a;
-            if (c.moduli > 0) o.moduli = c.moduli;
+            // `moduli` is the count: moduli for Int8Crt, slices for Int8Slices.
+            if (c.moduli > 0 && c.a == ozaki::Algorithm::Int8Slices) o.slices = c.moduli;
+            if (c.moduli > 0 && c.a != ozaki::Algorithm::Int8Slices) o.moduli = c.moduli;
             o.crt_scaling = c.sc;
             if (c.ws > 0) o.workspace_limit = c.ws;
             o.experimental.overlap = c.ov;
