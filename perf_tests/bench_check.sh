@@ -39,6 +39,11 @@ run first
 run second
 run other --seed 7
 [ "$(wc -l <"$work/first.csv")" -eq 4 ] || fail "expected a header and 3 rows in the CSV"
+# The run ends with its answer in words: one summary line per configuration beside native.
+tail -n 3 "$work/first.out" | grep -q "96x80x300, phi = 2, default: .*x native, error .* (native's" ||
+  { tail -n 5 "$work/first.out" >&2; fail "no summary line for default at the end"; }
+tail -n 3 "$work/first.out" | grep -q "crt:auto: Int8Crt, [0-9]* moduli" ||
+  { tail -n 5 "$work/first.out" >&2; fail "no summary line for crt:auto at the end"; }
 choices first >"$work/first.txt"
 choices second >"$work/second.txt"
 choices other >"$work/other.txt"

@@ -1300,6 +1300,37 @@ void measure_shape(const Space& space, const Run& run, const Settings& st, std::
   std::fflush(stdout);
 }
 
+/// The last lines: each configuration's result in words beside native's, from the table above
+/// (what ran, how fast against native, its error against native's), so that a run ends with
+/// its answer.
+void print_summary(const std::vector<Result>& results) {
+  std::printf("\nsummary:\n");
+  for (const Result& r : results) {
+    if (r.config == "native" || !r.error_message.empty()) continue;
+    const Result* native = nullptr;
+    for (const Result& n : results) {
+      if (n.config == "native" && n.phi == r.phi && n.shape.m == r.shape.m &&
+          n.shape.n == r.shape.n && n.shape.k == r.shape.k) {
+        native = &n;
+      }
+    }
+    const ozaki::Report& rep = r.report;
+    std::string what = ozaki::to_string(rep.algorithm);
+    if (rep.algorithm == ozaki::Algorithm::Int8Crt)
+      what += ", " + std::to_string(rep.moduli) + " moduli";
+    if (rep.algorithm == ozaki::Algorithm::Int8Slices)
+      what += ", S = " + std::to_string(rep.slices);
+    std::printf("  %s, phi = %g, %s: %s, %.2fx native", shape_name(r.shape).c_str(), r.phi,
+                r.config.c_str(), what.c_str(), figures(r).speedup);
+    if (r.errors.measured && native != nullptr && native->errors.measured) {
+      std::printf(", error %.2e |A||B| (native's %.2e)", r.errors.normwise,
+                  native->errors.normwise);
+    }
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char* argv[]) {
@@ -1358,6 +1389,7 @@ int main(int argc, char* argv[]) {
     return 2;
   }
   print_legend();
+  print_summary(results);
   if (st.suite == "criteria" && !st.complex) print_criteria(results);
 
   if (!st.json.empty()) write_json(st.json, results, st);
