@@ -238,7 +238,7 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
       space, plan, rows_a, rows_b,
       slices_operand_plan<ExecSpace>(plan, split_a, split_b, strided_a, strided_b), scratch, report,
       call_start);
-  return SlicesPipeline<ExecSpace>(state, call.prepared_a, call.prepared_b).run(alpha, beta, out);
+  return run_slices(state, call.prepared_a, call.prepared_b, alpha, beta, out);
 }
 
 /// run_int8, and where scheme II's scratch cannot be had under the library's own limit, again

@@ -1,15 +1,16 @@
 #pragma once
 /// \file driver.hpp
-/// Ozaki scheme I (Algorithm::Int8Slices) on op(A) (M x K) and op(B)^T (N x K), as a sequence
-/// of named steps:
+/// Ozaki scheme I (Algorithm::Int8Slices) on op(A) (M x K) and op(B)^T (N x K): plan, then
+/// execute, as scheme II (crt/driver.hpp).
 ///
-///   scale_rows        scale exponents of every row; NaN/Inf -> native FP64 (common/pass1.hpp)
-///   choose_slices     automatic S from an INT8 estimate of the error (estimate.hpp), if asked
-///                     for; Auto may stop here for native FP64
-///   make_room         scratch for S: grown once, pass 1 redone if it grew
-///   split             all S slices of both operands in one pass each (split.hpp)
-///   multiply_and_recombine   one INT8 GEMM per diagonal i+j (and K chunk) of the selected
-///                     pairs (schedule.hpp), recombined into C in FP64 per batch (recombine.hpp)
+///   SlicesPlanner     pass 1 (scale exponents; NaN/Inf -> native FP64); an automatic S from
+///                     an INT8 estimate of the error (estimate.hpp), certified against native
+///                     FP64's componentwise bound; Auto may stop here for native FP64; scratch
+///                     for S (grown once, pass 1 redone if it grew).  Returns a SlicesPlan: S,
+///                     the products' schedule (schedule.hpp), the bound.
+///   SlicesExecution   all S slices of both operands in one pass each (split.hpp); one INT8
+///                     GEMM per diagonal i+j (and K chunk) of the selected pairs, recombined
+///                     into C in FP64 per batch (recombine.hpp).
 ///
 /// All scratch comes from one ScratchBuffer (layout.hpp); nothing is allocated otherwise.
 
@@ -39,42 +40,61 @@
 namespace ozaki {
 namespace Impl {
 
+/// Scheme I's decisions for one call: the slice count, the products' schedule and the
+/// componentwise bound of that count (0 for an explicit count: none is computed).
+struct SlicesPlan {
+  int slices = 0;
+  ProductSchedule schedule;
+  double error_bound = 0;
+};
+
+/// What planning ended with: a plan (outcome Done) or the outcome that ends the call.
+struct SlicesPlanned {
+  Int8Outcome outcome = Int8Outcome::Done;
+  SlicesPlan plan;
+};
+
+/// The decisions, from the data: pass 1 (NaN/Inf), an automatic S from the INT8 estimate of
+/// the error, grown until its componentwise bound is within native FP64's (docs/design.md
+/// §3a), and Auto's cost test.  Leaves the exponents, and the copies the split reads, in the
+/// scratch for SlicesExecution.
 template <class ExecSpace>
-class SlicesPipeline {
+class SlicesPlanner {
   using V = Views<ExecSpace>;
-  using Backend = Int8Gemm<ExecSpace>;
 
  public:
-  /// `prepared_a` / `prepared_b`, when not null, hold that operand already split (its view is
-  /// then only a shape), and the plan's S is theirs.
-  SlicesPipeline(PipelineState<ExecSpace>& call, const SliceStorage<ExecSpace>* prepared_a,
-                 const SliceStorage<ExecSpace>* prepared_b)
-      : call_(call), prepared_a_(prepared_a), prepared_b_(prepared_b), S_(call.plan.slices) {}
+  explicit SlicesPlanner(PipelineState<ExecSpace>& call) : call_(call) {}
 
-  /// Writes C only when it returns Done.
-  Int8Outcome run(double alpha, double beta, const typename V::Matrix& C) {
+  SlicesPlanned plan() {
+    const CallPlan& plan = call_.plan;
     call_.base = call_.scratch.reserve(
-        int8_slices_bytes<ExecSpace>(call_.plan, S_, call_.plan.auto_slices, call_.ops));
-    if (!scale_rows()) return Int8Outcome::NonFinite;
+        int8_slices_bytes<ExecSpace>(plan, plan.slices, plan.auto_slices, call_.ops));
+    if (!scale_rows()) return {Int8Outcome::NonFinite, {}};
     call_.clock.lap(call_.report.seconds_split);
-    if (call_.plan.auto_slices) {
-      const bool int8 = choose_slices();
+    int slices = plan.slices;
+    double bound = 0;
+    if (plan.auto_slices) {
+      const SlicesPlanned chosen = automatic_slices();
       call_.decided();
-      if (uncertified_) return Int8Outcome::Uncertified;
-      if (!int8) return Int8Outcome::NativeFaster;
+      if (chosen.outcome != Int8Outcome::Done) return chosen;
+      slices = chosen.plan.slices;
+      bound = chosen.plan.error_bound;
     }
-    check_pair_count(call_.plan, S_);
-    schedule_ = make_schedule(S_, call_.plan.pairs, call_.plan.pair_count, call_.plan.shape.k,
-                              call_.plan.k_block);
-    make_room();
-    split();
-    call_.clock.lap(call_.report.seconds_split);
-    multiply_and_recombine(alpha, beta, C);
-    fill_report();
-    return Int8Outcome::Done;
+    check_pair_count(plan, slices);
+    make_room(slices);
+    return {Int8Outcome::Done, SlicesPlan{slices, schedule_of(slices), bound}};
   }
 
+  /// The operands as the split reads them: their K-contiguous copies where made.
+  const typename V::ConstMatrix& rows_a() const { return rows_a_; }
+  const typename V::ConstMatrix& rows_b() const { return rows_b_; }
+
  private:
+  ProductSchedule schedule_of(int slices) const {
+    const CallPlan& plan = call_.plan;
+    return make_schedule(slices, plan.pairs, plan.pair_count, plan.shape.k, plan.k_block);
+  }
+
   /// Carves exponents and row copies, then pass 1 of every operand split here.  The operands
   /// as the row kernels read them (rows_a_, rows_b_) are their K-contiguous copies where made.
   /// False on NaN/Inf.
@@ -93,54 +113,55 @@ class SlicesPipeline {
     return !(a_bad || b_bad);
   }
 
-  /// S for FP64-equivalent accuracy from the INT8 estimate.  False when Auto then prefers
-  /// native FP64 GEMM (the Report says why).
-  bool choose_slices() {
-    const Shape& s = call_.plan.shape;
+  /// S for FP64-equivalent accuracy from the INT8 estimate, certified; the outcome that ends
+  /// the call where no S is certified (Uncertified) or Auto then prefers native FP64 GEMM
+  /// (NativeFaster; the Report says why).
+  SlicesPlanned automatic_slices() {
+    const CallPlan& plan = call_.plan;
+    const Shape& s = plan.shape;
     Carver phase1(call_.base, call_.phase_offset);
     const EstimateRegion<ExecSpace> estimate =
-        EstimateRegion<ExecSpace>::carve(phase1, s, call_.plan.k_chunks);
+        EstimateRegion<ExecSpace>::carve(phase1, s, plan.k_chunks);
     const SliceCountChoice choice =
         choose_slice_count(call_.space, rows_a_, rows_b_, call_.exponents.a, call_.exponents.b,
-                           call_.plan.k_block, estimate);
-    S_ = fp64_equivalent_slices(choice.ratios, s.k, call_.plan.pairs, call_.plan.pair_count);
+                           plan.k_block, estimate);
+    const int modelled = fp64_equivalent_slices(choice.ratios, s.k, plan.pairs, plan.pair_count);
     call_.report.estimate_int8_gemms = choice.int8_gemms;
-    call_.report.int8_operations += 2.0 * call_.plan.mpad * call_.plan.npad * call_.plan.kpad *
-                                    choice.int8_gemms / static_cast<double>(call_.plan.k_chunks);
+    call_.report.int8_operations += 2.0 * plan.mpad * plan.npad * plan.kpad * choice.int8_gemms /
+                                    static_cast<double>(plan.k_chunks);
     call_.report.modeled_error =
-        modeled_error(choice.ratios, s.k, S_, call_.plan.pairs, call_.plan.pair_count);
-    if (!certify(choice.ratios)) return false;
+        modeled_error(choice.ratios, s.k, modelled, plan.pairs, plan.pair_count);
+    const SlicesPlan certified = certify(choice.ratios, modelled);
+    call_.report.error_bound = certified.error_bound;
+    if (certified.error_bound > plan.promise) return {Int8Outcome::Uncertified, {}};
     call_.clock.lap(call_.report.seconds_estimate);
-    if (call_.plan.requested != Algorithm::Auto) return true;
-    const int products = slices_products(S_, call_.plan.pairs, call_.plan.pair_count);
+    if (plan.requested != Algorithm::Auto) return {Int8Outcome::Done, certified};
+    const int S = certified.slices;
+    const int products = slices_products(S, plan.pairs, plan.pair_count);
     const double cost = slices_relative_cost(device_rates(call_.space), products);
-    if (!native_is_faster(cost)) return true;
-    call_.report.slices = S_;
+    if (!native_is_faster(cost)) return {Int8Outcome::Done, certified};
+    call_.report.slices = S;
     call_.report.reason = native_faster_reason(
-        "S = " + std::to_string(S_) + " needs " + std::to_string(products) + " INT8 products",
-        cost);
-    return false;
+        "S = " + std::to_string(S) + " needs " + std::to_string(products) + " INT8 products", cost);
+    return {Int8Outcome::NativeFaster, {}};
   }
 
-  /// The componentwise promise (docs/design.md §3a): S grows from the model's until the
-  /// rigorous bound of the estimate's ratios is at most native FP64's gamma_(K+2); where no S
-  /// up to max_slices gets there (some (|A||B|)_mn below the estimate's resolution, or exponent
-  /// ranges beyond 8 max_slices bits) the call runs native FP64 GEMM (uncertified_, with the
-  /// reason).
-  bool certify(const ErrorRatios& ratios) {
-    const std::int64_t K = call_.plan.shape.k;
-    const double promise = call_.plan.promise;
+  /// The componentwise promise (docs/design.md §3a): the first S from the model's up to
+  /// max_slices whose rigorous bound of the estimate's ratios is at most native FP64's
+  /// gamma_(K+2) (max_slices' bound, above the promise, where none is: some (|A||B|)_mn below
+  /// the estimate's resolution, or exponent ranges beyond 8 max_slices bits), with the
+  /// Report's reason for either.
+  SlicesPlan certify(const ErrorRatios& ratios, int modelled) {
+    const CallPlan& plan = call_.plan;
+    const std::int64_t K = plan.shape.k;
     const auto bound_at = [&](int S) {
-      const ProductSchedule schedule =
-          make_schedule(S, call_.plan.pairs, call_.plan.pair_count, K, call_.plan.k_block);
-      return slices_componentwise_bound(ratios, K, S, call_.plan.pairs, call_.plan.pair_count,
-                                        static_cast<int>(schedule.products.size()));
+      return slices_componentwise_bound(ratios, K, S, plan.pairs, plan.pair_count,
+                                        static_cast<int>(schedule_of(S).products.size()));
     };
-    const int chosen = S_;
-    double bound = bound_at(S_);
-    while (bound > promise && S_ < max_slices) bound = bound_at(++S_);
-    call_.report.error_bound = bound;
-    if (bound > promise) {
+    int S = modelled;
+    double bound = bound_at(S);
+    while (bound > plan.promise && S < max_slices) bound = bound_at(++S);
+    if (bound > plan.promise) {
       call_.report.reason =
           !(ratios.inverse < HUGE_VAL)
               ? "auto slices: some (|A||B|)_mn lies below the resolution of the int8 estimate, "
@@ -148,37 +169,69 @@ class SlicesPipeline {
               : "auto slices: no S up to " + std::to_string(max_slices) +
                     " keeps the componentwise error bound within native FP64's gamma_K on "
                     "this data (exponent ranges beyond its bits): native FP64 GEMM";
-      uncertified_ = true;
-      return false;
-    }
-    if (S_ != chosen) {
-      call_.report.reason = "auto slices: S raised from " + std::to_string(chosen) + " to " +
-                            std::to_string(S_) +
+    } else if (S != modelled) {
+      call_.report.reason = "auto slices: S raised from " + std::to_string(modelled) + " to " +
+                            std::to_string(S) +
                             " so that the componentwise bound stays within native FP64's";
     }
-    return true;
+    return SlicesPlan{S, {}, bound};
   }
 
   /// Scratch for the products of S slices: growing loses the buffer's contents, so the
   /// exponents and copies are carved and computed again.
-  void make_room() {
-    ensure_scratch(call_.scratch, int8_slices_bytes<ExecSpace>(call_.plan, S_, false, call_.ops),
-                   call_.base, [&] { scale_rows(); });
+  void make_room(int slices) {
+    ensure_scratch(call_.scratch,
+                   int8_slices_bytes<ExecSpace>(call_.plan, slices, false, call_.ops), call_.base,
+                   [&] { scale_rows(); });
   }
 
+  PipelineState<ExecSpace>& call_;
+  typename V::ConstMatrix rows_a_, rows_b_;
+};
+
+/// Scheme I's products for a SlicesPlan: the slices of both operands, the INT8 products of the
+/// schedule, recombined into C.  Only it writes C.
+template <class ExecSpace>
+class SlicesExecution {
+  using V = Views<ExecSpace>;
+  using Backend = Int8Gemm<ExecSpace>;
+
+ public:
+  /// `prepared_a` / `prepared_b`, when not null, hold that operand already split (its view is
+  /// then only a shape), and the plan's S is theirs; `rows_a`, `rows_b`: the operands as the
+  /// split reads them.
+  SlicesExecution(PipelineState<ExecSpace>& call, const SlicesPlan& plan,
+                  const SliceStorage<ExecSpace>* prepared_a,
+                  const SliceStorage<ExecSpace>* prepared_b, const typename V::ConstMatrix& rows_a,
+                  const typename V::ConstMatrix& rows_b)
+      : call_(call),
+        plan_(plan),
+        prepared_a_(prepared_a),
+        prepared_b_(prepared_b),
+        rows_a_(rows_a),
+        rows_b_(rows_b) {}
+
+  void run(double alpha, double beta, const typename V::Matrix& C) {
+    split();
+    call_.clock.lap(call_.report.seconds_split);
+    multiply_and_recombine(alpha, beta, C);
+    fill_report();
+  }
+
+ private:
   void split() {
-    const std::int64_t G = static_cast<std::int64_t>(schedule_.products.size());
+    const int S = plan_.slices;
+    const std::int64_t G = static_cast<std::int64_t>(plan_.schedule.products.size());
     Carver phase2(call_.base, call_.phase_offset);
     region_ = ProductRegion<ExecSpace>::carve(
-        phase2, call_.plan, S_, G, product_batch<ExecSpace>(call_.plan, S_, G, call_.ops),
-        call_.ops);
+        phase2, call_.plan, S, G, product_batch<ExecSpace>(call_.plan, S, G, call_.ops), call_.ops);
     sa_ = prepared_a_ != nullptr
               ? *prepared_a_
-              : SliceStorage<ExecSpace>{region_.digits_a,   call_.exponents.a, S_,
+              : SliceStorage<ExecSpace>{region_.digits_a,   call_.exponents.a, S,
                                         call_.plan.shape.k, call_.plan.kpad,   false};
     sb_ = prepared_b_ != nullptr
               ? *prepared_b_
-              : SliceStorage<ExecSpace>{region_.digits_b,   call_.exponents.b, S_,
+              : SliceStorage<ExecSpace>{region_.digits_b,   call_.exponents.b, S,
                                         call_.plan.shape.k, call_.plan.kpad,   true};
     if (call_.ops.split_a) split_rows(call_.space, rows_a_, sa_);
     if (call_.ops.split_b) split_rows(call_.space, rows_b_, sb_);
@@ -186,13 +239,13 @@ class SlicesPipeline {
 
   /// The INT8 products of the schedule, recombined into C region_.products.extent(0) at a time.
   void multiply_and_recombine(double alpha, double beta, const typename V::Matrix& C) {
-    const std::int64_t G = static_cast<std::int64_t>(schedule_.products.size());
+    const std::int64_t G = static_cast<std::int64_t>(plan_.schedule.products.size());
     const std::int64_t batch = region_.products.extent(0);
     upload_weights();
     for (std::int64_t first = 0; first < G; first += batch) {
       const std::int64_t count = std::min(batch, G - first);
       for (std::int64_t g = 0; g < count; ++g) {
-        const Int8Product& prod = schedule_.products[first + g];
+        const Int8Product& prod = plan_.schedule.products[first + g];
         Int8GemmProblem problem;
         problem.rows_a = static_cast<std::int64_t>(sa_.digits.extent(0));  // padded to 16
         problem.rows_b = static_cast<std::int64_t>(sb_.digits.extent(0));
@@ -220,10 +273,10 @@ class SlicesPipeline {
 
   /// Product g's weight 2^(-8 d_g), d_g its diagonal.
   void upload_weights() {
-    const std::int64_t G = static_cast<std::int64_t>(schedule_.products.size());
+    const std::int64_t G = static_cast<std::int64_t>(plan_.schedule.products.size());
     std::vector<double> host(static_cast<std::size_t>(G));
     for (std::int64_t g = 0; g < G; ++g)
-      host[g] = compat::ldexp(1.0, -bits_per_slice * schedule_.products[g].diagonal);
+      host[g] = compat::ldexp(1.0, -bits_per_slice * plan_.schedule.products[g].diagonal);
     Kokkos::deep_copy(call_.space, region_.weights,
                       Kokkos::View<const double*, Kokkos::HostSpace>(host.data(), host.size()));
     call_.space.fence();  // `host` dies here
@@ -232,23 +285,35 @@ class SlicesPipeline {
   void fill_report() {
     call_.report.algorithm = Algorithm::Int8Slices;
     call_.report.backend = Backend::name();
-    call_.report.slices = S_;
-    call_.report.slice_pairs = schedule_.slice_pairs;
-    call_.report.int8_gemms = static_cast<int>(schedule_.products.size());
-    call_.report.k_chunk = schedule_.longest;
+    call_.report.slices = plan_.slices;
+    call_.report.slice_pairs = plan_.schedule.slice_pairs;
+    call_.report.int8_gemms = static_cast<int>(plan_.schedule.products.size());
+    call_.report.k_chunk = plan_.schedule.longest;
     call_.report.workspace_bytes =
-        int8_slices_bytes<ExecSpace>(call_.plan, S_, call_.plan.auto_slices, call_.ops);
+        int8_slices_bytes<ExecSpace>(call_.plan, plan_.slices, call_.plan.auto_slices, call_.ops);
   }
 
   PipelineState<ExecSpace>& call_;
+  const SlicesPlan plan_;
   const SliceStorage<ExecSpace>*prepared_a_, *prepared_b_;
-  int S_;
-  bool uncertified_ = false;  // an automatic S that no count up to max_slices certifies
-  typename V::ConstMatrix rows_a_, rows_b_;
-  ProductSchedule schedule_;
+  const typename V::ConstMatrix rows_a_, rows_b_;
   ProductRegion<ExecSpace> region_;
   SliceStorage<ExecSpace> sa_, sb_;
 };
+
+/// Scheme I for one call: plan, then execute.  Writes C only when it returns Done.
+template <class ExecSpace>
+Int8Outcome run_slices(PipelineState<ExecSpace>& call, const SliceStorage<ExecSpace>* prepared_a,
+                       const SliceStorage<ExecSpace>* prepared_b, double alpha, double beta,
+                       const typename Views<ExecSpace>::Matrix& C) {
+  SlicesPlanner<ExecSpace> planner(call);
+  const SlicesPlanned planned = planner.plan();
+  if (planned.outcome != Int8Outcome::Done) return planned.outcome;
+  SlicesExecution<ExecSpace>(call, planned.plan, prepared_a, prepared_b, planner.rows_a(),
+                             planner.rows_b())
+      .run(alpha, beta, C);
+  return Int8Outcome::Done;
+}
 
 }  // namespace Impl
 }  // namespace ozaki
