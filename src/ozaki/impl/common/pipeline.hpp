@@ -62,6 +62,14 @@ enum class Int8Outcome {
                    // bound within native FP64's on this data (Report::reason); C untouched
 };
 
+/// What a scheme's planning ended with: its plan (outcome Done) or the outcome that ends the
+/// call (crt/planner.hpp, slices/driver.hpp).
+template <class Plan>
+struct Planned {
+  Int8Outcome outcome = Int8Outcome::Done;
+  Plan plan;
+};
+
 /// The state both schemes' pipelines keep: the call (space, plan, operands as rows along K),
 /// the scratch they carve, the Report they fill, and the regions every call carves first.
 template <class ExecSpace>

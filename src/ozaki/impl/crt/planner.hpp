@@ -98,11 +98,7 @@ struct CrtPlan {
   double error_bound = 0;
 };
 
-/// What planning ended with: a plan (outcome Done) or the outcome that ends the call.
-struct CrtPlanned {
-  Int8Outcome outcome = Int8Outcome::Done;
-  CrtPlan plan;
-};
+using CrtPlanned = Planned<CrtPlan>;
 
 template <class ExecSpace>
 class CrtPlanner {

@@ -48,11 +48,7 @@ struct SlicesPlan {
   double error_bound = 0;
 };
 
-/// What planning ended with: a plan (outcome Done) or the outcome that ends the call.
-struct SlicesPlanned {
-  Int8Outcome outcome = Int8Outcome::Done;
-  SlicesPlan plan;
-};
+using SlicesPlanned = Planned<SlicesPlan>;
 
 /// The decisions, from the data: pass 1 (NaN/Inf), an automatic S from the INT8 estimate of
 /// the error, grown until its componentwise bound is within native FP64's (docs/design.md
