@@ -10,6 +10,7 @@
 #                                             (call overhead, torch.linalg, graphs, 2 MPI ranks)
 #   cmake/dev.sh pair DIR                     on the GPU machine, carried binaries: two builds'
 #                                             ozaki_bench alternated, torch clients (cmd_pair)
+#   cmake/dev.sh pair-here DIR                the same with bench_b and the interposer built there
 #   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
@@ -723,6 +724,20 @@ cmd_pair() {
   done
 }
 
+# On the GPU machine: builds this tree's ozaki_bench and interposer there, puts them in DIR as
+# bench_b and libozaki_cublas.so beside a carried DIR/bench_a (another commit's ozaki_bench,
+# `cmake/dev.sh prebuild` in its worktree), then runs cmd_pair DIR: an A/B of the plain call
+# and the torch clients in one call, with one build on the GPU machine instead of three here.
+cmd_pair_here() {
+  local dir=${1:?usage: cmake/dev.sh pair-here DIR} out=${OUT:-$repo/build-cuda/out}
+  mkdir -p "$out" "$dir"
+  configure_and_build cuda "$repo/build-cuda" "ozaki_bench ozaki_cublas" -DOZAKI_ENABLE_TESTS=ON \
+    -DOZAKI_TEST_SPACES=cuda >"$out/pair-build.log" 2>&1 || { echo "build failed" >>"$out/pair-build.log"; return 1; }
+  cp "$repo/build-cuda/perf_tests/ozaki_bench" "$dir/bench_b"
+  cp "$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so" "$dir/libozaki_cublas.so"
+  cmd_pair "$dir"
+}
+
 case ${1:-} in
 demo) shift; cmd_demo "$@" ;;
 test) shift; cmd_test "$@" ;;
@@ -732,6 +747,7 @@ prebuild) shift; cmd_prebuild "$@" ;;
 interposer) shift; cmd_interposer "$@" ;;
 clients) shift; cmd_clients "$@" ;;
 pair) shift; cmd_pair "$@" ;;
+pair-here) shift; cmd_pair_here "$@" ;;
 cross-replay) shift; mkdir -p "${OUT:-$repo/build-cuda/out}"; cross_replay "${OUT:-$repo/build-cuda/out}/device.log" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR" >&2; exit 2 ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR | pair-here DIR" >&2; exit 2 ;;
 esac
