@@ -1,11 +1,15 @@
 // What only the CUDA backend has: streams, cuBLAS handles, cuBLAS's FP64 emulation.
 // Compiled for Kokkos::Cuda only; every result is compared with the serial oracle.
+#include "captured_common.hpp"
 #include "common.hpp"
+
+#include <ozaki/impl/crt/captured.hpp>
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -184,12 +188,15 @@ TEST(Cuda, NativeIsCublasDgemmOnTheCallersStream) {
   cudaStreamDestroy(stream);
 }
 
-TEST(Cuda, CallsInsideAGraphCaptureRunNativeAndReplayWithNewData) {
-  // A stream captured into a CUDA graph: ozaki::gemm must neither allocate, fence nor read on
-  // the host there (any of them invalidates the capture), so every algorithm takes native FP64
-  // GEMM on the stream, reported, and the graph replays it on whatever the operands hold at
-  // launch: C is cublasDgemm's bits on the new data.  One call before the capture creates the
-  // stream's cuBLAS handle, as cuBLAS users warm up before capturing.
+TEST(Cuda, CallsInsideAGraphCaptureReplayWithNewData) {
+  // A stream captured into a CUDA graph (docs/design.md §7, "Scheme II inside a graph"): Auto
+  // at this small shape takes native FP64 GEMM on the stream; Int8Crt runs scheme II with the
+  // count from the shape, and at every launch the device decides from the data whether that
+  // count keeps the promise.  Each launch gets new data: C is then the eager call's bits on
+  // that data, of the captured count under the fast rule where the verdict keeps it (iid
+  // data), of cublasDgemm where it does not (operands scaled against each other along k), so
+  // one graph takes both branches.  One call before the capture creates the stream's cuBLAS
+  // handle, as cuBLAS users warm up before capturing.
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   cublasHandle_t handle;
@@ -207,31 +214,46 @@ TEST(Cuda, CallsInsideAGraphCaptureRunNativeAndReplayWithNewData) {
     space.fence();
     Options crt;
     crt.algorithm = ozaki::Algorithm::Int8Crt;
+    Options eager = crt;
+    eager.moduli = ozaki::Impl::crt_capture_moduli(K);
+    eager.crt_scaling = ozaki::CrtScaling::Fast;
     for (const Options& o : {Options{}, crt}) {
-      cudaGraph_t graph;
-      ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
-      const Report r = ozaki::gemm(space, "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, o);
-      ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess) << r.reason;
-      EXPECT_EQ(r.algorithm, ozaki::Algorithm::Native);
-      EXPECT_NE(r.reason.find("captured"), std::string::npos) << r.reason;
-      EXPECT_EQ(r.fallback, o.algorithm != ozaki::Algorithm::Auto);
-      cudaGraphExec_t exec;
-      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-      for (int replay = 0; replay < 2; ++replay) {
-        const HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+      const bool products = o.algorithm == ozaki::Algorithm::Int8Crt;
+      const auto before = [&](int launch) {
+        HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
+        if (launch == 1) {  // scaled against each other along k: no count is certified
+          for (std::int64_t k = 0; k < K; ++k) {
+            const int d = static_cast<int>(std::floor(rng.uniform() * 51)) - 25;
+            for (std::int64_t m = 0; m < M; ++m)
+              A.values[m + k * M] = std::ldexp(A.values[m + k * M], d);
+            for (std::int64_t n = 0; n < N; ++n)
+              B.values[k + n * K] = std::ldexp(B.values[k + n * K], -d);
+          }
+        }
         from_host(A, dA.view);
         from_host(B, dB.view);
-        ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+        Kokkos::fence();
+      };
+      const auto after = [&](int launch) {
+        if (products && launch != 1) {
+          ozaki::gemm(space, "N", "N", 1.0, dA.left, dB.left, 0.0, rC.left, eager);
+        } else {
+          const double one = 1, zero = 0;
+          ASSERT_EQ(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, dA.left.data(), M,
+                                dB.left.data(), K, &zero, rC.left.data(), M),
+                    CUBLAS_STATUS_SUCCESS);
+        }
         ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-        const double one = 1, zero = 0;
-        ASSERT_EQ(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, dA.left.data(), M,
-                              dB.left.data(), K, &zero, rC.left.data(), M),
-                  CUBLAS_STATUS_SUCCESS);
-        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-        EXPECT_EQ(to_host(dC.view).values, to_host(rC.view).values) << "replay " << replay;
-      }
-      cudaGraphExecDestroy(exec);
-      cudaGraphDestroy(graph);
+        EXPECT_EQ(to_host(dC.view).values, to_host(rC.view).values) << "launch " << launch;
+      };
+      const Report r = capture_and_launch(
+          stream,
+          [&] { return ozaki::gemm(space, "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, o); }, 3,
+          before, after);
+      EXPECT_NE(r.reason.find("captured into a graph"), std::string::npos) << r.reason;
+      EXPECT_EQ(r.algorithm, products ? ozaki::Algorithm::Int8Crt : ozaki::Algorithm::Native)
+          << r.reason;
+      EXPECT_FALSE(r.fallback);
     }
   }
   cublasDestroy(handle);

@@ -17,12 +17,14 @@
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/cost_model.hpp>
+#include <ozaki/test_hooks.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -264,6 +266,17 @@ struct StreamCapture {
   static bool active(const ExecSpace&) { return false; }
 };
 
+/// Whether the call's stream is being captured into a graph (StreamCapture), or on a host
+/// space whether the tests emulate that (Experimental::TestHooks::emulate_capture).
+template <class ExecSpace>
+bool captured(const ExecSpace& space) {
+  if constexpr (is_host_space<ExecSpace>()) {
+    return Experimental::test_hooks().emulate_capture;
+  } else {
+    return StreamCapture<ExecSpace>::active(space);
+  }
+}
+
 /// Scheme II's products of one pass reduced by the backend itself: `p` is a pass (batch =
 /// L products of inner length p.length <= max_k_block, product l of block l of interleaved
 /// operands: stride_a = stride_b = length, lda = ldb = L length; p.c unused), and `tiles`
@@ -359,6 +372,53 @@ std::unique_lock<std::mutex> instance_turn(const ExecSpace& space) {
 template <class ExecSpace>
 struct SideInstance {
   static constexpr bool available = false;
+};
+
+struct CrtCaptureConstants;
+
+/// A branch decided on the device, for a call on a stream being captured into a graph
+/// (crt/captured.hpp): stream-ordered scratch, two branches made beforehand, and a verdict
+/// (crt_capture_verdict) on summary partials that the device evaluates at every replay.  Used
+/// as
+///   open(bytes, why)       scratch of `bytes` for the call (false, with why: nothing done);
+///   scratch()              its address;
+///   make(i, work, why)     branch i (0: the verdict kept the promise, 1: it did not) is what
+///                          work(on) enqueues on the instance `on`;
+///   abandon()              after a failed make: releases what open and make took;
+///   fork()                 the instance the work before the verdict runs on, ordered after
+///                          everything enqueued on the caller's instance;
+///   decide(c, partials, teams)   the verdict on summary_maxima of `partials` and the branch
+///                          it picks, both in stream order, then the caller's instance after;
+///   close()                releases the scratch in stream order.
+/// This default runs on the host: decide waits for the space, evaluates the verdict and runs
+/// the branch at once (the tests emulate a captured call on host spaces with it:
+/// ozaki::Experimental::TestHooks::emulate_capture).  backends/cuda specialises it with CUDA
+/// graphs' conditional nodes.
+template <class ExecSpace>
+class DeviceBranch {
+ public:
+  using Work = std::function<void(const ExecSpace&)>;
+  explicit DeviceBranch(const ExecSpace& space) : space_(space) {}
+  bool open(std::size_t bytes, std::string&) {
+    memory_ = Kokkos::View<unsigned char*, typename ExecSpace::memory_space>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "ozaki::captured_scratch"), bytes);
+    return true;
+  }
+  unsigned char* scratch() const { return memory_.data(); }
+  template <class F>
+  bool make(int which, const F& work, std::string&) {
+    branches_[which] = work;
+    return true;
+  }
+  void abandon() { close(); }
+  ExecSpace fork() const { return space_; }
+  void decide(const CrtCaptureConstants& c, const double* partials, int teams);  // captured.hpp
+  void close() { memory_ = {}; }
+
+ private:
+  ExecSpace space_;
+  Kokkos::View<unsigned char*, typename ExecSpace::memory_space> memory_;
+  Work branches_[2];
 };
 
 /// The rates Auto's cost models need, as the backend of this space reports them.

@@ -19,6 +19,7 @@
 #include <ozaki/impl/common/plan.hpp>
 #include <ozaki/impl/common/scratch.hpp>
 #include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/crt/captured.hpp>
 #include <ozaki/impl/crt/driver.hpp>
 #include <ozaki/impl/slices/driver.hpp>
 #include <ozaki/options.hpp>
@@ -122,10 +123,10 @@ void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace
       });
 }
 
-/// The Report's reason for a call made while its stream is captured into a graph.
+/// The Report's reason for a call made while its stream is captured into a graph that runs
+/// native FP64 GEMM there (followed by why scheme II does not run inside the graph).
 constexpr const char* stream_capture_reason =
-    "the stream is being captured into a graph: native FP64 GEMM on the stream (the INT8 "
-    "schemes decide on the host and take scratch, which capture forbids)";
+    "the stream is being captured into a graph: native FP64 GEMM on the stream";
 
 /// Native FP64 GEMM, reported with its reason (in `report`, which may carry the decision's
 /// cost already).
@@ -193,10 +194,33 @@ bool run_emulation(const ExecSpace& space, const GemmCall<ExecSpace>& call, doub
   return true;
 }
 
-/// Int8Slices or Int8Crt.  op(B)^T: both operands become rows along K, split by the same
-/// kernels.  A row-major C is computed as C^T = op(B)^T op(A)^T, so that the INT32 products
-/// (column-major) and the recombination's writes run along C's contiguous index (not with
-/// prepared operands: their storage is made for their side).
+/// The operands of an INT8 scheme as rows along K, and the C they write.  op(B)^T: both
+/// operands become rows along K, split by the same kernels.  A row-major C is computed as
+/// C^T = op(B)^T op(A)^T, so that the INT32 products (column-major) and the recombination's
+/// writes run along C's contiguous index (not with prepared operands: their storage is made
+/// for their side).
+template <class ExecSpace>
+struct RowsAlongK {
+  typename Views<ExecSpace>::ConstMatrix a, b;
+  typename Views<ExecSpace>::Matrix out;
+  Shape shape;
+};
+
+template <class ExecSpace>
+RowsAlongK<ExecSpace> rows_along_k(const GemmCall<ExecSpace>& call) {
+  const auto& C = call.C;
+  const bool c_row_major = call.complex == nullptr && !call.any_prepared() && C.stride(1) == 1 &&
+                           C.stride(0) != 1 && call.shape.m > 1 && call.shape.n > 1;
+  const auto opBt = transposed_if(call.opB, true);
+  RowsAlongK<ExecSpace> r;
+  r.a = c_row_major ? opBt : call.opA;
+  r.b = c_row_major ? call.opA : opBt;
+  r.out = transposed_if(C, c_row_major);
+  r.shape = c_row_major ? Shape{call.shape.n, call.shape.m, call.shape.k} : call.shape;
+  return r;
+}
+
+/// Int8Slices or Int8Crt (rows_along_k).
 template <class ExecSpace>
 Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Algorithm scheme,
                      double alpha, double beta, const Options& options,
@@ -205,18 +229,15 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   using V = Views<ExecSpace>;
   ProfilingRegion region(std::string("ozaki::gemm[") + to_string(scheme) + "," +
                          Int8Gemm<ExecSpace>::name() + "]");
-  const typename V::Matrix& C = call.C;
   if (call.complex != nullptr && scheme != Algorithm::Int8Crt) {
     *call.complex->needs_embedding = true;  // Karatsuba is scheme II's only
     return Int8Outcome::NeedsEmbedding;
   }
-  const bool c_row_major = call.complex == nullptr && !call.any_prepared() && C.stride(1) == 1 &&
-                           C.stride(0) != 1 && call.shape.m > 1 && call.shape.n > 1;
-  const typename V::ConstMatrix opBt = transposed_if(call.opB, true);
-  const typename V::ConstMatrix rows_a = c_row_major ? opBt : call.opA;
-  const typename V::ConstMatrix rows_b = c_row_major ? call.opA : opBt;
-  const typename V::Matrix out = transposed_if(C, c_row_major);
-  const Shape shape = c_row_major ? Shape{call.shape.n, call.shape.m, call.shape.k} : call.shape;
+  const RowsAlongK<ExecSpace> rows = rows_along_k(call);
+  const typename V::ConstMatrix& rows_a = rows.a;
+  const typename V::ConstMatrix& rows_b = rows.b;
+  const typename V::Matrix& out = rows.out;
+  const Shape& shape = rows.shape;
   const SliceStorage<ExecSpace>* prepared = call.prepared_a ? call.prepared_a : call.prepared_b;
   // Scheme II pads its INT8 products as its backend runs them fastest; scheme I keeps the
   // 16-byte padding of its slice format (prepared operands and the serial oracle share it).
@@ -302,6 +323,77 @@ Report after_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, doubl
   return run_native(space, call, options, alpha, beta, report.reason, false, decision);
 }
 
+/// Whether a captured call runs scheme II inside the graph: Auto where scheme II with the
+/// captured count (crt_capture_moduli) beats native FP64 GEMM by the cost model, or Int8Crt
+/// with an automatic count under the fast or automatic rule; why not otherwise.  (Scheme I,
+/// cuBLAS's emulation, a fixed count and the accurate rule decide on the host.)
+template <class ExecSpace>
+bool captured_crt_applies(const ExecSpace& space, const GemmCall<ExecSpace>& call, const Options& o,
+                          std::string& why) {
+  if (o.algorithm != Algorithm::Auto && o.algorithm != Algorithm::Int8Crt) {
+    why = " (only Int8Crt runs inside a graph)";
+    return false;
+  }
+  if (o.moduli || o.crt_scaling == CrtScaling::Accurate) {
+    why =
+        " (inside a graph Int8Crt takes its count from the shape under the fast rule: a fixed "
+        "count or the accurate rule is decided on the host)";
+    return false;
+  }
+  if (!Int8Gemm<ExecSpace>::supported(space, why)) {
+    why = " (" + why + ")";
+    return false;
+  }
+  if (o.algorithm != Algorithm::Auto) return true;
+  const CallPlan plan = make_plan(call.shape, o);
+  const int moduli = crt_capture_moduli(call.shape.k);
+  const double cost = crt_plan_cost(device_rates(space), plan, moduli);
+  if (!native_is_faster(cost)) return true;
+  why =
+      " (" + native_faster_reason("Int8Crt with " + std::to_string(moduli) + " moduli", cost) + ")";
+  return false;
+}
+
+/// A call on a stream being captured into a graph: scheme II inside the graph where
+/// captured_crt_applies and the backend can branch on the device (crt/captured.hpp), native
+/// FP64 GEMM on the stream otherwise.  The scheme II plan is an Int8Crt call's with the
+/// captured count and the fast rule, its passes in order on one stream.
+template <class ExecSpace>
+Report run_captured(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
+                    double beta, const Options& options, ScratchBuffer<ExecSpace>& scratch,
+                    std::chrono::steady_clock::time_point call_start) {
+  const bool fallback = options.algorithm != Algorithm::Auto;
+  std::string why;
+  if (!captured_crt_applies(space, call, options, why)) {
+    return run_native(space, call, options, alpha, beta, stream_capture_reason + why, fallback);
+  }
+  Options captured_options = options;
+  captured_options.algorithm = Algorithm::Int8Crt;
+  captured_options.moduli = crt_capture_moduli(call.shape.k);
+  captured_options.crt_scaling = CrtScaling::Fast;
+  captured_options.experimental.overlap = false;
+  captured_options.time_phases = false;
+  const RowsAlongK<ExecSpace> rows = rows_along_k(call);
+  const CallPlan plan = make_plan(rows.shape, captured_options, 0, Int8Gemm<ExecSpace>::padding);
+  const bool strided_a = rows.shape.k > 1 && rows.a.stride(1) != 1;
+  const bool strided_b = rows.shape.k > 1 && rows.b.stride(1) != 1;
+  Report report;
+  PipelineState<ExecSpace> state(space, plan, rows.a, rows.b,
+                                 crt_operand_plan<ExecSpace>(plan, strided_a, strided_b), scratch,
+                                 report, call_start);
+  const auto native = [&](const ExecSpace& on) {
+    NativeGemm<ExecSpace>::run(on, call.trans_a, call.trans_b, alpha, call.A, call.B, beta, call.C);
+  };
+  if (!run_crt_captured(state, alpha, beta, rows.out, native, why)) {
+    return run_native(space, call, options, alpha, beta,
+                      std::string(stream_capture_reason) + " (" + why + ")", fallback);
+  }
+  report.reason = crt_captured_reason(plan.moduli);
+  report.seconds_decision =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start).count();
+  return report;
+}
+
 /// The algorithms in order after the checks: early returns, Auto's choice, then the one
 /// chosen, with the fallbacks to native FP64.
 template <class ExecSpace>
@@ -333,17 +425,16 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   if (Int8Gemm<ExecSpace>::torn_down(why)) throw BackendError(why);
   if (options.algorithm == Algorithm::Native)
     return run_native(space, call, options, alpha, beta, "", false);
-  if (StreamCapture<ExecSpace>::active(space)) {
-    // Inside a graph capture the INT8 schemes' host decisions, scratch and fences are not
-    // allowed; native FP64 GEMM on the stream is (docs/design.md §7, "Streams, graph
-    // capture, and declining for free").
+  if (captured(space)) {
+    // Inside a graph capture nothing may wait for the device or allocate outside stream order:
+    // scheme II with its count from the shape and its verdict on the device, or native FP64
+    // GEMM (docs/design.md §7, "Streams, graph capture, and declining for free").
     if (call.any_prepared()) {
       throw BackendError(
           "the stream is being captured into a graph, where prepared operands cannot run (no "
           "FP64 values for native GEMM): capture Views");
     }
-    return run_native(space, call, options, alpha, beta, stream_capture_reason,
-                      options.algorithm != Algorithm::Auto);
+    return run_captured(space, call, alpha, beta, options, scratch, call_start);
   }
   Algorithm scheme = options.algorithm;
   if (scheme == Algorithm::Auto) {

@@ -112,6 +112,56 @@ struct StreamCapture<Kokkos::Cuda> {
   static bool active(const Kokkos::Cuda& space);
 };
 
+/// A branch decided on the device inside a CUDA graph (backend.hpp, crt/captured.hpp;
+/// device_branch.cpp): the call's scratch from cudaMallocAsync on the captured stream (the
+/// graph owns it), the two branches captured beforehand on a stream of the library's own into
+/// graphs of their own (checked to hold only what a conditional node's body may hold), the
+/// work before the verdict forked onto a second such stream, the verdict one thread on the
+/// device that sets a conditional handle, and an if/else conditional node with the branches as
+/// its bodies, joined back into the caller's stream.  The library's two streams per device,
+/// their Kokkos instances and cuBLAS handles are made outside any capture, or inside one only
+/// where the captured stream does not synchronise with the legacy default stream (their
+/// creation writes memory on it).
+template <>
+class DeviceBranch<Kokkos::Cuda> {
+ public:
+  explicit DeviceBranch(const Kokkos::Cuda& space);
+  DeviceBranch(const DeviceBranch&) = delete;
+  DeviceBranch& operator=(const DeviceBranch&) = delete;
+  ~DeviceBranch();
+  bool open(std::size_t bytes, std::string& why);
+  unsigned char* scratch() const { return scratch_; }
+  template <class F>
+  bool make(int which, const F& work, std::string& why) {
+    if (!begin_branch(why)) return false;
+    bool enqueued = true;
+    try {
+      work(branch_space());
+    } catch (const std::exception& e) {
+      why = e.what();
+      enqueued = false;
+    }
+    return end_branch(which, enqueued, why);
+  }
+  void abandon();
+  Kokkos::Cuda fork();
+  void decide(const CrtCaptureConstants& c, const double* partials, int teams);
+  void close();
+  struct Lane;
+
+ private:
+  const Kokkos::Cuda& branch_space() const;
+  bool begin_branch(std::string& why);
+  bool end_branch(int which, bool enqueued, std::string& why);
+  void release_branches();
+
+  Kokkos::Cuda space_;
+  Lane* lane_ = nullptr;
+  bool locked_ = false;
+  unsigned char* scratch_ = nullptr;
+  cudaGraph_t branches_[2] = {nullptr, nullptr};
+};
+
 template <>
 struct EmulationBackend<Kokkos::Cuda> {
   static constexpr bool available = true;

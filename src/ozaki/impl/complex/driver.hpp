@@ -135,7 +135,7 @@ class ComplexGemm {
       return finish(report);
     }
     if (options_.algorithm == Algorithm::Native) return run_native(Report{}, "", false);
-    if (StreamCapture<ExecSpace>::active(space_)) {
+    if (captured(space_)) {
       return run_native(Report{}, stream_capture_reason, options_.algorithm != Algorithm::Auto);
     }
     // Auto decides before anything is embedded.

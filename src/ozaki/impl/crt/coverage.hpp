@@ -222,9 +222,13 @@ inline double coverage_l1_slack(std::int64_t K) {
 
 /// The whole bound relative to |alpha| (|A||B|)_mn from the two operands' split terms, the
 /// cross term and the reconstruction's, alpha's and beta's roundings (gamma_4, §5.4).
-inline double crt_componentwise_bound(double split_a, double split_b, double cross) {
+/// (gamma_4 written out as gamma_bound(4) computes it: the device's verdict of a captured call
+/// evaluates this too, captured.hpp.)
+OZAKI_COVERAGE_FUNCTION double crt_componentwise_bound(double split_a, double split_b,
+                                                       double cross) {
   const double split = split_a + split_b + cross;
-  return split + gamma_bound(4) * (1 + split);
+  const double gamma_4 = 4 * 0x1p-53 / (1 - 4 * 0x1p-53);
+  return split + gamma_4 * (1 + split);
 }
 
 }  // namespace Impl

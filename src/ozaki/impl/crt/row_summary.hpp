@@ -82,17 +82,23 @@ KOKKOS_INLINE_FUNCTION void summary_of_row(const SummaryRows<ExecSpace>& x, doub
   if (inverse > v[5]) v[5] = inverse;
 }
 
-/// Scheme II's one wait after pass 1, the row norms and the coverage certificate of both
-/// operands (launched without waits: launch_exponents_and_norms, launch_coverage): one kernel
-/// takes the maxima of each operand's OperandSummary values per team of rows into `partials`
-/// (summary_teams(M + N) x summary_values, no atomics), the host copies them and takes the
-/// maxima over the teams (in any order the same).  As separate reductions the NaN/Inf test,
-/// the peak ratios and the fewest bits would be eight, each a round trip between host and
-/// device (the benchmarks diary in docs/history/, "one wait after pass 1").
+/// The maxima over teams of row_summary's partial results (summary_values of them in `v`,
+/// zero-initialised by the caller), in any order the same.
+KOKKOS_INLINE_FUNCTION void summary_maxima(const double* partials, int teams, double* v) {
+  for (int i = 0; i < teams; ++i)
+    for (int j = 0; j < summary_values; ++j) {
+      const double x = partials[i * summary_values + j];
+      v[j] = x > v[j] ? x : v[j];
+    }
+}
+
+/// The kernel of row_summary alone: each operand's OperandSummary values per team of rows into
+/// `partials` (summary_teams(M + N) x summary_values, row-major, no atomics).  Nothing waits:
+/// a call captured into a graph decides from the partials on the device (captured.hpp).
 template <class ExecSpace>
-RowSummary row_summary(const ExecSpace& space, std::int64_t K, const SummaryRows<ExecSpace>& a,
-                       const SummaryRows<ExecSpace>& b,
-                       const typename Views<ExecSpace>::Rows& partials) {
+void launch_row_summary(const ExecSpace& space, std::int64_t K, const SummaryRows<ExecSpace>& a,
+                        const SummaryRows<ExecSpace>& b,
+                        const typename Views<ExecSpace>::Rows& partials) {
   using policy_type = TeamLaunch<ExecSpace>;
   using member_type = typename policy_type::member_type;
   using Scratch = Kokkos::View<double*, typename ExecSpace::scratch_memory_space,
@@ -129,13 +135,11 @@ RowSummary row_summary(const ExecSpace& space, std::int64_t K, const SummaryRows
           partials(team.league_rank(), j) = m;
         }
       });
-  const auto host = Kokkos::create_mirror_view(partials);
-  Kokkos::deep_copy(space, host, partials);
-  space.fence();
-  double v[summary_values] = {};
-  for (int i = 0; i < teams; ++i)
-    for (int j = 0; j < summary_values; ++j) v[j] = host(i, j) > v[j] ? host(i, j) : v[j];
-  const auto operand = [&](const double* w) {
+}
+
+/// The summary of both operands from the maxima of summary_maxima.
+inline RowSummary row_summary_of(const double* v) {
+  const auto operand = [](const double* w) {
     OperandSummary o;
     o.nonfinite = w[0] > 0;
     o.peak = w[1];
@@ -149,6 +153,26 @@ RowSummary row_summary(const ExecSpace& space, std::int64_t K, const SummaryRows
   s.a = operand(v);
   s.b = operand(v + operand_summary_values);
   return s;
+}
+
+/// Scheme II's one wait after pass 1, the row norms and the coverage certificate of both
+/// operands (launched without waits: launch_exponents_and_norms, launch_coverage): one kernel
+/// (launch_row_summary) takes the maxima per team of rows, the host copies them and takes the
+/// maxima over the teams.  As separate reductions the NaN/Inf test, the peak ratios and the
+/// fewest bits would be eight, each a round trip between host and device (the benchmarks
+/// diary in docs/history/, "one wait after pass 1").
+template <class ExecSpace>
+RowSummary row_summary(const ExecSpace& space, std::int64_t K, const SummaryRows<ExecSpace>& a,
+                       const SummaryRows<ExecSpace>& b,
+                       const typename Views<ExecSpace>::Rows& partials) {
+  launch_row_summary(space, K, a, b, partials);
+  const int teams = static_cast<int>(summary_teams(a.exponents.extent(0) + b.exponents.extent(0)));
+  const auto host = Kokkos::create_mirror_view(partials);
+  Kokkos::deep_copy(space, host, partials);
+  space.fence();
+  double v[summary_values] = {};
+  summary_maxima(host.data(), teams, v);
+  return row_summary_of(v);
 }
 
 }  // namespace Impl

@@ -1,0 +1,99 @@
+#pragma once
+// ozaki::gemm as a call made while its stream is captured into a graph, then the graph run:
+// on Cuda a real capture (a non-blocking stream of its own, global capture mode, as
+// torch.cuda.graph captures); on host spaces the library's emulation
+// (Experimental::TestHooks::emulate_capture: the device's verdict evaluated on the host).
+#include "common.hpp"
+
+#include <type_traits>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
+
+namespace ozaki_test {
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// Captures `call()` on `stream` into a graph, instantiates it and launches it `launches`
+/// times, each after `before_launch(i)` and followed by `after_launch(i)`.  A throw ends the
+/// capture first.
+template <class Call, class Before, class After>
+ozaki::Report capture_and_launch(cudaStream_t stream, const Call& call, int launches,
+                                 const Before& before_launch, const After& after_launch) {
+  cudaGraph_t graph = nullptr;
+  EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  ozaki::Report report;
+  try {
+    report = call();
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    throw;
+  }
+  EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess) << report.reason;
+  cudaGraphExec_t exec = nullptr;
+  EXPECT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess) << report.reason;
+  for (int i = 0; i < launches && exec != nullptr; ++i) {
+    before_launch(i);
+    EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    after_launch(i);
+  }
+  if (exec != nullptr) cudaGraphExecDestroy(exec);
+  if (graph != nullptr) cudaGraphDestroy(graph);
+  return report;
+}
+#endif
+
+/// `gemm(space)` (a call of ozaki::gemm on `space`, returning its Report) made as a captured
+/// call and run once.  The operands must be on the device before.
+template <class Gemm>
+ozaki::Report captured_call(const Gemm& gemm) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<TestSpace, Kokkos::Cuda>::value) {
+    Kokkos::fence();
+    cudaStream_t stream = nullptr;
+    EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    ozaki::Report report;
+    {
+      const Kokkos::Cuda space(stream);
+      report = capture_and_launch(
+          stream, [&] { return gemm(space); }, 1, [](int) {}, [](int) {});
+    }
+    cudaStreamDestroy(stream);
+    return report;
+  }
+#endif
+  ozaki::Experimental::TestHooks hooks = ozaki::Experimental::test_hooks();
+  hooks.emulate_capture = true;
+  ozaki::Experimental::set_test_hooks(hooks);
+  ozaki::Report report;
+  try {
+    report = gemm(TestSpace());
+  } catch (...) {
+    hooks.emulate_capture = false;
+    ozaki::Experimental::set_test_hooks(hooks);
+    throw;
+  }
+  hooks.emulate_capture = false;
+  ozaki::Experimental::set_test_hooks(hooks);
+  return report;
+}
+
+/// run_gemm (column-major operands) as a captured call.
+inline GemmRun run_gemm_captured(char ta, char tb, double alpha, const HostMatrix& A,
+                                 const HostMatrix& B, double beta, const HostMatrix& C0,
+                                 const ozaki::Options& options) {
+  const DeviceMatrix dA = device_copy(A, Layout::Left), dB = device_copy(B, Layout::Left);
+  const DeviceMatrix dC = device_copy(C0, Layout::Left);
+  const std::string sa(1, ta), sb(1, tb);
+  GemmRun run;
+  run.report = captured_call([&](const TestSpace& space) {
+    return ozaki::gemm(space, sa.c_str(), sb.c_str(), alpha, dA.left, dB.left, beta, dC.left,
+                       options);
+  });
+  run.C = to_host(dC.view);
+  return run;
+}
+
+}  // namespace ozaki_test
