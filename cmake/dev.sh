@@ -11,6 +11,7 @@
 #   cmake/dev.sh pair DIR                     on the GPU machine, carried binaries: two builds'
 #                                             ozaki_bench alternated, torch clients (cmd_pair)
 #   cmake/dev.sh pair-here DIR                the same with bench_b and the interposer built there
+#   cmake/dev.sh capture-check                on the GPU machine: the graph-capture tests and clients
 #   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
@@ -674,6 +675,40 @@ cmd_prebuild() {
   echo 'carry: ["build-cuda/perf_tests/ozaki_bench", "build-cuda/perf_tests/libozaki_gpu_timeline.so"]'
 }
 
+# On the GPU machine: calls captured into CUDA graphs (docs/design.md §7, "Scheme II inside a
+# graph"): builds and runs captured_cuda, cuda_backend_cuda (its capture test among the rest),
+# componentwise_cuda (the captured configuration among the families), the interposer's client
+# checks, and torch.cuda.graph float64 and complex128 matmul plain and under the interposer
+# (default and force, logged: the log shows the calls that ran scheme II inside the graph).
+# Output to $OUT/capture.log and $OUT/capture.csv.
+cmd_capture_check() {
+  local out=${OUT:-$repo/build-cuda/out}
+  mkdir -p "$out"
+  local log=$out/capture.log csv=$out/capture.csv
+  echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
+  nvidia-smi -L >>"$log" 2>&1 || true
+  configure_and_build cuda "$repo/build-cuda" \
+    "captured_cuda cuda_backend_cuda componentwise_cuda ozaki_cublas cublas_client cublas_client_linked" \
+    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
+    { echo "build failed" >>"$log"; return 1; }
+  local t
+  for t in captured_cuda cuda_backend_cuda componentwise_cuda; do
+    echo "== $t" >>"$log"
+    "$repo/build-cuda/unit_tests/$t" >"$out/$t.log" 2>&1 && echo "$t: passed" >>"$log" ||
+      { echo "$t: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/$t.log" | head -60 >>"$log"; }
+    grep -E "^\[  (PASSED|FAILED)" "$out/$t.log" >>"$log" || true
+  done
+  (cd "$repo/build-cuda" && ctest --output-on-failure -R "interposer_client" 2>&1) >>"$log" || true
+  local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
+  echo "== torch_clients: label,op,n,ms,check" >"$csv"
+  python3 "$repo/perf_tests/torch_clients.py" --label plain --ops graph >>"$csv" 2>>"$log"
+  LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_clients.py" --label ozaki \
+    --ops graph >>"$csv" 2>>"$log"
+  LD_PRELOAD=$lib OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_clients.py" \
+    --label ozaki-force --ops graph >>"$csv" 2>>"$log"
+  echo "done: $(date -u)" >>"$log"
+}
+
 # On the GPU machine, one test binary only (a quick look at one failure): builds its target and
 # runs it with the given arguments; output to $OUT/device.log.
 cmd_device_test() {
@@ -748,6 +783,7 @@ interposer) shift; cmd_interposer "$@" ;;
 clients) shift; cmd_clients "$@" ;;
 pair) shift; cmd_pair "$@" ;;
 pair-here) shift; cmd_pair_here "$@" ;;
+capture-check) shift; cmd_capture_check "$@" ;;
 cross-replay) shift; mkdir -p "${OUT:-$repo/build-cuda/out}"; cross_replay "${OUT:-$repo/build-cuda/out}/device.log" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR | pair-here DIR" >&2; exit 2 ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR | pair-here DIR | capture-check" >&2; exit 2 ;;
 esac

@@ -346,10 +346,9 @@ static int run_case(const Case* c, cudaStream_t stream) {
    must capture (nothing may allocate, synchronise or read the device on the host inside it)
    and replay the product of the data at launch.  Under the interposer the captured call is
    the caller's own cuBLAS call ("pass_": bitwise plain cuBLAS's), in every mode. */
-static int run_capture(cudaStream_t stream) {
+static int run_capture(cudaStream_t stream, const char* name) {
   const int m = 1024, n = 768, k = 1024;
-  const Case c = {
-      "pass_graph_capture", DGEMM, m, n, k, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 1, 0};
+  const Case c = {name, DGEMM, m, n, k, CUBLAS_OP_N, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 1, 0};
   const size_t sa = (size_t)m * k, sb = (size_t)k * n, sc = (size_t)m * n;
   double* A = malloc(sizeof(double) * sa);
   double* B = malloc(sizeof(double) * sb);
@@ -555,7 +554,14 @@ int main(void) {
     failures += run_case(&cases[i], streams[cases[i].stream]);
   for (size_t i = 0; i < sizeof zcases / sizeof zcases[0]; ++i)
     failures += run_zcase(&zcases[i], streams[zcases[i].stream]);
-  failures += run_capture(streams[1]);
+  /* A capture on a stream that synchronises with the default stream (the interposer runs the
+     caller's own call in the graph: the same bits), and on a non-blocking one (under
+     OZAKI_CUBLAS=force, ozaki's products inside the graph, decided on the device). */
+  failures += run_capture(streams[1], "pass_graph_capture");
+  cudaStream_t graph_stream;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&graph_stream, cudaStreamNonBlocking));
+  failures += run_capture(graph_stream, "graph_capture_nonblocking");
+  cudaStreamDestroy(graph_stream);
   failures += run_moved_handle(streams[1], streams[2]);
   /* Two host threads, each with its own handle on its own stream, at once. */
   static const Case threaded[2] = {

@@ -13,6 +13,7 @@
 // that copy on the first call it takes (on the current device) and finalises it at exit.  A
 // Kokkos the program owns is a different copy, never touched.
 
+#include "../capture_mode.hpp"
 #include "../device_cache_config.hpp"
 #include "config.hpp"
 #include "real_cublas.hpp"
@@ -29,6 +30,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -117,6 +119,25 @@ class Runtime {
       return false;
     }
     return true;
+  }
+
+  /// Whether this library's Kokkos already runs on `device` (a captured call may not start it).
+  bool started(int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return !finished_ && Kokkos::is_initialized() && device == device_;
+  }
+
+  /// The stream's instance for a call made while the stream is being captured: the one made
+  /// before, or a new one where making it cannot touch the captured stream (capture_mode.hpp).
+  std::optional<Kokkos::Cuda> instance_in_capture(cudaStream_t stream) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto found = instances_.find(stream);
+      if (found != instances_.end()) return found->second;
+    }
+    if (!ozaki::Impl::cuda::apart_from_default_stream(stream)) return std::nullopt;
+    const ozaki::Impl::cuda::RelaxedCaptureMode relaxed;
+    return instance(stream);
   }
 
   Kokkos::Cuda instance(cudaStream_t stream) {
@@ -326,18 +347,13 @@ typename Scalar<T>::Element element(const T& x) {
 /// The call through ozaki::gemm; false (with why) where it could not run there.  C is left
 /// untouched whenever it returns false (ozaki's guarantee on exceptions).  Where ozaki runs
 /// native FP64 GEMM (Auto's choice, or a fallback), that is the caller's own call on the real
-/// cuBLAS (Options::experimental.native_gemm), whose status `status` returns.
+/// cuBLAS (Options::experimental.native_gemm), whose status `status` returns.  `space`: the
+/// stream's instance.
 template <class T>
-bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGemm real_gemm,
-               cublasStatus_t& status, std::string& what) {
+bool run_ozaki_on(const Gemm<T>& g, const Kokkos::Cuda& space, cudaStream_t stream,
+                  typename Scalar<T>::RealGemm real_gemm, cublasStatus_t& status,
+                  std::string& what) {
   using Element = typename Scalar<T>::Element;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    what = "no current device";
-    return false;
-  }
-  Runtime& runtime = Runtime::get();
-  if (!runtime.ready(device, what)) return false;
   T alpha{}, beta{};
   cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
   real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
@@ -367,8 +383,8 @@ bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGe
   options.experimental.native_gemm = [&] { status = pass_through<T>(real_gemm, g); };
   try {
     const Guard inside;
-    const ozaki::Report r = ozaki::gemm(runtime.instance(stream), ta, tb, element(alpha), A, B,
-                                        element(beta), C, options);
+    const ozaki::Report r =
+        ozaki::gemm(space, ta, tb, element(alpha), A, B, element(beta), C, options);
     what = ozaki::to_string(r.algorithm);
     if (r.algorithm == ozaki::Algorithm::Int8Crt) what += " L=" + std::to_string(r.moduli);
     if (r.complex_products > 0) what += " x" + std::to_string(r.complex_products);
@@ -387,6 +403,21 @@ bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGe
     what = std::string("ozaki refused: ") + e.what();
     return false;
   }
+}
+
+/// run_ozaki_on with this library's Kokkos started on the current device if it is not yet,
+/// and the stream's instance.
+template <class T>
+bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGemm real_gemm,
+               cublasStatus_t& status, std::string& what) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    what = "no current device";
+    return false;
+  }
+  Runtime& runtime = Runtime::get();
+  if (!runtime.ready(device, what)) return false;
+  return run_ozaki_on<T>(g, runtime.instance(stream), stream, real_gemm, status, what);
 }
 
 /// Whether `stream` is being captured into a graph (an active or invalidated capture).
@@ -473,6 +504,39 @@ cudaStream_t stream_of(cublasHandle_t handle) {
   return stream;
 }
 
+/// A real call on a stream being captured into a graph: through ozaki, whose scheme II then
+/// runs inside the graph with its verdict on the device and native FP64 GEMM otherwise
+/// (docs/design.md §7), where nothing on the way needs what capture forbids: the scalars on
+/// the host, this library's Kokkos already started on the device, and the stream's instance
+/// made before or makeable now (capture_mode.hpp).  Otherwise, and for complex calls (which
+/// run native ZGEMM inside a graph anyway), the caller's own call, untouched.  No timer: its
+/// wait is not allowed here.
+template <class T>
+cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
+                             typename Scalar<T>::RealGemm real_gemm) {
+  int device = 0;
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
+  Runtime& runtime = Runtime::get();
+  std::optional<Kokkos::Cuda> space;
+  if (std::is_same<T, double>::value && mode == CUBLAS_POINTER_MODE_HOST &&
+      cudaGetDevice(&device) == cudaSuccess && runtime.started(device)) {
+    space = runtime.instance_in_capture(stream);
+  }
+  if (!space) {
+    count_pass(Passed::StreamCapture);
+    return pass_through<T>(real_gemm, g);
+  }
+  std::string what;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  if (run_ozaki_on<T>(g, *space, stream, real_gemm, status, what)) {
+    if (config().log == 1) log_call(g, what + " (captured into a graph)", 0);
+    return status;
+  }
+  count_pass(what);
+  return pass_through<T>(real_gemm, g);
+}
+
 template <class T>
 cublasStatus_t gemm(const Gemm<T>& g) {
   using RealGemm = typename Scalar<T>::RealGemm;
@@ -486,12 +550,7 @@ cublasStatus_t gemm(const Gemm<T>& g) {
     return pass_through<T>(real_gemm, g);
   }
   const cudaStream_t stream = stream_of(g.handle);
-  if (capturing(stream)) {
-    // The caller's own call, untouched: nothing of ozaki (its Kokkos, its scratch, a timer's
-    // wait) may run inside a graph capture.
-    count_pass(Passed::StreamCapture);
-    return pass_through<T>(real_gemm, g);
-  }
+  if (capturing(stream)) return captured_gemm<T>(g, stream, real_gemm);
   CallTimer timer(stream);
   if (auto_declines(g, stream)) {
     tally().native_by_shape.fetch_add(1, std::memory_order_relaxed);
