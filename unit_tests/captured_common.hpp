@@ -45,8 +45,29 @@ ozaki::Report capture_and_launch(cudaStream_t stream, const Call& call, int laun
 }
 #endif
 
+#if defined(KOKKOS_ENABLE_CUDA)
+/// Eager calls on `space` before its stream is captured, as cuBLAS programs warm up: cuBLAS
+/// cannot make a handle while a stream is being captured, so the stream's handles (native FP64
+/// GEMM's, the INT8 products') and the library's streams for graphs (made by the first eager
+/// INT8 call on the device) must exist before.
+inline void warm_up(const Kokkos::Cuda& space) {
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace> a("warm a", 64, 64),
+      b("warm b", 64, 64), c("warm c", 64, 64);
+  Kokkos::deep_copy(a, 1.0);
+  Kokkos::deep_copy(b, 0.5);
+  ozaki::Options native, crt;
+  native.algorithm = ozaki::Algorithm::Native;
+  crt.algorithm = ozaki::Algorithm::Int8Crt;
+  crt.moduli = 14;
+  ozaki::gemm(space, "N", "N", 1.0, a, b, 0.0, c, native);
+  ozaki::gemm(space, "N", "N", 1.0, a, b, 0.0, c, crt);
+  space.fence();
+}
+#endif
+
 /// `gemm(space)` (a call of ozaki::gemm on `space`, returning its Report) made as a captured
-/// call and run once.  The operands must be on the device before.
+/// call and run once, on Cuda after warm_up on the captured stream.  The operands must be on
+/// the device before.
 template <class Gemm>
 ozaki::Report captured_call(const Gemm& gemm) {
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -57,6 +78,7 @@ ozaki::Report captured_call(const Gemm& gemm) {
     ozaki::Report report;
     {
       const Kokkos::Cuda space(stream);
+      warm_up(space);
       report = capture_and_launch(
           stream, [&] { return gemm(space); }, 1, [](int) {}, [](int) {});
     }

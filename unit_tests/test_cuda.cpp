@@ -195,8 +195,8 @@ TEST(Cuda, CallsInsideAGraphCaptureReplayWithNewData) {
   // count keeps the promise.  Each launch gets new data: C is then the eager call's bits on
   // that data, of the captured count under the fast rule where the verdict keeps it (iid
   // data), of cublasDgemm where it does not (operands scaled against each other along k), so
-  // one graph takes both branches.  One call before the capture creates the stream's cuBLAS
-  // handle, as cuBLAS users warm up before capturing.
+  // one graph takes both branches.  Eager calls before the capture make the stream's cuBLAS
+  // handles and the library's streams for graphs, as cuBLAS users warm up before capturing.
   cudaStream_t stream;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   cublasHandle_t handle;
@@ -208,10 +208,7 @@ TEST(Cuda, CallsInsideAGraphCaptureReplayWithNewData) {
     DeviceMatrix dA = make_matrix(M, K, Layout::Left), dB = make_matrix(K, N, Layout::Left);
     DeviceMatrix dC = make_matrix(M, N, Layout::Left), rC = make_matrix(M, N, Layout::Left);
     Random rng(43);
-    Options warm;
-    warm.algorithm = ozaki::Algorithm::Native;
-    ozaki::gemm(space, "N", "N", 1.0, dA.left, dB.left, 0.0, dC.left, warm);
-    space.fence();
+    warm_up(space);
     Options crt;
     crt.algorithm = ozaki::Algorithm::Int8Crt;
     Options eager = crt;

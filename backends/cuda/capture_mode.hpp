@@ -1,10 +1,11 @@
 #pragma once
 // This thread's stream-capture mode relaxed for a guard's life.  A capture in global mode (the
 // default, and torch.cuda.graph's) forbids the capturing thread calls that may synchronise or
-// allocate outside stream order; making the library's streams, Kokkos instances and cuBLAS
-// handles is such a call.  Where the library must make them during a capture (the first
-// captured call on a device or stream), it does so under this guard, and only where that
-// cannot touch the captured stream (docs/design.md §7).  Internal to the backend.
+// allocate outside stream order, and making a Kokkos 3.4 instance is such a call (it allocates
+// and writes its scratch).  The interposer makes the instance of a stream first seen inside a
+// capture under this guard, and only where that cannot touch the captured stream
+// (apart_from_default_stream; docs/design.md §7).  cuBLAS handles are never made so:
+// cublasCreate fails while any stream is being captured.  Internal to the backend.
 
 #include <cuda_runtime.h>
 

@@ -4,7 +4,6 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/crt/captured.hpp>
 
-#include "capture_mode.hpp"
 #include "cublas_handles.hpp"
 #include "device_cache_config.hpp"
 
@@ -12,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,9 @@ Lanes& lanes() {
   return *l;
 }
 
+/// Devices whose lane exists (bit d for device d < 64): prepare's test without a lock.
+std::atomic<std::uint64_t> lanes_made{0};
+
 void release_instances() {
   Lanes& l = lanes();
   std::lock_guard<std::mutex> lock(l.mutex);
@@ -53,6 +57,7 @@ void release_instances() {
     kv.second->work_space.reset();
     kv.second->branch_space.reset();
   }
+  lanes_made.store(0, std::memory_order_release);
   l.finalize_hook = false;
 }
 
@@ -96,27 +101,14 @@ std::unique_ptr<Lane> make_lane() {
   return lane;
 }
 
-/// The lane of `device`, made now if it is not yet and that is safe for the capture of
-/// `stream` (see int8_gemm_cublas.hpp); null with why otherwise.
-Lane* lane_for(int device, cudaStream_t stream, std::string& why) {
+/// The lane of `device`, or null where none has been made (prepare makes it, outside any
+/// capture: cuBLAS cannot make a handle while a stream is being captured).
+Lane* existing_lane(int device) {
   Lanes& l = lanes();
   std::lock_guard<std::mutex> lock(l.mutex);
-  std::unique_ptr<Lane>& entry = l.by_device[device];
-  if (entry && entry->work_space) return entry.get();
-  if (!cuda::apart_from_default_stream(stream)) {
-    why =
-        "the captured stream synchronises with the default stream, where the library's first "
-        "captured call on this device would have to set up its streams (make one captured "
-        "call on a non-blocking stream, or any eager ozaki call, first)";
-    return nullptr;
-  }
-  if (!l.finalize_hook) {
-    Kokkos::push_finalize_hook(release_instances);
-    l.finalize_hook = true;
-  }
-  const cuda::RelaxedCaptureMode relaxed;  // the lane is made before anything is enqueued
-  entry = make_lane();
-  return entry.get();
+  const auto found = l.by_device.find(device);
+  if (found == l.by_device.end() || !found->second->work_space) return nullptr;
+  return found->second.get();
 }
 
 /// Whether a conditional node's body may hold every node of `graph` (kernels, memsets,
@@ -156,6 +148,23 @@ __global__ void capture_verdict(cudaGraphConditionalHandle handle, CrtCaptureCon
 
 }  // namespace
 
+void DeviceBranch<Kokkos::Cuda>::prepare(const Kokkos::Cuda& space) {
+  const int device = space.cuda_device();
+  const std::uint64_t bit = device < 64 ? std::uint64_t(1) << device : 0;
+  if (bit != 0 && (lanes_made.load(std::memory_order_acquire) & bit) != 0) return;
+  Lanes& l = lanes();
+  std::lock_guard<std::mutex> lock(l.mutex);
+  std::unique_ptr<Lane>& entry = l.by_device[device];
+  if (!entry || !entry->work_space) {
+    if (!l.finalize_hook) {
+      Kokkos::push_finalize_hook(release_instances);
+      l.finalize_hook = true;
+    }
+    entry = make_lane();
+  }
+  lanes_made.fetch_or(bit, std::memory_order_release);
+}
+
 DeviceBranch<Kokkos::Cuda>::DeviceBranch(const Kokkos::Cuda& space) : space_(space) {}
 
 DeviceBranch<Kokkos::Cuda>::~DeviceBranch() {
@@ -171,8 +180,13 @@ bool DeviceBranch<Kokkos::Cuda>::open(std::size_t bytes, std::string& why) {
     why = "the stream's capture is not active (invalidated)";
     return false;
   }
-  lane_ = lane_for(space_.cuda_device(), space_.cuda_stream(), why);
-  if (lane_ == nullptr) return false;
+  lane_ = existing_lane(space_.cuda_device());
+  if (lane_ == nullptr) {
+    why = "no eager INT8 call has run on this device yet: the library's streams and cuBLAS "
+          "handles for graphs are made by the first one, outside any capture (cuBLAS cannot "
+          "make a handle while a stream is being captured)";
+    return false;
+  }
   lane_->mutex.lock();
   locked_ = true;
   void* memory = nullptr;
