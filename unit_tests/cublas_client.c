@@ -554,13 +554,12 @@ int main(void) {
     failures += run_case(&cases[i], streams[cases[i].stream]);
   for (size_t i = 0; i < sizeof zcases / sizeof zcases[0]; ++i)
     failures += run_zcase(&zcases[i], streams[zcases[i].stream]);
-  /* A capture on a stream that synchronises with the default stream (the interposer runs the
-     caller's own call in the graph: the same bits), and on a non-blocking one (under
-     OZAKI_CUBLAS=force, ozaki's products inside the graph, decided on the device). */
+  /* Captures on a stream that synchronises with the default stream and on a non-blocking one
+     (torch.cuda.graph's kind): the captured call passes through, the same bits as plain. */
   failures += run_capture(streams[1], "pass_graph_capture");
   cudaStream_t graph_stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&graph_stream, cudaStreamNonBlocking));
-  failures += run_capture(graph_stream, "graph_capture_nonblocking");
+  failures += run_capture(graph_stream, "pass_graph_capture_nonblocking");
   cudaStreamDestroy(graph_stream);
   failures += run_moved_handle(streams[1], streams[2]);
   /* Two host threads, each with its own handle on its own stream, at once. */

@@ -192,6 +192,7 @@ void check_family(const Case& c) {
     ozaki::Options o;
     o.algorithm = config.algorithm;
     o.crt_scaling = config.scaling;
+    o.experimental.graph_products = config.captured;
     const GemmRun run = config.captured ? run_gemm_captured('N', 'N', 1.0, A, B, 0.0, C0, o)
                                         : run_gemm('N', 'N', 1.0, A, B, 0.0, C0, o);
     const double error = componentwise_error(run.C, ref, abs_ab);

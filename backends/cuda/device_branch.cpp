@@ -61,9 +61,12 @@ void release_instances() {
   l.finalize_hook = false;
 }
 
-/// One product of each kind on the branch stream, run now: cuBLAS sets up a handle's state on
-/// its first product, which must not happen while that stream is being captured.  (The `_64`
-/// entry points, as everywhere in the library: the interposer exports the others.)
+/// The branch stream's cuBLAS handles get workspaces of their own (cuBLAS's default size on
+/// Hopper): without one, cuBLAS takes its workspace with cudaMallocAsync while the stream is
+/// being captured, an allocation node that a conditional node's body may not hold (the
+/// branches were refused for it on an H100).  Then one product of each kind, run now: cuBLAS
+/// sets up a handle's state on its first product, which must not happen during a capture.  (The
+/// `_64` entry points, as everywhere in the library: the interposer exports the others.)
 void warm_up_handles(cudaStream_t stream) {
   void* memory = nullptr;
   cuda::check(cudaMallocAsync(&memory, 4096, stream), "cudaMallocAsync");
@@ -71,6 +74,12 @@ void warm_up_handles(cudaStream_t stream) {
   auto* bytes = static_cast<std::int8_t*>(memory);
   const cuda::BoundHandle int8 = cuda::handle_for(stream, cuda::HandleUse::Int8);
   const cuda::BoundHandle fp64 = cuda::handle_for(stream, cuda::HandleUse::Fp64);
+  for (const cuda::BoundHandle& h : {int8, fp64}) {
+    void* workspace = nullptr;  // kept for the process's life, as the lane's streams
+    cuda::check(cudaMalloc(&workspace, cuda::lt_workspace_bytes), "cudaMalloc");
+    cuda::check(cublasSetWorkspace(h.handle, workspace, cuda::lt_workspace_bytes),
+                "cublasSetWorkspace");
+  }
   const std::int32_t one_i = 1, zero_i = 0;
   cuda::check(cublasGemmEx_64(int8.handle, CUBLAS_OP_T, CUBLAS_OP_N, 16, 16, 16, &one_i, bytes,
                               CUDA_R_8I, 16, bytes + 256, CUDA_R_8I, 16, &zero_i, bytes + 512,
@@ -182,9 +191,10 @@ bool DeviceBranch<Kokkos::Cuda>::open(std::size_t bytes, std::string& why) {
   }
   lane_ = existing_lane(space_.cuda_device());
   if (lane_ == nullptr) {
-    why = "no eager INT8 call has run on this device yet: the library's streams and cuBLAS "
-          "handles for graphs are made by the first one, outside any capture (cuBLAS cannot "
-          "make a handle while a stream is being captured)";
+    why =
+        "no eager INT8 call has run on this device yet: the library's streams and cuBLAS "
+        "handles for graphs are made by the first one, outside any capture (cuBLAS cannot "
+        "make a handle while a stream is being captured)";
     return false;
   }
   lane_->mutex.lock();

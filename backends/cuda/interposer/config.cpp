@@ -67,6 +67,7 @@ Config read() {
     c.options.workspace_limit = static_cast<std::int64_t>(x) << 30;
   }
   if (parse_int("OZAKI_CUBLAS_LOG", 0, 1, x)) c.log = static_cast<int>(x);
+  if (parse_int("OZAKI_CUBLAS_GRAPHS", 0, 1, x)) c.options.experimental.graph_products = x == 1;
   // Before the first call through ozaki: config() is read first (ozaki_cublas.cpp).
   ozaki_test::set_test_hooks_from_environment();
   return c;

@@ -13,7 +13,6 @@
 // that copy on the first call it takes (on the current device) and finalises it at exit.  A
 // Kokkos the program owns is a different copy, never touched.
 
-#include "../capture_mode.hpp"
 #include "../device_cache_config.hpp"
 #include "config.hpp"
 #include "real_cublas.hpp"
@@ -127,17 +126,14 @@ class Runtime {
     return !finished_ && Kokkos::is_initialized() && device == device_;
   }
 
-  /// The stream's instance for a call made while the stream is being captured: the one made
-  /// before, or a new one where making it cannot touch the captured stream (capture_mode.hpp).
-  std::optional<Kokkos::Cuda> instance_in_capture(cudaStream_t stream) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto found = instances_.find(stream);
-      if (found != instances_.end()) return found->second;
-    }
-    if (!ozaki::Impl::cuda::apart_from_default_stream(stream)) return std::nullopt;
-    const ozaki::Impl::cuda::RelaxedCaptureMode relaxed;
-    return instance(stream);
+  /// The stream's instance made before, if any: a call made while the stream is being
+  /// captured may not make one (Kokkos 3.4 allocates and writes memory for it, which
+  /// invalidates the capture).
+  std::optional<Kokkos::Cuda> existing_instance(cudaStream_t stream) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = instances_.find(stream);
+    if (found == instances_.end()) return std::nullopt;
+    return found->second;
   }
 
   Kokkos::Cuda instance(cudaStream_t stream) {
@@ -504,13 +500,13 @@ cudaStream_t stream_of(cublasHandle_t handle) {
   return stream;
 }
 
-/// A real call on a stream being captured into a graph: through ozaki, whose scheme II then
-/// runs inside the graph with its verdict on the device and native FP64 GEMM otherwise
-/// (docs/design.md §7), where nothing on the way needs what capture forbids: the scalars on
-/// the host, this library's Kokkos already started on the device, and the stream's instance
-/// made before or makeable now (capture_mode.hpp).  Otherwise, and for complex calls (which
-/// run native ZGEMM inside a graph anyway), the caller's own call, untouched.  No timer: its
-/// wait is not allowed here.
+/// A real call on a stream being captured into a graph, with OZAKI_CUBLAS_GRAPHS=1: through
+/// ozaki, whose scheme II then runs inside the graph with its verdict on the device and native
+/// FP64 GEMM (the caller's own call) otherwise (docs/design.md §7), where nothing on the way
+/// needs what capture forbids: the scalars on the host, and the stream's Kokkos instance made
+/// by an earlier eager call on it.  Otherwise, and for complex calls (which run native ZGEMM
+/// inside a graph anyway), the caller's own call, untouched.  No timer: its wait is not
+/// allowed here.
 template <class T>
 cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
                              typename Scalar<T>::RealGemm real_gemm) {
@@ -519,9 +515,10 @@ cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
   real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
   Runtime& runtime = Runtime::get();
   std::optional<Kokkos::Cuda> space;
-  if (std::is_same<T, double>::value && mode == CUBLAS_POINTER_MODE_HOST &&
-      cudaGetDevice(&device) == cudaSuccess && runtime.started(device)) {
-    space = runtime.instance_in_capture(stream);
+  if (config().options.experimental.graph_products && std::is_same<T, double>::value &&
+      mode == CUBLAS_POINTER_MODE_HOST && cudaGetDevice(&device) == cudaSuccess &&
+      runtime.started(device)) {
+    space = runtime.existing_instance(stream);
   }
   if (!space) {
     count_pass(Passed::StreamCapture);

@@ -324,13 +324,18 @@ Report after_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, doubl
   return run_native(space, call, options, alpha, beta, report.reason, false, decision);
 }
 
-/// Whether a captured call runs scheme II inside the graph: Auto where scheme II with the
+/// Whether a captured call runs scheme II inside the graph (where
+/// Options::experimental.graph_products allows): Auto where scheme II with the
 /// captured count (crt_capture_moduli) beats native FP64 GEMM by the cost model, or Int8Crt
 /// with an automatic count under the fast or automatic rule; why not otherwise.  (Scheme I,
 /// cuBLAS's emulation, a fixed count and the accurate rule decide on the host.)
 template <class ExecSpace>
 bool captured_crt_applies(const ExecSpace& space, const GemmCall<ExecSpace>& call, const Options& o,
                           std::string& why) {
+  if (!o.experimental.graph_products) {
+    why = " (scheme II inside graphs is off: Options::experimental.graph_products)";
+    return false;
+  }
   if (o.algorithm != Algorithm::Auto && o.algorithm != Algorithm::Int8Crt) {
     why = " (only Int8Crt runs inside a graph)";
     return false;
