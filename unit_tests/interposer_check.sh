@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The cuBLAS interposer on an unmodified cuBLAS program (cublas_client.c):
 #   interposer_check.sh <cublas_client> <libozaki_cublas.so> [<client linked against it>]
-# runs the client four times: plain cuBLAS, and under LD_PRELOAD with OZAKI_CUBLAS=off, auto
-# and force.  Each run must keep every case within its bound (the client's exit status);
+# runs the client five times: plain cuBLAS, and under LD_PRELOAD with OZAKI_CUBLAS=off, auto,
+# force, and force with OZAKI_CUBLAS_GRAPHS=1.  Each run must keep every case within its bound (the client's exit status);
 # `off` must give plain cuBLAS's bits everywhere, auto and force on the "pass_" cases; force
 # must have taken the FP64 cases through ozaki (its log) and say so in its summary.  The
 # linked client (libozaki_cublas.so ahead of libcublas, no LD_PRELOAD) must do the same as
@@ -41,6 +41,11 @@ through=$(grep -c -- "-> Int8" "$work/force.err" || true)
 [ "$through" -ge 17 ] || fail "force: $through calls through ozaki, expected 17"
 grep -q "stream capture" "$work/force.err" || fail "force: the captured calls were not passed through"
 grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
+# force with OZAKI_CUBLAS_GRAPHS=1 (experimental): the captured calls run scheme II inside the
+# graph (their eager warm-up calls made the library's streams for graphs), within their bounds.
+run graphs LD_PRELOAD="$lib" OZAKI_CUBLAS=force OZAKI_CUBLAS_GRAPHS=1 OZAKI_CUBLAS_LOG=1
+grep -q -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/graphs.err" ||
+  fail "graphs: no captured call ran scheme II inside its graph"
 grep -q "cuBLAS (below OZAKI_CUBLAS_MIN)" "$work/force.err" || fail "force: the small call was not passed through"
 if [ -n "${3:-}" ]; then
   env OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 "$3" >"$work/linked.out" 2>"$work/linked.err" ||

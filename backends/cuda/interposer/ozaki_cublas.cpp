@@ -111,6 +111,7 @@ class Runtime {
       Kokkos::initialize(argc, argv);
       device_ = device;
       std::atexit(finish);
+      if (config().options.experimental.graph_products) make_capture_lane();
     }
     if (device != device_) {
       why = "device " + std::to_string(device) + " (this process's ozaki runs on device " +
@@ -126,14 +127,23 @@ class Runtime {
     return !finished_ && Kokkos::is_initialized() && device == device_;
   }
 
-  /// The stream's instance made before, if any: a call made while the stream is being
-  /// captured may not make one (Kokkos 3.4 allocates and writes memory for it, which
-  /// invalidates the capture).
-  std::optional<Kokkos::Cuda> existing_instance(cudaStream_t stream) {
+  /// This library's own stream for calls captured into graphs, with its Kokkos instance: a
+  /// captured call is forked from the caller's stream onto it and joined back (events, which
+  /// capture records as edges), because a Kokkos 3.4 instance cannot be made for the caller's
+  /// stream during its capture (making one allocates and writes memory, which invalidated
+  /// torch.cuda.graph's capture on an H100).  Made with this library's Kokkos, outside any
+  /// capture, where OZAKI_CUBLAS_GRAPHS=1; one call at a time uses it (its lock).
+  struct CaptureLane {
+    std::mutex* lock = nullptr;
+    cudaStream_t stream = nullptr;
+    cudaEvent_t forked = nullptr, joined = nullptr;
+    Kokkos::Cuda space;
+  };
+  std::optional<CaptureLane> capture_lane() {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto found = instances_.find(stream);
-    if (found == instances_.end()) return std::nullopt;
-    return found->second;
+    if (!capture_space_) return std::nullopt;
+    return CaptureLane{&capture_lock_, capture_stream_, capture_forked_, capture_joined_,
+                       *capture_space_};
   }
 
   Kokkos::Cuda instance(cudaStream_t stream) {
@@ -151,10 +161,25 @@ class Runtime {
   /// program's first cuBLAS call, so it runs before cuBLAS's own teardown).
   static void finish();
 
+  void make_capture_lane() {
+    if (cudaStreamCreateWithFlags(&capture_stream_, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreateWithFlags(&capture_forked_, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventCreateWithFlags(&capture_joined_, cudaEventDisableTiming) != cudaSuccess) {
+      cudaGetLastError();  // no lane: captured calls pass through
+      return;
+    }
+    const ozaki::Impl::cuda::KeepDeviceCacheConfig program_cache;  // the program's, not Kokkos'
+    capture_space_.emplace(capture_stream_);
+  }
+
   std::mutex mutex_;
   int device_ = -1;
   bool finished_ = false;
   std::map<cudaStream_t, Kokkos::Cuda> instances_;
+  std::mutex capture_lock_;
+  cudaStream_t capture_stream_ = nullptr;
+  cudaEvent_t capture_forked_ = nullptr, capture_joined_ = nullptr;
+  std::optional<Kokkos::Cuda> capture_space_;
 };
 
 void print_summary() {
@@ -185,6 +210,7 @@ void Runtime::finish() {
   std::lock_guard<std::mutex> lock(r.mutex_);
   r.finished_ = true;
   r.instances_.clear();
+  r.capture_space_.reset();
   if (Kokkos::is_initialized()) Kokkos::finalize();
 }
 
@@ -501,12 +527,13 @@ cudaStream_t stream_of(cublasHandle_t handle) {
 }
 
 /// A real call on a stream being captured into a graph, with OZAKI_CUBLAS_GRAPHS=1: through
-/// ozaki, whose scheme II then runs inside the graph with its verdict on the device and native
-/// FP64 GEMM (the caller's own call) otherwise (docs/design.md §7), where nothing on the way
-/// needs what capture forbids: the scalars on the host, and the stream's Kokkos instance made
-/// by an earlier eager call on it.  Otherwise, and for complex calls (which run native ZGEMM
-/// inside a graph anyway), the caller's own call, untouched.  No timer: its wait is not
-/// allowed here.
+/// ozaki on this library's capture lane (Runtime::capture_lane), forked from the caller's
+/// stream and joined back, where ozaki's scheme II then runs inside the graph with its verdict
+/// on the device and native FP64 GEMM otherwise (the caller's own call on its stream;
+/// docs/design.md §7).  Only where nothing on the way needs what capture forbids: the scalars
+/// on the host, this library's Kokkos started by an earlier eager call.  Otherwise, and for
+/// complex calls (which run native ZGEMM inside a graph anyway), the caller's own call,
+/// untouched.  No timer: its wait is not allowed here.
 template <class T>
 cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
                              typename Scalar<T>::RealGemm real_gemm) {
@@ -514,19 +541,30 @@ cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
   cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
   real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
   Runtime& runtime = Runtime::get();
-  std::optional<Kokkos::Cuda> space;
+  std::optional<Runtime::CaptureLane> lane;
   if (config().options.experimental.graph_products && std::is_same<T, double>::value &&
       mode == CUBLAS_POINTER_MODE_HOST && cudaGetDevice(&device) == cudaSuccess &&
       runtime.started(device)) {
-    space = runtime.existing_instance(stream);
+    lane = runtime.capture_lane();
   }
-  if (!space) {
+  if (!lane) {
+    count_pass(Passed::StreamCapture);
+    return pass_through<T>(real_gemm, g);
+  }
+  std::lock_guard<std::mutex> hold(*lane->lock);
+  if (cudaEventRecord(lane->forked, stream) != cudaSuccess ||
+      cudaStreamWaitEvent(lane->stream, lane->forked, 0) != cudaSuccess) {
+    cudaGetLastError();
     count_pass(Passed::StreamCapture);
     return pass_through<T>(real_gemm, g);
   }
   std::string what;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  if (run_ozaki_on<T>(g, *space, stream, real_gemm, status, what)) {
+  const bool through = run_ozaki_on<T>(g, lane->space, stream, real_gemm, status, what);
+  // The join: the caller's stream continues after everything the call put on the lane.
+  cudaEventRecord(lane->joined, lane->stream);
+  cudaStreamWaitEvent(stream, lane->joined, 0);
+  if (through) {
     if (config().log == 1) log_call(g, what + " (captured into a graph)", 0);
     return status;
   }

@@ -390,8 +390,9 @@ struct CrtCaptureConstants;
 ///   decide(c, partials, teams)   the verdict on summary_maxima of `partials` and the branch
 ///                          it picks, both in stream order, then the caller's instance after;
 ///   close()                releases the scratch in stream order;
-/// and static prepare(space), called by every eager INT8 call: what the branch needs that
-/// cannot be made while a stream is being captured.
+/// and static prepare(space), called by every eager INT8 call that allows graph products
+/// (Options::experimental.graph_products): what the branch needs that cannot be made while a
+/// stream is being captured.
 /// This default runs on the host: decide waits for the space, evaluates the verdict and runs
 /// the branch at once (the tests emulate a captured call on host spaces with it:
 /// ozaki::Experimental::TestHooks::emulate_capture).  backends/cuda specialises it with CUDA
@@ -401,7 +402,7 @@ class DeviceBranch {
  public:
   using Work = std::function<void(const ExecSpace&)>;
   /// What a branch on the device needs that cannot be made during a capture, made by every
-  /// eager INT8 call (nothing here).
+  /// eager INT8 call that allows graph products (nothing here).
   static void prepare(const ExecSpace&) {}
   explicit DeviceBranch(const ExecSpace& space) : space_(space) {}
   bool open(std::size_t bytes, std::string&) {

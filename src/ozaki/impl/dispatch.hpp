@@ -242,7 +242,9 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   // Scheme II pads its INT8 products as its backend runs them fastest; scheme I keeps the
   // 16-byte padding of its slice format (prepared operands and the serial oracle share it).
   const std::int64_t pad = scheme == Algorithm::Int8Crt ? Int8Gemm<ExecSpace>::padding : 16;
-  DeviceBranch<ExecSpace>::prepare(space);  // for later calls captured into graphs
+  if (options.experimental.graph_products) {
+    DeviceBranch<ExecSpace>::prepare(space);  // for later calls captured into graphs
+  }
   CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0, pad);
   plan.complex_karatsuba = call.complex != nullptr;
   plan.peaks_sampled = call.peaks_sampled;

@@ -119,14 +119,15 @@ struct StreamCapture<Kokkos::Cuda> {
 /// work before the verdict forked onto a second such stream, the verdict one thread on the
 /// device that sets a conditional handle, and an if/else conditional node with the branches as
 /// its bodies, joined back into the caller's stream.  The library's two streams per device,
-/// their Kokkos instances and cuBLAS handles are made by the first eager INT8 call (prepare),
-/// outside any capture.
+/// their Kokkos instances and cuBLAS handles are made by the first eager INT8 call that allows
+/// graph products (prepare), outside any capture.
 template <>
 class DeviceBranch<Kokkos::Cuda> {
  public:
   /// Makes the device's lane (its two streams, Kokkos instances and cuBLAS handles) if it is
-  /// not yet; called by every eager INT8 call (cuBLAS cannot make a handle while a stream is
-  /// being captured, so a captured call finds the lane made or runs native FP64 GEMM).
+  /// not yet; called by every eager INT8 call with Options::experimental.graph_products
+  /// (cuBLAS cannot make a handle while a stream is being captured, so a captured call finds
+  /// the lane made or runs native FP64 GEMM).
   static void prepare(const Kokkos::Cuda& space);
   explicit DeviceBranch(const Kokkos::Cuda& space);
   DeviceBranch(const DeviceBranch&) = delete;
