@@ -8,6 +8,7 @@
 #include "complex_common.hpp"
 
 #include <ozaki/impl/common/bounds.hpp>
+#include <ozaki/impl/crt/captured.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -175,6 +176,33 @@ double componentwise_error(const HostMatrix& C, const HostMatrix& ref,
   return worst;
 }
 
+/// The branch a captured call's verdict took is never more permissive than the eager planner:
+/// where its C is the products' (the bits of an eager call with the captured count under the
+/// fast rule), the eager call with an automatic count took the fast rule (not the counted one)
+/// with at most that count.  Otherwise it ran native FP64 GEMM: the same bits as the eager
+/// native call on host spaces.
+void check_captured_branch(const Case& c, const HostMatrix& A, const HostMatrix& B,
+                           const HostMatrix& C0, const GemmRun& captured,
+                           const ozaki::Report& automatic, const std::string& what) {
+  ozaki::Options fixed;
+  fixed.algorithm = Algorithm::Int8Crt;
+  fixed.moduli = ozaki::Impl::crt_capture_moduli(c.K);
+  fixed.crt_scaling = CrtScaling::Fast;
+  const GemmRun eager = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, fixed);
+  if (captured.C.values == eager.C.values) {
+    EXPECT_EQ(automatic.algorithm, Algorithm::Int8Crt) << what << "; " << automatic.reason;
+    EXPECT_LE(automatic.moduli, *fixed.moduli) << what << "; " << automatic.reason;
+    EXPECT_EQ(automatic.crt_scaling, CrtScaling::Fast) << what << "; " << automatic.reason;
+    EXPECT_EQ(automatic.estimate_int8_gemms, 0) << what << "; " << automatic.reason;
+    return;
+  }
+  if constexpr (ozaki::Impl::is_host_space<TestSpace>()) {
+    ozaki::Options native;
+    native.algorithm = Algorithm::Native;
+    EXPECT_EQ(captured.C.values, run_gemm('N', 'N', 1.0, A, B, 0.0, C0, native).C.values) << what;
+  }
+}
+
 void check_family(const Case& c) {
   const auto [A, B] = make_data(c);
   Random c_rng(c.seed + 1);
@@ -188,6 +216,7 @@ void check_family(const Case& c) {
   const double native_error = componentwise_error(native.C, ref, abs_ab);
   const double allowed = std::max(4 * native_error, 16 * u);
   const double gamma_K = ozaki::Impl::native_componentwise_bound(c.K);  // gamma_(K+2)
+  ozaki::Report automatic;  // the eager Int8Crt call's with an automatic count and rule
   for (const Config& config : configs) {
     ozaki::Options o;
     o.algorithm = config.algorithm;
@@ -214,6 +243,13 @@ void check_family(const Case& c) {
     if (run.report.algorithm != config.algorithm && config.algorithm != Algorithm::Auto) {
       EXPECT_TRUE(run.report.fallback) << what;
       EXPECT_FALSE(run.report.reason.empty()) << what;
+    }
+    if (config.algorithm == Algorithm::Int8Crt && config.scaling == CrtScaling::Auto) {
+      if (config.captured) {
+        check_captured_branch(c, A, B, C0, run, automatic, what);
+      } else {
+        automatic = run.report;
+      }
     }
   }
 }
