@@ -625,11 +625,14 @@ cmd_clients() {
   local torch_args=(--n "${OZAKI_CLIENTS_N:-8192}" --reps "${OZAKI_CLIENTS_REPS:-5}")
   local round
   echo "== cublas_call_overhead: label,shape,host_us_median,host_us_p90,wall_us_per_call,max_error" >>"$csv"
-  for round in 1 2; do
+  # Rounds alternate plain and interposed; perf_tests/overhead_pairs.py takes each pair's
+  # difference (the rounds' drift cancels) and their median.
+  for round in $(seq "${OZAKI_OVERHEAD_ROUNDS:-8}"); do
     "$overhead" plain >>"$csv" 2>>"$log" || echo "overhead (plain) failed" >>"$log"
     LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=0 "$overhead" ozaki >>"$csv" 2>>"$log" ||
       echo "overhead (ozaki) failed" >>"$log"
   done
+  python3 "$repo/perf_tests/overhead_pairs.py" "$csv" >>"$log" 2>&1 || true
   echo "== torch_clients: label,op,n,ms,check" >>"$csv"
   for round in 1 2; do
     python3 "$repo/perf_tests/torch_clients.py" --label plain "${torch_args[@]}" >>"$csv" \
