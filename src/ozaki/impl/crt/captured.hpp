@@ -33,8 +33,9 @@ namespace Impl {
 /// The peak ratio sqrt(K) max_r n_r / l1_r of both operands the count of a captured call is
 /// chosen for.  Uniformly distributed rows have about 1.16 to 1.18, Gaussian ones 1.25 to 1.29,
 /// the benchmarks' (U(-1/2,1/2)) exp(0.5 N(0,1)) 1.31 to 1.39 (the largest of 1024 to 4096 rows,
-/// K = 1024 to 16384); the fast rule's 14 moduli hold up to 1.42, 15 up to about 2.8.  Data
-/// beyond the count's reach make the verdict take native FP64 GEMM.
+/// K = 1024 to 16384); the fast model's 14 moduli hold up to 1.42 for every K, one modulus
+/// more (7% more products) would hold far beyond.  Data beyond the count's reach make the
+/// verdict take native FP64 GEMM.
 constexpr double crt_capture_peak = 1.4;
 
 /// The moduli count of a call captured into a graph: the fast rule's for rows of peak ratio
