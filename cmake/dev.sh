@@ -112,6 +112,14 @@ configure_and_build() {
   step "building ozaki in $build ($target, $jobs jobs)" build_ozaki "$build" "${target_args[@]}"
 }
 
+# The CUDA build of TARGETS (space-separated, or all) with the CUDA tests configured, its
+# output appended to LOG; "build failed" there and status 1 if it fails.
+build_cuda_logged() {
+  local log=$1 targets=$2
+  configure_and_build cuda "$repo/build-cuda" "$targets" -DOZAKI_ENABLE_TESTS=ON \
+    -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 || { echo "build failed" >>"$log"; return 1; }
+}
+
 configure_ozaki() {
   local build=$1 generator=$2
   shift 2
@@ -328,9 +336,7 @@ cmd_device() {
     # names no run path).
     export LD_LIBRARY_PATH=/usr/local/cuda/lib64:/usr/local/cuda/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   else
-    configure_and_build cuda "$repo/build-cuda" "${OZAKI_BUILD_TARGETS:-$targets}" \
-      -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
-      { echo "build failed" >>"$log"; return 1; }
+    build_cuda_logged "$log" "${OZAKI_BUILD_TARGETS:-$targets}" || return 1
     echo "build: $((SECONDS - t0)) s" >>"$log"
   fi
   if [ -n "${OZAKI_SASS:-}" ]; then
@@ -553,8 +559,7 @@ cmd_interposer() {
   local log=$out/interposer.log csv=$out/interposer.csv
   echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
   nvidia-smi -L >>"$log" 2>&1 || true
-  configure_and_build cuda "$repo/build-cuda" all -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda \
-    >>"$log" 2>&1 || { echo "build failed" >>"$log"; return 1; }
+  build_cuda_logged "$log" all || return 1
   local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
   (cd "$repo/build-cuda" && ctest --output-on-failure -R interposer 2>&1) >>"$log" || true
   echo "label,n,ms,tflops,error" >"$csv"
@@ -616,9 +621,7 @@ cmd_clients() {
   local log=$out/clients.log csv=$out/clients.csv
   echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >>"$log"
   nvidia-smi -L >>"$log" 2>&1 || true
-  configure_and_build cuda "$repo/build-cuda" "ozaki_cublas cublas_client cublas_call_overhead" \
-    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
-    { echo "build failed" >>"$log"; return 1; }
+  build_cuda_logged "$log" "ozaki_cublas cublas_client cublas_call_overhead" || return 1
   local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
   local overhead=$repo/build-cuda/perf_tests/cublas_call_overhead
   local client=$repo/build-cuda/unit_tests/cublas_client
@@ -691,10 +694,9 @@ cmd_capture_check() {
   local log=$out/capture.log csv=$out/capture.csv
   echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
   nvidia-smi -L >>"$log" 2>&1 || true
-  configure_and_build cuda "$repo/build-cuda" \
-    "captured_cuda cuda_backend_cuda componentwise_cuda ozaki_cublas cublas_client cublas_client_linked" \
-    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda >>"$log" 2>&1 ||
-    { echo "build failed" >>"$log"; return 1; }
+  build_cuda_logged "$log" \
+    "captured_cuda cuda_backend_cuda componentwise_cuda ozaki_cublas cublas_client cublas_client_linked" ||
+    return 1
   local t
   for t in captured_cuda cuda_backend_cuda componentwise_cuda; do
     echo "== $t" >>"$log"
@@ -721,8 +723,8 @@ cmd_device_test() {
   local out=${OUT:-$repo/build-cuda/out} target=$1
   shift
   mkdir -p "$out"
-  configure_and_build cuda "$repo/build-cuda" "$target" -DOZAKI_ENABLE_TESTS=ON \
-    -DOZAKI_TEST_SPACES=cuda >"$out/device.log" 2>&1 || { echo "build failed" >>"$out/device.log"; return 1; }
+  : >"$out/device.log"
+  build_cuda_logged "$out/device.log" "$target" || return 1
   "$repo/build-cuda/unit_tests/$target" "$@" >>"$out/device.log" 2>&1 || true
 }
 
@@ -772,8 +774,8 @@ cmd_pair() {
 cmd_pair_here() {
   local dir=${1:?usage: cmake/dev.sh pair-here DIR} out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out" "$dir"
-  configure_and_build cuda "$repo/build-cuda" "ozaki_bench ozaki_cublas" -DOZAKI_ENABLE_TESTS=ON \
-    -DOZAKI_TEST_SPACES=cuda >"$out/pair-build.log" 2>&1 || { echo "build failed" >>"$out/pair-build.log"; return 1; }
+  : >"$out/pair-build.log"
+  build_cuda_logged "$out/pair-build.log" "ozaki_bench ozaki_cublas" || return 1
   cp "$repo/build-cuda/perf_tests/ozaki_bench" "$dir/bench_b"
   cp "$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so" "$dir/libozaki_cublas.so"
   cmd_pair "$dir"

@@ -5,6 +5,10 @@
 // (Experimental::TestHooks::emulate_capture: the device's verdict evaluated on the host).
 #include "common.hpp"
 
+#include <ozaki/impl/common/bounds.hpp>
+
+#include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -12,6 +16,46 @@
 #endif
 
 namespace ozaki_test {
+
+/// A and B scaled against each other along k: A D and D^-1 B with D = diag(2^d_k), d_k
+/// uniform in [-r, r].  AB is unchanged, but the certificate cannot bound |A||B| near its
+/// mean-field value, so no count from the shape is certified for it (crt/captured.hpp).
+inline void scale_against_each_other(HostMatrix& A, HostMatrix& B, int r, Random& rng) {
+  const std::int64_t M = A.rows, K = A.cols, N = B.cols;
+  for (std::int64_t k = 0; k < K; ++k) {
+    const int d = static_cast<int>(std::floor(rng.uniform() * (2 * r + 1))) - r;
+    for (std::int64_t m = 0; m < M; ++m) A.values[m + k * M] = std::ldexp(A.values[m + k * M], d);
+    for (std::int64_t n = 0; n < N; ++n) B.values[k + n * K] = std::ldexp(B.values[k + n * K], -d);
+  }
+}
+
+/// Native FP64 GEMM's result inside a graph against an eager one: the same bits on host
+/// spaces (the same BLAS call); on a GPU, cuBLAS may pick another kernel inside a graph (its
+/// workspace differs there), so both within native's own bound gamma_(K+2) (|A||B|)_mn of the
+/// exact product, i.e. |c - n| <= 2 gamma_(K+2) (|A||B|)_mn, NaN where the other has NaN.
+inline bool agrees_with_native(const HostMatrix& C, const HostMatrix& native, const HostMatrix& A,
+                               const HostMatrix& B) {
+  if constexpr (ozaki::Impl::is_host_space<TestSpace>()) {
+    return C.values.size() == native.values.size() &&
+           std::memcmp(C.values.data(), native.values.data(), C.values.size() * sizeof(double)) ==
+               0;
+  }
+  const double bound = 2 * ozaki::Impl::native_componentwise_bound(A.cols);
+  for (std::int64_t n = 0; n < C.cols; ++n) {
+    for (std::int64_t m = 0; m < C.rows; ++m) {
+      const double c = C(m, n), x = native(m, n);
+      if (c == x) continue;  // infinities included
+      if (std::isnan(x) || std::isnan(c)) {
+        if (std::isnan(x) != std::isnan(c)) return false;
+        continue;
+      }
+      double abs_ab = 0;
+      for (std::int64_t k = 0; k < A.cols; ++k) abs_ab += std::fabs(A(m, k)) * std::fabs(B(k, n));
+      if (!(std::fabs(c - x) <= bound * abs_ab)) return false;
+    }
+  }
+  return true;
+}
 
 #if defined(KOKKOS_ENABLE_CUDA)
 /// Captures `call()` on `stream` into a graph, instantiates it and launches it `launches`

@@ -27,32 +27,6 @@ bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
 }
 
 /// Int8Crt with scheme II inside graphs on (Options::experimental.graph_products).
-/// Native FP64 GEMM's result inside a graph against an eager one: the same bits on host
-/// spaces (the same BLAS call); on a GPU, cuBLAS may pick another kernel inside a graph (its
-/// workspace differs there), so both within native's own bound gamma_(K+2) (|A||B|)_mn of
-/// each other's mean, i.e. |c - n| <= 2 gamma_(K+2) (|A||B|)_mn, NaN where the other has NaN.
-bool agrees_with_native(const HostMatrix& C, const HostMatrix& native, const HostMatrix& A,
-                        const HostMatrix& B) {
-  if constexpr (ozaki::Impl::is_host_space<TestSpace>()) {
-    return same_bits(C.values, native.values);
-  }
-  const double bound = 2 * ozaki::Impl::native_componentwise_bound(A.cols);
-  for (std::int64_t n = 0; n < C.cols; ++n) {
-    for (std::int64_t m = 0; m < C.rows; ++m) {
-      const double c = C(m, n), x = native(m, n);
-      if (c == x) continue;  // infinities included
-      if (std::isnan(x) || std::isnan(c)) {
-        if (std::isnan(x) != std::isnan(c)) return false;
-        continue;
-      }
-      double abs_ab = 0;
-      for (std::int64_t k = 0; k < A.cols; ++k) abs_ab += std::fabs(A(m, k)) * std::fabs(B(k, n));
-      if (!(std::fabs(c - x) <= bound * abs_ab)) return false;
-    }
-  }
-  return true;
-}
-
 ozaki::Options crt_options() {
   ozaki::Options o;
   o.algorithm = Algorithm::Int8Crt;
@@ -76,16 +50,11 @@ ozaki::Options native_options() {
   return o;
 }
 
-/// A and B scaled against each other along k (A D, D^-1 B, d_k uniform in [-25, 25]): the
-/// certificate cannot bound |A||B| near its mean-field value, so no count from the shape is
-/// certified and the verdict takes native FP64 GEMM.
+/// Operands scaled against each other along k by up to 2^+-25: no count from the shape is
+/// certified for them, so the verdict takes native FP64 GEMM.
 std::pair<HostMatrix, HostMatrix> anti_aligned(Random& rng) {
   HostMatrix A = random_host(M, K, 0.5, rng), B = random_host(K, N, 0.5, rng);
-  for (std::int64_t k = 0; k < K; ++k) {
-    const int d = static_cast<int>(std::floor(rng.uniform() * 51)) - 25;
-    for (std::int64_t m = 0; m < M; ++m) A.values[m + k * M] = std::ldexp(A.values[m + k * M], d);
-    for (std::int64_t n = 0; n < N; ++n) B.values[k + n * K] = std::ldexp(B.values[k + n * K], -d);
-  }
+  scale_against_each_other(A, B, 25, rng);
   return {A, B};
 }
 

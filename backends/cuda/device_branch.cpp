@@ -63,10 +63,10 @@ void release_instances() {
 
 /// The branch stream's cuBLAS handles get workspaces of their own (cuBLAS's default size on
 /// Hopper): without one, cuBLAS takes its workspace with cudaMallocAsync while the stream is
-/// being captured, an allocation node that a conditional node's body may not hold (the
-/// branches were refused for it on an H100).  Then one product of each kind, run now: cuBLAS
-/// sets up a handle's state on its first product, which must not happen during a capture.  (The
-/// `_64` entry points, as everywhere in the library: the interposer exports the others.)
+/// being captured, an allocation node that a conditional node's body may not hold.  Then one
+/// product of each kind, run now: cuBLAS sets up a handle's state on its first product, which
+/// must not happen during a capture.  (The `_64` entry points, as everywhere in the library:
+/// the interposer exports the others.)
 void warm_up_handles(cudaStream_t stream) {
   void* memory = nullptr;
   cuda::check(cudaMallocAsync(&memory, 4096, stream), "cudaMallocAsync");

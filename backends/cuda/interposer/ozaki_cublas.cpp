@@ -130,9 +130,9 @@ class Runtime {
   /// This library's own stream for calls captured into graphs, with its Kokkos instance: a
   /// captured call is forked from the caller's stream onto it and joined back (events, which
   /// capture records as edges), because a Kokkos 3.4 instance cannot be made for the caller's
-  /// stream during its capture (making one allocates and writes memory, which invalidated
-  /// torch.cuda.graph's capture on an H100).  Made with this library's Kokkos, outside any
-  /// capture, where OZAKI_CUBLAS_GRAPHS=1; one call at a time uses it (its lock).
+  /// stream during its capture (making one allocates and writes memory outside stream order,
+  /// which invalidates the capture).  Made with this library's Kokkos, outside any capture,
+  /// where OZAKI_CUBLAS_GRAPHS=1; one call at a time uses it (its lock).
   struct CaptureLane {
     std::mutex* lock = nullptr;
     cudaStream_t stream = nullptr;
@@ -529,23 +529,24 @@ cudaStream_t stream_of(cublasHandle_t handle) {
 /// A real call on a stream being captured into a graph, with OZAKI_CUBLAS_GRAPHS=1: through
 /// ozaki on this library's capture lane (Runtime::capture_lane), forked from the caller's
 /// stream and joined back, where ozaki's scheme II then runs inside the graph with its verdict
-/// on the device and native FP64 GEMM otherwise (the caller's own call on its stream;
-/// docs/design.md §7).  Only where nothing on the way needs what capture forbids: the scalars
-/// on the host, this library's Kokkos started by an earlier eager call.  Otherwise, and for
-/// complex calls (which run native ZGEMM inside a graph anyway), the caller's own call,
-/// untouched.  No timer: its wait is not allowed here.
+/// on the device (whose native branch is the library's cublasDgemm), or, where ozaki declines
+/// the call, the caller's own call on its stream (docs/design.md §7).  Only where nothing on
+/// the way needs what capture forbids: the scalars on the host, this library's Kokkos started
+/// by an earlier eager call.  Otherwise, and for complex calls (which run native ZGEMM inside a
+/// graph anyway), the caller's own call, untouched.  No timer: its wait is not allowed here.
 template <class T>
 cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
                              typename Scalar<T>::RealGemm real_gemm) {
-  int device = 0;
-  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
-  real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
-  Runtime& runtime = Runtime::get();
   std::optional<Runtime::CaptureLane> lane;
-  if (config().options.experimental.graph_products && std::is_same<T, double>::value &&
-      mode == CUBLAS_POINTER_MODE_HOST && cudaGetDevice(&device) == cudaSuccess &&
-      runtime.started(device)) {
-    lane = runtime.capture_lane();
+  if (config().options.experimental.graph_products && std::is_same<T, double>::value) {
+    int device = 0;
+    cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+    real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
+    Runtime& runtime = Runtime::get();
+    if (mode == CUBLAS_POINTER_MODE_HOST && cudaGetDevice(&device) == cudaSuccess &&
+        runtime.started(device)) {
+      lane = runtime.capture_lane();
+    }
   }
   if (!lane) {
     count_pass(Passed::StreamCapture);

@@ -204,6 +204,7 @@ struct RowsAlongK {
   typename Views<ExecSpace>::ConstMatrix a, b;
   typename Views<ExecSpace>::Matrix out;
   Shape shape;
+  bool strided_a = false, strided_b = false;  // rows not K-contiguous
 };
 
 template <class ExecSpace>
@@ -217,6 +218,8 @@ RowsAlongK<ExecSpace> rows_along_k(const GemmCall<ExecSpace>& call) {
   r.b = c_row_major ? call.opA : opBt;
   r.out = transposed_if(C, c_row_major);
   r.shape = c_row_major ? Shape{call.shape.n, call.shape.m, call.shape.k} : call.shape;
+  r.strided_a = r.shape.k > 1 && r.a.stride(1) != 1;
+  r.strided_b = r.shape.k > 1 && r.b.stride(1) != 1;
   return r;
 }
 
@@ -226,7 +229,6 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
                      double alpha, double beta, const Options& options,
                      ScratchBuffer<ExecSpace>& scratch, Report& report,
                      std::chrono::steady_clock::time_point call_start) {
-  using V = Views<ExecSpace>;
   ProfilingRegion region(std::string("ozaki::gemm[") + to_string(scheme) + "," +
                          Int8Gemm<ExecSpace>::name() + "]");
   if (call.complex != nullptr && scheme != Algorithm::Int8Crt) {
@@ -234,10 +236,6 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
     return Int8Outcome::NeedsEmbedding;
   }
   const RowsAlongK<ExecSpace> rows = rows_along_k(call);
-  const typename V::ConstMatrix& rows_a = rows.a;
-  const typename V::ConstMatrix& rows_b = rows.b;
-  const typename V::Matrix& out = rows.out;
-  const Shape& shape = rows.shape;
   const SliceStorage<ExecSpace>* prepared = call.prepared_a ? call.prepared_a : call.prepared_b;
   // Scheme II pads its INT8 products as its backend runs them fastest; scheme I keeps the
   // 16-byte padding of its slice format (prepared operands and the serial oracle share it).
@@ -245,24 +243,23 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   if (options.experimental.graph_products) {
     DeviceBranch<ExecSpace>::prepare(space);  // for later calls captured into graphs
   }
-  CallPlan plan = make_plan(shape, options, prepared != nullptr ? prepared->slices : 0, pad);
+  CallPlan plan = make_plan(rows.shape, options, prepared != nullptr ? prepared->slices : 0, pad);
   plan.complex_karatsuba = call.complex != nullptr;
   plan.peaks_sampled = call.peaks_sampled;
   if (call.promise > 0) plan.promise = call.promise;
-  const bool strided_a = shape.k > 1 && rows_a.stride(1) != 1;
-  const bool strided_b = shape.k > 1 && rows_b.stride(1) != 1;
   if (scheme == Algorithm::Int8Crt) {
-    PipelineState<ExecSpace> state(space, plan, rows_a, rows_b,
-                                   crt_operand_plan<ExecSpace>(plan, strided_a, strided_b), scratch,
-                                   report, call_start);
-    return run_crt(state, call.complex, alpha, beta, out);
+    PipelineState<ExecSpace> state(
+        space, plan, rows.a, rows.b,
+        crt_operand_plan<ExecSpace>(plan, rows.strided_a, rows.strided_b), scratch, report,
+        call_start);
+    return run_crt(state, call.complex, alpha, beta, rows.out);
   }
   const bool split_a = call.prepared_a == nullptr, split_b = call.prepared_b == nullptr;
   PipelineState<ExecSpace> state(
-      space, plan, rows_a, rows_b,
-      slices_operand_plan<ExecSpace>(plan, split_a, split_b, strided_a, strided_b), scratch, report,
-      call_start);
-  return run_slices(state, call.prepared_a, call.prepared_b, alpha, beta, out);
+      space, plan, rows.a, rows.b,
+      slices_operand_plan<ExecSpace>(plan, split_a, split_b, rows.strided_a, rows.strided_b),
+      scratch, report, call_start);
+  return run_slices(state, call.prepared_a, call.prepared_b, alpha, beta, rows.out);
 }
 
 /// run_int8, and where scheme II's scratch cannot be had under the library's own limit, again
@@ -383,12 +380,10 @@ Report run_captured(const ExecSpace& space, const GemmCall<ExecSpace>& call, dou
   captured_options.time_phases = false;
   const RowsAlongK<ExecSpace> rows = rows_along_k(call);
   const CallPlan plan = make_plan(rows.shape, captured_options, 0, Int8Gemm<ExecSpace>::padding);
-  const bool strided_a = rows.shape.k > 1 && rows.a.stride(1) != 1;
-  const bool strided_b = rows.shape.k > 1 && rows.b.stride(1) != 1;
   Report report;
   PipelineState<ExecSpace> state(space, plan, rows.a, rows.b,
-                                 crt_operand_plan<ExecSpace>(plan, strided_a, strided_b), scratch,
-                                 report, call_start);
+                                 crt_operand_plan<ExecSpace>(plan, rows.strided_a, rows.strided_b),
+                                 scratch, report, call_start);
   const auto native = [&](const ExecSpace& on) {
     NativeGemm<ExecSpace>::run(on, call.trans_a, call.trans_b, alpha, call.A, call.B, beta, call.C);
   };
