@@ -103,7 +103,8 @@ inline void warm_up(const Kokkos::Cuda& space) {
   native.algorithm = ozaki::Algorithm::Native;
   crt.algorithm = ozaki::Algorithm::Int8Crt;
   crt.moduli = 14;
-  crt.experimental.graph_products = true;  // makes the library's streams for graphs
+  // (Options::experimental.graph_products, on by default, makes the library's streams for
+  // graphs.)
   ozaki::gemm(space, "N", "N", 1.0, a, b, 0.0, c, native);
   ozaki::gemm(space, "N", "N", 1.0, a, b, 0.0, c, crt);
   space.fence();

@@ -371,8 +371,8 @@ static int run_capture(cudaStream_t stream, const char* name) {
   /* The warm-up call, outside the capture. */
   fill(A, sa, 101);
   fill(B, sb, 103);
-  CHECK_CUDA(cudaMemcpy(dA, A, sizeof(double) * sa, cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(dB, B, sizeof(double) * sb, cudaMemcpyHostToDevice));
+  CHECK_CUDA(cudaMemcpyAsync(dA, A, sizeof(double) * sa, cudaMemcpyHostToDevice, stream));
+  CHECK_CUDA(cudaMemcpyAsync(dB, B, sizeof(double) * sb, cudaMemcpyHostToDevice, stream));
   CHECK_CUBLAS(
       cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, dA, m, dB, k, &beta, dC, m));
   CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -387,8 +387,10 @@ static int run_capture(cudaStream_t stream, const char* name) {
   for (int replay = 0; replay < 2; ++replay) {
     fill(A, sa, 201 + (uint64_t)replay);
     fill(B, sb, 301 + (uint64_t)replay);
-    CHECK_CUDA(cudaMemcpy(dA, A, sizeof(double) * sa, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy(dB, B, sizeof(double) * sb, cudaMemcpyHostToDevice));
+    /* On the replay's stream: a pageable cudaMemcpy may return before its DMA lands, and a
+       non-blocking stream does not wait for the legacy default stream that cudaMemcpy uses. */
+    CHECK_CUDA(cudaMemcpyAsync(dA, A, sizeof(double) * sa, cudaMemcpyHostToDevice, stream));
+    CHECK_CUDA(cudaMemcpyAsync(dB, B, sizeof(double) * sb, cudaMemcpyHostToDevice, stream));
     CHECK_CUDA(cudaGraphLaunch(exec, stream));
     CHECK_CUDA(cudaStreamSynchronize(stream));
     CHECK_CUDA(cudaMemcpy(C, dC, sizeof(double) * sc, cudaMemcpyDeviceToHost));
@@ -555,11 +557,11 @@ int main(void) {
   for (size_t i = 0; i < sizeof zcases / sizeof zcases[0]; ++i)
     failures += run_zcase(&zcases[i], streams[zcases[i].stream]);
   /* Captures on a stream that synchronises with the default stream and on a non-blocking one
-     (torch.cuda.graph's kind): the captured call passes through, the same bits as plain. */
-  failures += run_capture(streams[1], "pass_graph_capture");
+     (torch.cuda.graph's kind), each replayed with new data. */
+  failures += run_capture(streams[1], "graph_capture");
   cudaStream_t graph_stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&graph_stream, cudaStreamNonBlocking));
-  failures += run_capture(graph_stream, "pass_graph_capture_nonblocking");
+  failures += run_capture(graph_stream, "graph_capture_nonblocking");
   cudaStreamDestroy(graph_stream);
   failures += run_moved_handle(streams[1], streams[2]);
   /* Two host threads, each with its own handle on its own stream, at once. */

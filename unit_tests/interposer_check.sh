@@ -2,11 +2,12 @@
 # The cuBLAS interposer on an unmodified cuBLAS program (cublas_client.c):
 #   interposer_check.sh <cublas_client> <libozaki_cublas.so> [<client linked against it>]
 # runs the client five times: plain cuBLAS, and under LD_PRELOAD with OZAKI_CUBLAS=off, auto,
-# force, and force with OZAKI_CUBLAS_GRAPHS=1.  Each run must keep every case within its bound (the client's exit status);
-# `off` must give plain cuBLAS's bits everywhere, auto and force on the "pass_" cases; force
-# must have taken the FP64 cases through ozaki (its log) and say so in its summary.  The
-# linked client (libozaki_cublas.so ahead of libcublas, no LD_PRELOAD) must do the same as
-# force without the preload.
+# force, and force with OZAKI_CUBLAS_GRAPHS=0.  Each run must keep every case within its bound
+# (the client's exit status); `off` must give plain cuBLAS's bits everywhere, auto and force on
+# the "pass_" cases, and force without graphs on the captured cases too; force must have taken
+# the FP64 cases through ozaki, the captured ones inside their graphs (its log), and say so in
+# its summary.  The linked client (libozaki_cublas.so ahead of libcublas, no LD_PRELOAD) must
+# do the same as force without the preload.
 set -euo pipefail
 client=$1
 lib=$2
@@ -29,23 +30,25 @@ run plain
 run off LD_PRELOAD="$lib" OZAKI_CUBLAS=off
 run auto LD_PRELOAD="$lib" OZAKI_CUBLAS_LOG=1
 run force LD_PRELOAD="$lib" OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1
+run nographs LD_PRELOAD="$lib" OZAKI_CUBLAS=force OZAKI_CUBLAS_GRAPHS=0 OZAKI_CUBLAS_LOG=1
 
 [ "$(hashes off)" = "$(hashes plain)" ] || fail "OZAKI_CUBLAS=off changed some bits"
-for mode in auto force; do
+for mode in auto force nographs; do
   [ "$(pass_hashes $mode)" = "$(pass_hashes plain)" ] || fail "$mode changed a pass-through case"
 done
+capture_hashes() { hashes "$1" | grep '^graph_capture' || true; }
+[ "$(capture_hashes nographs)" = "$(capture_hashes plain)" ] ||
+  fail "nographs: a captured call did not pass through"
+grep -q "stream capture" "$work/nographs.err" || fail "nographs: the captured calls were not passed through"
 # force: every FP64 call of at least 512 in each dimension went through ozaki: 5 real and 3
-# complex single calls, 3 products of the batch, the two captures' warm-up calls (the captured
-# calls pass through), the moved handle's 2 calls, 2 threads.
-through=$(grep -c -- "-> Int8" "$work/force.err" || true)
-[ "$through" -ge 17 ] || fail "force: $through calls through ozaki, expected 17"
-grep -q "stream capture" "$work/force.err" || fail "force: the captured calls were not passed through"
+# complex single calls, 3 products of the batch, the two captures' warm-up calls, the moved
+# handle's 2 calls, 2 threads; and the two captured calls ran scheme II inside their graphs
+# (the warm-up calls made the library's streams for graphs).
+through=$(grep -- "-> Int8" "$work/force.err" | grep -vc "(captured into a graph)" || true)
+[ "$through" -ge 17 ] || fail "force: $through eager calls through ozaki, expected 17"
+captured=$(grep -c -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/force.err" || true)
+[ "$captured" -eq 2 ] || fail "force: $captured captured calls ran scheme II inside their graph, expected 2"
 grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
-# force with OZAKI_CUBLAS_GRAPHS=1 (experimental): the captured calls run scheme II inside the
-# graph (their eager warm-up calls made the library's streams for graphs), within their bounds.
-run graphs LD_PRELOAD="$lib" OZAKI_CUBLAS=force OZAKI_CUBLAS_GRAPHS=1 OZAKI_CUBLAS_LOG=1
-grep -q -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/graphs.err" ||
-  fail "graphs: no captured call ran scheme II inside its graph"
 grep -q "cuBLAS (below OZAKI_CUBLAS_MIN)" "$work/force.err" || fail "force: the small call was not passed through"
 if [ -n "${3:-}" ]; then
   env OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 "$3" >"$work/linked.out" 2>"$work/linked.err" ||
@@ -56,4 +59,4 @@ if [ -n "${3:-}" ]; then
   [ "$(pass_hashes linked)" = "$(pass_hashes plain)" ] || fail "linked changed a pass-through case"
   echo "interposer_check: the linked client took $linked calls through ozaki"
 fi
-echo "interposer_check: passed ($through calls through ozaki under force)"
+echo "interposer_check: passed ($through eager and $captured captured calls through ozaki under force)"

@@ -26,11 +26,11 @@ bool same_bits(const std::vector<double>& x, const std::vector<double>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(double)) == 0;
 }
 
-/// Int8Crt with scheme II inside graphs on (Options::experimental.graph_products).
+/// Int8Crt, with scheme II inside graphs on (Options::experimental.graph_products, the
+/// default).
 ozaki::Options crt_options() {
   ozaki::Options o;
   o.algorithm = Algorithm::Int8Crt;
-  o.experimental.graph_products = true;
   return o;
 }
 
@@ -126,9 +126,7 @@ TEST(Captured, AutoRunsNativeWhereTheCostModelSaysSo) {
   const std::int64_t n = 64;
   const HostMatrix A = random_host(n, n, 0.5, rng), B = random_host(n, n, 0.5, rng);
   const HostMatrix C0 = random_host(n, n, 0.5, rng);
-  ozaki::Options graphs;
-  graphs.experimental.graph_products = true;
-  const GemmRun captured = run_gemm_captured('N', 'N', 1.0, A, B, 1.0, C0, graphs);
+  const GemmRun captured = run_gemm_captured('N', 'N', 1.0, A, B, 1.0, C0, ozaki::Options{});
   EXPECT_EQ(captured.report.algorithm, Algorithm::Native);
   EXPECT_FALSE(captured.report.fallback);
   EXPECT_NE(captured.report.reason.find("captured into a graph"), std::string::npos)
@@ -144,7 +142,6 @@ TEST(Captured, OtherAlgorithmsRunNativeAndSaySo) {
   const GemmRun native = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, native_options());
   ozaki::Options slices;
   slices.algorithm = Algorithm::Int8Slices;
-  slices.experimental.graph_products = true;
   ozaki::Options off = crt_options();
   off.experimental.graph_products = false;
   ozaki::Options fixed = crt_options();

@@ -124,9 +124,11 @@ struct Tuning {
   /// A call on a stream being captured into a CUDA graph runs scheme II inside the graph, its
   /// count from the shape and its verdict on the device (docs/design.md §7, "Scheme II inside
   /// a graph"), where Auto or Int8Crt would take it; off: such calls run native FP64 GEMM on
-  /// the stream.  Off by default until the GPU runs it end to end (docs/benchmarks.md, "Checks
-  /// on the H200"); host spaces' emulation of a capture follows it too.
-  bool graph_products = false;
+  /// the stream.  On CUDA the first eager INT8 call on a device then makes what a captured
+  /// call cannot make during its capture (two streams and two cuBLAS handles with 32 MiB
+  /// workspaces each, kept for the process's life).  Host spaces' emulation of a capture
+  /// follows it too.
+  bool graph_products = true;
   /// Where set, what "native FP64 GEMM" means for this call: called instead of
   /// KokkosBlas::gemm whenever the call runs native (Algorithm::Native, Auto's choice, the
   /// NaN/Inf and out-of-memory fallbacks), and it must compute exactly this call's

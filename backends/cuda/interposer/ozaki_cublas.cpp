@@ -132,7 +132,7 @@ class Runtime {
   /// capture records as edges), because a Kokkos 3.4 instance cannot be made for the caller's
   /// stream during its capture (making one allocates and writes memory outside stream order,
   /// which invalidates the capture).  Made with this library's Kokkos, outside any capture,
-  /// where OZAKI_CUBLAS_GRAPHS=1; one call at a time uses it (its lock).
+  /// unless OZAKI_CUBLAS_GRAPHS=0; one call at a time uses it (its lock).
   struct CaptureLane {
     std::mutex* lock = nullptr;
     cudaStream_t stream = nullptr;
@@ -526,7 +526,7 @@ cudaStream_t stream_of(cublasHandle_t handle) {
   return stream;
 }
 
-/// A real call on a stream being captured into a graph, with OZAKI_CUBLAS_GRAPHS=1: through
+/// A real call on a stream being captured into a graph (unless OZAKI_CUBLAS_GRAPHS=0): through
 /// ozaki on this library's capture lane (Runtime::capture_lane), forked from the caller's
 /// stream and joined back, where ozaki's scheme II then runs inside the graph with its verdict
 /// on the device (whose native branch is the library's cublasDgemm), or, where ozaki declines
