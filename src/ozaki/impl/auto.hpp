@@ -41,11 +41,12 @@ template <class ExecSpace>
 Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepared,
                       std::string& why) {
   const std::int64_t K = plan.shape.k;
-  const int S = plan.auto_slices ? best_case_slices(K, plan.pairs, plan.pair_count) : plan.slices;
+  const int S = plan.auto_slices ? best_case_slices(K, plan.pairs, plan.pair_count, plan.unit_roundoff)
+                                  : plan.slices;
   // Scheme I's pairs, plus the estimate's product for an automatic S.
   const int scheme1_products =
       slices_products(S, plan.pairs, plan.pair_count) + (plan.auto_slices ? 1 : 0);
-  const int crt_products = plan.auto_moduli ? crt_first_guess(K) : plan.moduli;
+  const int crt_products = plan.auto_moduli ? crt_first_guess(K, plan.unit_roundoff) : plan.moduli;
   Algorithm pick = Algorithm::Int8Crt;
   if (prepared || (!plan.auto_slices && plan.auto_moduli) ||
       (plan.auto_slices && plan.auto_moduli && scheme1_products < crt_products)) {

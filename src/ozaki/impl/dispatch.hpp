@@ -351,7 +351,7 @@ bool captured_crt_applies(const ExecSpace& space, const GemmCall<ExecSpace>& cal
   }
   if (o.algorithm != Algorithm::Auto) return true;
   const CallPlan plan = make_plan(call.shape, o);
-  const int moduli = crt_capture_moduli(call.shape.k);
+  const int moduli = crt_capture_moduli(call.shape.k, unit_roundoff_of(o));
   const double cost = crt_plan_cost(device_rates(space), plan, moduli);
   if (!native_is_faster(cost)) return true;
   why =
@@ -374,7 +374,7 @@ Report run_captured(const ExecSpace& space, const GemmCall<ExecSpace>& call, dou
   }
   Options captured_options = options;
   captured_options.algorithm = Algorithm::Int8Crt;
-  captured_options.moduli = crt_capture_moduli(call.shape.k);
+  captured_options.moduli = crt_capture_moduli(call.shape.k, unit_roundoff_of(options));
   captured_options.crt_scaling = CrtScaling::Fast;
   captured_options.experimental.overlap = false;
   captured_options.time_phases = false;

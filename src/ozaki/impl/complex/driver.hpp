@@ -116,7 +116,7 @@ class ComplexGemm {
         call_start_(call_start),
         shape_(
             checked_shape(transposed_if(A, op_a_.transpose), transposed_if(B, op_b_.transpose), C)),
-        promise_(native_complex_componentwise_bound(shape_.k)),
+        promise_(native_complex_componentwise_bound(shape_.k, unit_roundoff_of(options))),
         real_promise_((promise_ - scalars()) / (1 + scalars())),
         rows_(orient()) {}
 
@@ -251,7 +251,7 @@ class ComplexGemm {
     peaks_sampled_ = true;
     const Shape embedding_shape{2 * rows_.rows_x, rows_.rows_y, 2 * K};
     if (crt_native_wins_at_peaks(device_rates(space_), embedding_shape, plan.crt_scaling, q.x, q.y,
-                                 "a sample of rows", why)) {
+                                 plan.unit_roundoff, "a sample of rows", why)) {
       return Algorithm::Native;
     }
     return scheme;
