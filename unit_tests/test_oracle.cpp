@@ -150,8 +150,8 @@ TEST(Schedule, CoversExactlyTheSelectedPairs) {
 }
 
 TEST(Accuracy, SliceCountIsTheSmallestMeetingTheModel) {
-  using ozaki::Impl::ErrorRatios;
   using ozaki::Impl::equivalent_slices;
+  using ozaki::Impl::ErrorRatios;
   using ozaki::Impl::modeled_error;
   const double u64 = ozaki::Impl::fp64_unit_roundoff, u32 = ozaki::Impl::fp32_unit_roundoff;
   EXPECT_EQ(equivalent_slices(ErrorRatios{0, 0}, 100, PairPolicy::Full, 0, u64),
@@ -209,8 +209,8 @@ TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
   // about 30), and at K = 8192 it already rules Int8Slices out on the H200 (7 slices).
   for (std::int64_t K : {64, 1024, 8192, 65536})
     EXPECT_LE(ozaki::Impl::best_case_slices(K, PairPolicy::Triangular, 0, u64),
-              ozaki::Impl::equivalent_slices({30.0, 1.0 / (0.004 * K)}, K,
-                                             PairPolicy::Triangular, 0, u64));
+              ozaki::Impl::equivalent_slices({30.0, 1.0 / (0.004 * K)}, K, PairPolicy::Triangular,
+                                             0, u64));
   EXPECT_EQ(ozaki::Impl::best_case_slices(8192, PairPolicy::Triangular, 0, u64), 7);
 }
 

@@ -47,13 +47,13 @@ inline int crt_capture_moduli(std::int64_t K, double u = fp64_unit_roundoff) {
 
 /// What the verdict needs of the plan, computed on the host when the call is captured.
 struct CrtCaptureConstants {
-  double k = 0;             // K
-  double sqrt_k = 0;        // sqrt(K), as crt_fast_model takes it
-  double target = 0;        // crt_fast_target(L, K): the bits' target
-  double target_fewer = 0;  // crt_fast_target(L - crt_fast_extra_moduli, K)
-  double slack = 0;         // coverage_l1_slack(K)
-  double promise = 0;       // the componentwise bound the call must keep
-  double unit_roundoff = 0; // the fast model's target (CallPlan::unit_roundoff)
+  double k = 0;              // K
+  double sqrt_k = 0;         // sqrt(K), as crt_fast_model takes it
+  double target = 0;         // crt_fast_target(L, K): the bits' target
+  double target_fewer = 0;   // crt_fast_target(L - crt_fast_extra_moduli, K)
+  double slack = 0;          // coverage_l1_slack(K)
+  double promise = 0;        // the componentwise bound the call must keep
+  double unit_roundoff = 0;  // the fast model's target (CallPlan::unit_roundoff)
 };
 
 inline CrtCaptureConstants crt_capture_constants(int moduli, std::int64_t K, double promise,
@@ -170,8 +170,8 @@ bool run_crt_captured(PipelineState<ExecSpace>& call, double alpha, double beta,
   const double T = crt_fast_target(p.moduli, p.shape.k);
   set_fast_bits(work, scale.l2a, T, scale.bits_a);
   set_fast_bits(work, scale.l2b, T, scale.bits_b);
-  branch.decide(crt_capture_constants(p.moduli, p.shape.k, p.promise, p.unit_roundoff), scale.summary.data(),
-                static_cast<int>(summary_teams(p.shape.m + p.shape.n)));
+  branch.decide(crt_capture_constants(p.moduli, p.shape.k, p.promise, p.unit_roundoff),
+                scale.summary.data(), static_cast<int>(summary_teams(p.shape.m + p.shape.n)));
   branch.close();
   // The Report is the call's, whichever branch a launch takes (a host space ran only one).
   Report& r = call.report;

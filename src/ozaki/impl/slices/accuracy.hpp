@@ -105,8 +105,8 @@ inline double slices_componentwise_bound(const ErrorRatios& r, std::int64_t K, i
 /// slice-count estimate's INT8 GEMMs on calls that then run native FP64 GEMM anyway (the
 /// benchmarks diary in docs/history/, the scheme I run "8192^3 only").
 inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count, double u) {
-  return equivalent_slices(ErrorRatios{16.0, 16.0 / static_cast<double>(K)}, K, policy,
-                           pair_count, u);
+  return equivalent_slices(ErrorRatios{16.0, 16.0 / static_cast<double>(K)}, K, policy, pair_count,
+                           u);
 }
 
 }  // namespace Impl
