@@ -12,6 +12,7 @@
 #                                             ozaki_bench alternated, torch clients (cmd_pair)
 #   cmake/dev.sh pair-here DIR                the same with bench_b and the interposer built there
 #   cmake/dev.sh capture-check                on the GPU machine: the graph-capture tests and clients
+#   cmake/dev.sh fp32                         on the GPU machine: the FP32 tests, benchmarks and torch
 #   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
@@ -681,6 +682,41 @@ cmd_prebuild() {
   echo 'carry: ["build-cuda/perf_tests/ozaki_bench", "build-cuda/perf_tests/libozaki_gpu_timeline.so"]'
 }
 
+# On the GPU machine: FP32 data (docs/design.md §9): builds and runs single_cuda (the FP32
+# tests) and the interposer's client checks (its fp32 run), then ozaki_bench --float at 8192^3
+# and 16384^3 (phi = 0.5) and 8192^3 at phi = 2, complex float at 8192^3, each paired with
+# cuBLAS SGEMM or CGEMM, and torch.matmul float32 plain and under the interposer with
+# OZAKI_CUBLAS_FP32=1, alternating.  Output to $OUT/fp32.log and $OUT/fp32.csv.
+cmd_fp32() {
+  local out=${OUT:-$repo/build-cuda/out}
+  mkdir -p "$out"
+  local log=$out/fp32.log csv=$out/fp32.csv
+  echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
+  nvidia-smi -L >>"$log" 2>&1 || true
+  build_cuda_logged "$log" "single_cuda ozaki_bench ozaki_cublas cublas_client cublas_client_linked" ||
+    return 1
+  "$repo/build-cuda/unit_tests/single_cuda" >"$out/single_cuda.log" 2>&1 && echo "single_cuda: passed" >>"$log" ||
+    { echo "single_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/single_cuda.log" | head -60 >>"$log"; }
+  grep -E "^\[  (PASSED|FAILED)" "$out/single_cuda.log" >>"$log" || true
+  (cd "$repo/build-cuda" && ctest --output-on-failure -R "interposer_client" 2>&1) >>"$log" || true
+  local bench=$repo/build-cuda/perf_tests/ozaki_bench reps=${OZAKI_FP32_REPS:-5}
+  "$bench" --float --shapes 8192,16384 --configs native,default,crt:auto --reps "$reps" \
+    --no-phases --csv "$out/fp32-real.csv" >>"$log" 2>&1 || echo "bench --float failed" >>"$log"
+  "$bench" --float --phi 2 --shapes 8192 --configs native,default,crt:auto --reps "$reps" \
+    --no-phases --csv "$out/fp32-phi2.csv" >>"$log" 2>&1 || echo "bench --float --phi 2 failed" >>"$log"
+  "$bench" --float --complex --shapes 8192 --configs native,default,crt:auto --reps "$reps" \
+    --no-phases --csv "$out/fp32-complex.csv" >>"$log" 2>&1 || echo "bench --float --complex failed" >>"$log"
+  local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so round
+  echo "== torch_matmul float32: label,n,ms,tflops,error" >"$csv"
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_matmul.py" --float32 --sizes 8192,16384 --label plain \
+      >>"$csv" 2>>"$log"
+    LD_PRELOAD=$lib OZAKI_CUBLAS_FP32=1 python3 "$repo/perf_tests/torch_matmul.py" --float32 \
+      --sizes 8192,16384 --label ozaki >>"$csv" 2>>"$log"
+  done
+  echo "done: $(date -u)" >>"$log"
+}
+
 # On the GPU machine: calls captured into CUDA graphs (docs/design.md §7, "Scheme II inside a
 # graph"): builds and runs captured_cuda, cuda_backend_cuda (its capture test among the rest),
 # componentwise_cuda (the captured configuration among the families), the interposer's client
@@ -792,6 +828,7 @@ clients) shift; cmd_clients "$@" ;;
 pair) shift; cmd_pair "$@" ;;
 pair-here) shift; cmd_pair_here "$@" ;;
 capture-check) shift; cmd_capture_check "$@" ;;
+fp32) shift; cmd_fp32 "$@" ;;
 cross-replay) shift; mkdir -p "${OUT:-$repo/build-cuda/out}"; cross_replay "${OUT:-$repo/build-cuda/out}/device.log" ;;
 *) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR | pair-here DIR | capture-check" >&2; exit 2 ;;
 esac

@@ -151,7 +151,7 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
   const auto norms_b = ozaki::serial::crt_row_norms(ref_of(B).transposed());
   const double q_a = ozaki::serial::crt_peak_ratio(norms_a);
   const double q_b = ozaki::serial::crt_peak_ratio(norms_b);
-  const int L_f = ozaki::Impl::crt_fast_moduli(s.k, q_a, q_b);
+  const int L_f = ozaki::Impl::crt_fast_moduli(s.k, q_a, q_b, ozaki::Impl::fp64_unit_roundoff);
   const Spread spread_a = spread_of(ref_of(A)), spread_b = spread_of(ref_of(B).transposed());
   const Space space;
   ozaki::Options native;
@@ -165,7 +165,7 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
               spread_a.elements + spread_b.elements, L_f, err_native);
   // The counted fast rule's count (rules.hpp, crt_counted_moduli) and its error.
   const double G = ozaki::serial::crt_counted_ratio(ref_of(A), ref_of(B));
-  const int L_c = ozaki::Impl::crt_counted_moduli(s.k, G);
+  const int L_c = ozaki::Impl::crt_counted_moduli(s.k, G, ozaki::Impl::fp64_unit_roundoff);
   {
     ozaki::Options o;
     o.algorithm = ozaki::Algorithm::Int8Crt;

@@ -49,7 +49,9 @@ namespace {
 
 using Space = Kokkos::DefaultExecutionSpace;
 using Complex = Kokkos::complex<double>;
-/// The benchmark's matrices: double, or Kokkos::complex<double> with --complex.
+using ComplexFloat = Kokkos::complex<float>;
+/// The benchmark's matrices: double, or Kokkos::complex<double> with --complex; float or
+/// Kokkos::complex<float> with --float.
 template <class T>
 using MatrixOf = Kokkos::View<T**, Kokkos::LayoutLeft, Space::memory_space>;
 using Matrix = MatrixOf<double>;
@@ -95,6 +97,7 @@ struct Settings {
   std::int64_t workspace_limit = 0;  // bytes; 0: the library's default
   bool workspace_given = false;
   bool complex = false;  // --complex: Kokkos::complex<double> matrices, native is ZGEMM
+  bool single = false;   // --float: float (with --complex Kokkos::complex<float>) matrices
   std::string suite;     // as given, "custom:..." where --shapes or --configs replace its runs
 };
 
@@ -155,6 +158,8 @@ the tables.
   --complex         complex<double> matrices (Kokkos::complex): ozaki's complex GEMM against
                     native ZGEMM (cuBLAS ZGEMM on CUDA, KokkosBlas::gemm on hosts); TFLOP/s count
                     8 M N K; each part of an entry is (U - 1/2) exp(phi N)
+  --float           FP32 matrices: float (with --complex, Kokkos::complex<float>) against
+                    native FP32 GEMM (cuBLAS SGEMM or CGEMM on CUDA), entries rounded to FP32
   --phi X           exponent spread of the inputs, finite, >= 0      (default 0.5)
   --reps N          timed runs, N >= 1; the median is reported      (default 5)
   --min-seconds S   timed runs continue past --reps until their total (native included)
@@ -415,6 +420,8 @@ Settings parse(int argc, char* argv[]) {
       st.min_seconds_given = true;
     } else if (a == "--complex") {
       st.complex = true;
+    } else if (a == "--float") {
+      st.single = true;
     } else if (a == "--no-phases") {
       st.phases = false;
       st.phases_given = true;
@@ -509,10 +516,22 @@ Settings parse(int argc, char* argv[]) {
 /// not `if constexpr`: nvcc's device lambdas cannot first capture inside one.)
 KOKKOS_INLINE_FUNCTION void assign(double& x, double re, double) { x = re; }
 KOKKOS_INLINE_FUNCTION void assign(Complex& x, double re, double im) { x = Complex(re, im); }
+KOKKOS_INLINE_FUNCTION void assign(float& x, double re, double) { x = static_cast<float>(re); }
+KOKKOS_INLINE_FUNCTION void assign(ComplexFloat& x, double re, double im) {
+  x = ComplexFloat(static_cast<float>(re), static_cast<float>(im));
+}
 KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
 KOKKOS_INLINE_FUNCTION double real_part(const Complex& x) { return x.real(); }
+KOKKOS_INLINE_FUNCTION double real_part(float x) { return x; }
+KOKKOS_INLINE_FUNCTION double real_part(const ComplexFloat& x) { return x.real(); }
 KOKKOS_INLINE_FUNCTION double imag_part(double) { return 0; }
 KOKKOS_INLINE_FUNCTION double imag_part(const Complex& x) { return x.imag(); }
+KOKKOS_INLINE_FUNCTION double imag_part(float) { return 0; }
+KOKKOS_INLINE_FUNCTION double imag_part(const ComplexFloat& x) { return x.imag(); }
+
+template <class T>
+constexpr bool is_complex_scalar =
+    std::is_same<T, Complex>::value || std::is_same<T, ComplexFloat>::value;
 
 /// A uniform double in [0, 1) from draw j of entry idx: splitmix64's finalizer over
 /// (seed, 4 idx + j).  A counter-based generator, so that every run and every backend draws
@@ -545,7 +564,7 @@ void fill(const MatrixOf<T>& X, double phi, std::uint64_t seed) {
       KOKKOS_LAMBDA(const std::int64_t idx) {
         const double re = ozaki_entry(seed, idx, 0, phi);
         // The imaginary part from the complemented seed: a stream of its own.
-        const double im = std::is_same<T, Complex>::value ? ozaki_entry(~seed, idx, 0, phi) : 0.0;
+        const double im = is_complex_scalar<T> ? ozaki_entry(~seed, idx, 0, phi) : 0.0;
         assign(X(idx % rows, idx / rows), re, im);
       });
 }
@@ -618,7 +637,7 @@ std::string gigabytes(double bytes) {
 /// reporting the failed allocation.  (The configurations' scratch comes on top; a call that
 /// cannot get it says so in its row, or Auto runs native.)
 std::string memory_shortfall(const Settings& st) {
-  const double element = st.complex ? sizeof(Complex) : sizeof(double);
+  const double element = (st.complex ? 2 : 1) * (st.single ? sizeof(float) : sizeof(double));
   const double space_free = free_space_bytes(), host_free = free_host_bytes();
   for (const auto& run : st.runs) {
     const ShapeArg& s = run.shape;
@@ -699,12 +718,12 @@ Samples reference_samples(const Inputs<T>& in, const ShapeArg& s, int requested,
                        [&](const int i) {
                          const std::int64_t m = out[i].m, n = out[i].n;
                          double abs = 0;
-                         if constexpr (std::is_same<T, Complex>::value) {
+                         if constexpr (is_complex_scalar<T>) {
                            // Re and Im as real dot products of length 2K (the embedding of
                            // docs/design.md §8).
                            std::vector<double> re_x, im_x, y;
                            for (std::int64_t k = 0; k < s.k; ++k) {
-                             const Complex a = in.hostA[m + k * s.m], b = in.hostB[k + n * s.k];
+                             const Complex a(in.hostA[m + k * s.m]), b(in.hostB[k + n * s.k]);
                              re_x.insert(re_x.end(), {a.real(), -a.imag()});
                              im_x.insert(im_x.end(), {a.imag(), a.real()});
                              y.insert(y.end(), {b.real(), b.imag()});
@@ -713,13 +732,18 @@ Samples reference_samples(const Inputs<T>& in, const ShapeArg& s, int requested,
                            out[i].reference = dd_sum(re_x, y);
                            out[i].reference_im = dd_sum(im_x, y);
                          } else {
-                           const ozaki::serial::ConstMatrixRef A{in.hostA.data(), s.m, s.k, 1, s.m};
-                           const ozaki::serial::ConstMatrixRef B{in.hostB.data(), s.k, s.n, 1, s.k};
-                           const auto dd = ozaki::serial::dd_dot(A, B, m, n);
+                           // FP32 data: row m of A and column n of B in double (exact).
+                           std::vector<double> a(s.k), b(s.k);
+                           for (std::int64_t k = 0; k < s.k; ++k) {
+                             a[k] = in.hostA[m + k * s.m];
+                             b[k] = in.hostB[k + n * s.k];
+                           }
+                           const ozaki::serial::ConstMatrixRef A{a.data(), 1, s.k, 1, 1};
+                           const ozaki::serial::ConstMatrixRef B{b.data(), s.k, 1, 1, s.k};
+                           const auto dd = ozaki::serial::dd_dot(A, B, 0, 0);
                            out[i].reference = dd.hi + dd.lo;
                            out[i].reference_im = 0;
-                           for (std::int64_t k = 0; k < s.k; ++k)
-                             abs += std::fabs(A(m, k) * B(k, n));
+                           for (std::int64_t k = 0; k < s.k; ++k) abs += std::fabs(a[k] * b[k]);
                          }
                          out[i].abs_product = abs;
                        });
@@ -863,7 +887,7 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
   r.shape = s;
   r.phi = run.phi;
   r.config = cfg.name;
-  r.flops_per_mnk = std::is_same<T, Complex>::value ? 8 : 2;
+  r.flops_per_mnk = is_complex_scalar<T> ? 8 : 2;
   const std::string label = shape_name(s) + " " + cfg.name;
   progress(label + ": warm-up and " + (st.min_seconds > 0 ? "at least " : "up to ") +
            std::to_string(st.reps) + " timed run" + (st.reps == 1 ? "" : "s") +
@@ -873,12 +897,13 @@ Result run_config(const Space& space, const Run& run, Inputs<T>& in, const Confi
     auto call = [&](const Config& c, std::size_t set, bool time_phases) {
       ozaki::Options options = c.options;
       options.time_phases = time_phases;
+      const T one(1), zero(0);
       if (!c.plain)
-        return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options, ws);
+        return ozaki::gemm(space, "N", "N", one, in.A[set], in.B[set], zero, in.C, options, ws);
       // `default`: the plain call.  Its phase-timing run needs Options for time_phases: it
       // passes Options{} with time_phases, still without a Workspace.
-      if (!time_phases) return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C);
-      return ozaki::gemm(space, "N", "N", 1.0, in.A[set], in.B[set], 0.0, in.C, options);
+      if (!time_phases) return ozaki::gemm(space, "N", "N", one, in.A[set], in.B[set], zero, in.C);
+      return ozaki::gemm(space, "N", "N", one, in.A[set], in.B[set], zero, in.C, options);
     };
     // Each timed run is a profiling region of its own (fences included), so that a Kokkos
     // tool such as libozaki_gpu_timeline shows what the timer sees around the library's own
@@ -1370,14 +1395,21 @@ int main(int argc, char* argv[]) {
       "ozaki_bench: C = A B on %s%s, entries of A and B (U-1/2) exp(phi N), median of %d\n"
       "timed runs (%sfewer once they take over %g s), errors against double-double on %d\n"
       "sampled entries\n",
-      Space::name(), st.complex ? " in complex<double> (native: ZGEMM; TFLOP/s count 8 MNK)" : "",
+      Space::name(),
+      st.single ? (st.complex ? " in complex<float> (native: CGEMM; TFLOP/s count 8 MNK)"
+                              : " in float (native: SGEMM)")
+                : (st.complex ? " in complex<double> (native: ZGEMM; TFLOP/s count 8 MNK)" : ""),
       st.reps, until, st.budget, st.samples);
   std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
   try {
     for (const auto& run : st.runs) {
-      if (st.complex) {
+      if (st.single && st.complex) {
+        measure_shape<ComplexFloat>(space, run, st, csv, results, any_failed);
+      } else if (st.single) {
+        measure_shape<float>(space, run, st, csv, results, any_failed);
+      } else if (st.complex) {
         measure_shape<Complex>(space, run, st, csv, results, any_failed);
       } else {
         measure_shape<double>(space, run, st, csv, results, any_failed);
@@ -1390,7 +1422,7 @@ int main(int argc, char* argv[]) {
   }
   print_legend();
   print_summary(results);
-  if (st.suite == "criteria" && !st.complex) print_criteria(results);
+  if (st.suite == "criteria" && !st.complex && !st.single) print_criteria(results);
 
   if (!st.json.empty()) write_json(st.json, results, st);
   return any_failed ? 1 : 0;

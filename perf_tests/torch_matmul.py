@@ -3,6 +3,8 @@
 
     python3 perf_tests/torch_matmul.py --sizes 4096,8192,16384 [--reps 5] [--label plain]
     python3 perf_tests/torch_matmul.py --complex ...   complex128 (cublasZgemm_v2), 8 n^3 flops
+    python3 perf_tests/torch_matmul.py --float32 ...   float32 (cublasSgemm_v2, precision
+                                                       "highest"), with --complex complex64
 
 Times torch.matmul on N x N float64 CUDA tensors (inputs (U(-1/2,1/2)) exp(phi N(0,1)),
 phi = 0.5) with CUDA events (median of --reps after a warm-up), and measures the error
@@ -23,12 +25,13 @@ def real_inputs(n, phi, g):
     return u * torch.exp(phi * z)
 
 
-def inputs(n, phi, seed, complex_):
+def inputs(n, phi, seed, complex_, float32=False):
     g = torch.Generator(device="cuda").manual_seed(seed)
     re = real_inputs(n, phi, g)
-    if not complex_:
-        return re
-    return torch.complex(re, real_inputs(n, phi, g))
+    x = re if not complex_ else torch.complex(re, real_inputs(n, phi, g))
+    if float32:
+        return x.to(torch.complex64 if complex_ else torch.float32)
+    return x
 
 
 def sampled_error(a, b, c, samples=64):
@@ -62,10 +65,16 @@ def main():
     p.add_argument("--phi", type=float, default=0.5)
     p.add_argument("--label", default="torch")
     p.add_argument("--complex", action="store_true", help="complex128 (cublasZgemm_v2)")
+    p.add_argument("--float32", action="store_true",
+                   help="float32 / complex64 at precision 'highest' (cublasSgemm_v2, no TF32)")
     args = p.parse_args()
+    if args.float32:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
     flops_per = 8.0 if args.complex else 2.0
     for n in (int(s) for s in args.sizes.split(",")):
-        a, b = inputs(n, args.phi, 1, args.complex), inputs(n, args.phi, 2, args.complex)
+        a = inputs(n, args.phi, 1, args.complex, args.float32)
+        b = inputs(n, args.phi, 2, args.complex, args.float32)
         c = torch.matmul(a, b)  # warm-up (and the interposer's first call: Kokkos starts)
         torch.cuda.synchronize()
         times = []

@@ -253,7 +253,8 @@ static int run_case(const Case* c, cudaStream_t stream) {
   uint64_t hash = 0;
   double err = 0;
   if (c->api == SGEMM) {
-    /* FP32: never ozaki's; compared bitwise with the run without the interposer. */
+    /* FP32: ozaki's only with OZAKI_CUBLAS_FP32=1 (interposer_check.sh's fp32 run, within
+       this bound); otherwise compared bitwise with the run without the interposer. */
     float *fA = malloc(sizeof(float) * sa), *fB = malloc(sizeof(float) * sb),
           *fC = malloc(sizeof(float) * sc);
     for (size_t i = 0; i < sa; ++i) fA[i] = (float)A[i];

@@ -50,6 +50,11 @@ captured=$(grep -c -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/forc
 [ "$captured" -eq 2 ] || fail "force: $captured captured calls ran scheme II inside their graph, expected 2"
 grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
 grep -q "cuBLAS (below OZAKI_CUBLAS_MIN)" "$work/force.err" || fail "force: the small call was not passed through"
+# FP32 through ozaki (OZAKI_CUBLAS_FP32=1): the SGEMM case runs ozaki's FP32 path, within its
+# bound; without it (every run above) it passed through with plain cuBLAS's bits.
+run fp32 LD_PRELOAD="$lib" OZAKI_CUBLAS=force OZAKI_CUBLAS_FP32=1 OZAKI_CUBLAS_LOG=1
+grep -q -- "cublasSgemm_v2 NN 1024x1024x1024 -> Int8" "$work/fp32.err" ||
+  fail "fp32: the SGEMM call did not go through ozaki"
 if [ -n "${3:-}" ]; then
   env OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 "$3" >"$work/linked.out" 2>"$work/linked.err" ||
     { cat "$work/linked.out" "$work/linked.err" >&2; fail "linked: cases outside their bound"; }

@@ -1005,13 +1005,16 @@ TEST_P(CrtAuto, NoWorseThanNativeFp64) {
   if (phi <= 0.5) EXPECT_EQ(peaks.rule, ozaki::Impl::CrtPeakClass::Fast);
   if (peaks.rule != ozaki::Impl::CrtPeakClass::Accurate) {
     EXPECT_EQ(run.report.crt_scaling, CrtScaling::Fast);
-    EXPECT_EQ(run.report.moduli, ozaki::Impl::crt_fast_auto_moduli(K, peaks.q_a, peaks.q_b));
+    EXPECT_EQ(run.report.moduli, ozaki::Impl::crt_fast_auto_moduli(
+                                     K, peaks.q_a, peaks.q_b, ozaki::Impl::fp64_unit_roundoff));
   } else {
     const double G = ozaki::serial::crt_counted_ratio(A.cref(), B.cref());
     const bool counted = G < HUGE_VAL;
     RecordProperty("counted", counted ? 1 : 0);
     EXPECT_EQ(run.report.crt_scaling, counted ? CrtScaling::Fast : CrtScaling::Accurate);
-    if (counted) EXPECT_EQ(run.report.moduli, ozaki::Impl::crt_counted_moduli(K, G));
+    if (counted)
+      EXPECT_EQ(run.report.moduli,
+                ozaki::Impl::crt_counted_moduli(K, G, ozaki::Impl::fp64_unit_roundoff));
   }
   expect_crt_accuracy('N', 'N', 1.0, A, B, 0.0, C0, run);
 }
@@ -1046,7 +1049,9 @@ TEST(Crt, CountedRuleKeepsNativeErrorWhereTheFastModelFails) {
     ASSERT_LT(G, HUGE_VAL) << what;
     const GemmRun run = run_gemm('N', 'N', 1.0, A, B, 0.0, C0, crt(ozaki::auto_moduli));
     EXPECT_EQ(run.report.crt_scaling, CrtScaling::Fast) << what;
-    EXPECT_EQ(run.report.moduli, ozaki::Impl::crt_counted_moduli(c.K, G)) << what;
+    EXPECT_EQ(run.report.moduli,
+              ozaki::Impl::crt_counted_moduli(c.K, G, ozaki::Impl::fp64_unit_roundoff))
+        << what;
     EXPECT_EQ(run.report.estimate_int8_gemms, 1) << what;
     EXPECT_NE(run.report.reason.find("counted fast rule"), std::string::npos) << run.report.reason;
     EXPECT_LE(run.report.modeled_error, u) << what;
@@ -1086,7 +1091,8 @@ TEST(Crt, ModeratelyPeakedRowsTakeTheRuleTheCertificateAllows) {
     const ozaki::serial::CrtCoverage coverage = ozaki::serial::crt_coverage(A.cref(), B.cref());
     const bool certified =
         std::min(coverage.factor_a, coverage.factor_b) <= ozaki::Impl::crt_coverage_gate;
-    const int model = ozaki::Impl::crt_fast_moduli(c.K, peaks.q_a, peaks.q_b);
+    const int model =
+        ozaki::Impl::crt_fast_moduli(c.K, peaks.q_a, peaks.q_b, ozaki::Impl::fp64_unit_roundoff);
     const double G = ozaki::serial::crt_counted_ratio(A.cref(), B.cref());
     std::vector<double> first;
     for (const CrtScaling scaling : {CrtScaling::Auto, CrtScaling::Fast}) {
@@ -1099,7 +1105,8 @@ TEST(Crt, ModeratelyPeakedRowsTakeTheRuleTheCertificateAllows) {
             << run.report.reason;
       } else {
         ASSERT_LT(G, HUGE_VAL);
-        EXPECT_GE(run.report.moduli, ozaki::Impl::crt_counted_moduli(c.K, G));
+        EXPECT_GE(run.report.moduli,
+                  ozaki::Impl::crt_counted_moduli(c.K, G, ozaki::Impl::fp64_unit_roundoff));
         EXPECT_EQ(run.report.estimate_int8_gemms, 1);
         EXPECT_NE(run.report.reason.find("counted fast rule"), std::string::npos)
             << run.report.reason;

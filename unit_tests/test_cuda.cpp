@@ -631,7 +631,9 @@ TEST(Cuda, AutoRunsTheCountedRuleOnWideRangesWhereItPays) {
   V::Digits codes("codes", 2 * ozaki::Impl::counted_sample_rows, n);
   V::Rows stats("stats", 2 * ozaki::Impl::counted_sample_rows, 2);
   const double G = ozaki::Impl::sampled_counted_ratio(TestSpace(), opA, opBt, codes, stats);
-  EXPECT_EQ(automatic.moduli, ozaki::Impl::crt_counted_moduli(n, G)) << "G = " << G;
+  EXPECT_EQ(automatic.moduli,
+            ozaki::Impl::crt_counted_moduli(n, G, ozaki::Impl::fp64_unit_roundoff))
+      << "G = " << G;
   Options native;
   native.algorithm = ozaki::Algorithm::Native;
   ozaki::gemm(TestSpace(), "N", "N", 1.0, ops.dA.left, ops.dB.left, 0.0, ops.dC.left, native);

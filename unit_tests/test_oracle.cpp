@@ -150,25 +150,28 @@ TEST(Schedule, CoversExactlyTheSelectedPairs) {
 }
 
 TEST(Accuracy, SliceCountIsTheSmallestMeetingTheModel) {
+  using ozaki::Impl::equivalent_slices;
   using ozaki::Impl::ErrorRatios;
-  using ozaki::Impl::fp64_equivalent_slices;
   using ozaki::Impl::modeled_error;
-  EXPECT_EQ(fp64_equivalent_slices(ErrorRatios{0, 0}, 100, PairPolicy::Full, 0),
+  const double u64 = ozaki::Impl::fp64_unit_roundoff, u32 = ozaki::Impl::fp32_unit_roundoff;
+  EXPECT_EQ(equivalent_slices(ErrorRatios{0, 0}, 100, PairPolicy::Full, 0, u64),
             1);  // zero operand
-  EXPECT_EQ(fp64_equivalent_slices(ErrorRatios{3, HUGE_VAL}, 100, PairPolicy::Full, 0),
+  EXPECT_EQ(equivalent_slices(ErrorRatios{3, HUGE_VAL}, 100, PairPolicy::Full, 0, u64),
             ozaki::max_slices);
-  for (double split : {1.0, 30.0, 1e4, 1e9})
-    for (double inverse : {0.01, 1.0, 1e6})
-      for (std::int64_t K : {1, 64, 8192, 1 << 20})
-        for (PairPolicy policy : {PairPolicy::Triangular, PairPolicy::Full}) {
-          const ErrorRatios r{split, inverse};
-          const int S = fp64_equivalent_slices(r, K, policy, 0);
-          if (S < ozaki::max_slices) {
-            EXPECT_LE(modeled_error(r, K, S, policy, 0), ozaki::Impl::fp64_target_error);
+  for (double u : {u64, u32})
+    for (double split : {1.0, 30.0, 1e4, 1e9})
+      for (double inverse : {0.01, 1.0, 1e6})
+        for (std::int64_t K : {1, 64, 8192, 1 << 20})
+          for (PairPolicy policy : {PairPolicy::Triangular, PairPolicy::Full}) {
+            const ErrorRatios r{split, inverse};
+            const int S = equivalent_slices(r, K, policy, 0, u);
+            if (S < ozaki::max_slices) EXPECT_LE(modeled_error(r, K, S, policy, 0), u);
+            if (S > 1) EXPECT_GT(modeled_error(r, K, S - 1, policy, 0), u);
           }
-          if (S > 1)
-            EXPECT_GT(modeled_error(r, K, S - 1, policy, 0), ozaki::Impl::fp64_target_error);
-        }
+  // FP32's target takes about half of FP64's slices: 4 where FP64 takes 7 (K = 8192).
+  const ErrorRatios uniform{16.0, 16.0 / 8192};
+  EXPECT_EQ(equivalent_slices(uniform, 8192, PairPolicy::Triangular, 0, u64), 7);
+  EXPECT_LE(equivalent_slices(uniform, 8192, PairPolicy::Triangular, 0, u32), 4);
 }
 
 TEST(Accuracy, DroppedPairsAreModelledPerDiagonal) {
@@ -191,6 +194,7 @@ TEST(Accuracy, DroppedPairsAreModelledPerDiagonal) {
 TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
   // H200: INT8 TN 1500 TOP/s over DGEMM 56.6 TFLOP/s (backends/cuda/int8_gemm_cublas.cpp).
   const ozaki::Impl::DeviceRates h200{1500.0 / 56.6, 56.6 / 4.0}, unknown{};
+  const double u64 = ozaki::Impl::fp64_unit_roundoff;
   auto native_is_faster = [](const ozaki::Impl::DeviceRates& rates, int S, PairPolicy policy,
                              int estimate_products) {
     const int products = ozaki::Impl::slices_products(S, policy, 0) + estimate_products;
@@ -204,10 +208,10 @@ TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
   // The first guess is never above what the model chooses for wider data (phi = 0.5: split
   // about 30), and at K = 8192 it already rules Int8Slices out on the H200 (7 slices).
   for (std::int64_t K : {64, 1024, 8192, 65536})
-    EXPECT_LE(ozaki::Impl::best_case_slices(K, PairPolicy::Triangular, 0),
-              ozaki::Impl::fp64_equivalent_slices({30.0, 1.0 / (0.004 * K)}, K,
-                                                  PairPolicy::Triangular, 0));
-  EXPECT_EQ(ozaki::Impl::best_case_slices(8192, PairPolicy::Triangular, 0), 7);
+    EXPECT_LE(ozaki::Impl::best_case_slices(K, PairPolicy::Triangular, 0, u64),
+              ozaki::Impl::equivalent_slices({30.0, 1.0 / (0.004 * K)}, K, PairPolicy::Triangular,
+                                             0, u64));
+  EXPECT_EQ(ozaki::Impl::best_case_slices(8192, PairPolicy::Triangular, 0, u64), 7);
 }
 
 TEST(Accuracy, NativeReasonGivesTheModelledCostWithTwoDecimals) {

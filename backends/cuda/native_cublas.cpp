@@ -69,5 +69,37 @@ void NativeBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
   cuda::note_cublas_used();
 }
 
+// FP32 data (single/driver.hpp): the handle's default math mode keeps SGEMM and CGEMM in FP32
+// (no TF32 tensor cores), native FP32 GEMM's accuracy.
+void NativeBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space, const ColumnMajorProduct<float>& g,
+                                      float alpha, float beta) {
+  if (g.m == 0 || g.n == 0) return;
+  const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Fp64);
+  std::lock_guard<std::mutex> lock(*h.mutex);
+  cuda::check(cublasSgemm_64(h.handle, cublas_op(g.op_x), cublas_op(g.op_y), g.m, g.n, g.k, &alpha,
+                             g.x, g.ldx, g.y, g.ldy, &beta, g.c, g.ldc),
+              "cublasSgemm_64");
+  cuda::note_cublas_used();
+}
+
+void NativeBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
+                                      const ColumnMajorProduct<Kokkos::complex<float>>& g,
+                                      Kokkos::complex<float> alpha, Kokkos::complex<float> beta) {
+  static_assert(sizeof(Kokkos::complex<float>) == sizeof(cuFloatComplex) &&
+                    alignof(Kokkos::complex<float>) == alignof(cuFloatComplex),
+                "Kokkos::complex<float> and cuFloatComplex must share their layout");
+  if (g.m == 0 || g.n == 0) return;
+  const cuFloatComplex a = make_cuFloatComplex(alpha.real(), alpha.imag());
+  const cuFloatComplex b = make_cuFloatComplex(beta.real(), beta.imag());
+  const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Fp64);
+  std::lock_guard<std::mutex> lock(*h.mutex);
+  cuda::check(cublasCgemm_64(h.handle, cublas_op(g.op_x), cublas_op(g.op_y), g.m, g.n, g.k, &a,
+                             reinterpret_cast<const cuFloatComplex*>(g.x), g.ldx,
+                             reinterpret_cast<const cuFloatComplex*>(g.y), g.ldy, &b,
+                             reinterpret_cast<cuFloatComplex*>(g.c), g.ldc),
+              "cublasCgemm_64");
+  cuda::note_cublas_used();
+}
+
 }  // namespace Impl
 }  // namespace ozaki

@@ -10,7 +10,9 @@
 /// A, B: rank-2 Views of (const) double, C: rank-2 View of double, each LayoutLeft,
 /// LayoutRight or LayoutStride (subviews), accessible from the execution space; or all three
 /// of Kokkos::complex<double>, with complex alpha and beta and "C" the conjugate transpose
-/// (impl/complex/driver.hpp).  alpha and beta have C's value type.  The call is
+/// (impl/complex/driver.hpp); or float, or Kokkos::complex<float>, at FP32 GEMM's accuracy
+/// (Options::accuracy asks for more), and float A and B with a double C (complex likewise)
+/// at FP64 GEMM's (impl/single/driver.hpp).  alpha and beta have C's value type.  The call is
 /// asynchronous like any Kokkos kernel on `space`, except where the Report needs a value from
 /// the device (the NaN/Inf check and the automatic counts read back a few bytes).
 ///
@@ -21,6 +23,7 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/complex/driver.hpp>
 #include <ozaki/impl/dispatch.hpp>
+#include <ozaki/impl/single/driver.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/prepared.hpp>
 #include <ozaki/report.hpp>
@@ -92,9 +95,10 @@ constexpr void check_types() {
                 "ozaki::gemm: the first argument must be a Kokkos execution space instance");
   static_assert(Kokkos::is_view<CViewType>::value && CViewType::rank == 2 &&
                     (std::is_same<typename CViewType::value_type, double>::value ||
-                     std::is_same<typename CViewType::value_type, Kokkos::complex<double>>::value),
-                "ozaki::gemm: C must be a rank-2 View of non-const double or "
-                "Kokkos::complex<double>");
+                     std::is_same<typename CViewType::value_type, Kokkos::complex<double>>::value ||
+                     is_fp32_scalar<typename CViewType::value_type>::value),
+                "ozaki::gemm: C must be a rank-2 View of non-const double, float, "
+                "Kokkos::complex<double> or Kokkos::complex<float>");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename CViewType::memory_space>::accessible,
                 "ozaki::gemm: C must be accessible from the execution space");
 }
@@ -113,21 +117,64 @@ typename Views<ExecSpace>::ConstComplexMatrix complex_operand(const View& X) {
   return strided_view<typename Views<ExecSpace>::ConstComplexMatrix>(X);
 }
 
+/// The operands' scalar where they are FP32 Views (float or Kokkos::complex<float>), void
+/// otherwise.
+template <class View, bool = Kokkos::is_view<View>::value>
+struct fp32_operand {
+  using type = void;
+};
+template <class View>
+struct fp32_operand<View, true> {
+  using type = std::conditional_t<is_fp32_scalar<typename View::non_const_value_type>::value,
+                                  typename View::non_const_value_type, void>;
+};
+
+/// FP32 operands (single/driver.hpp): A and B of one FP32 scalar, C of it or of its FP64 type.
+template <class ExecSpace, class AType, class BType, class CViewType, class Scalar>
+Report gemm_fp32(const ExecSpace& space, const char transA[], const char transB[],
+                 const Scalar& alpha, const AType& A, const BType& B, const Scalar& beta,
+                 const CViewType& C, const Options& options, ScratchBuffer<ExecSpace>& scratch,
+                 ScratchBuffer<ExecSpace>& operands, ScratchBuffer<ExecSpace>& staged) {
+  using T = typename fp32_operand<AType>::type;
+  using CT = typename CViewType::non_const_value_type;
+  static_assert(std::is_same<typename fp32_operand<BType>::type, T>::value,
+                "ozaki::gemm: A and B must be Views of the same scalar type");
+  static_assert(std::is_same<CT, T>::value || std::is_same<CT, staged_scalar_t<T>>::value,
+                "ozaki::gemm: with FP32 operands C holds the same scalar, or its FP64 type "
+                "(double for float, Kokkos::complex<double> for Kokkos::complex<float>)");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename AType::memory_space>::accessible &&
+                    Kokkos::SpaceAccessibility<ExecSpace, typename BType::memory_space>::accessible,
+                "ozaki::gemm: A and B must be accessible from the execution space");
+  using In = StridedViews<ExecSpace, T>;
+  using Out = StridedViews<ExecSpace, CT>;
+  return SingleGemm<ExecSpace, T, CT>(
+             space, transA, transB, alpha, strided_view<typename In::ConstMatrix>(A),
+             strided_view<typename In::ConstMatrix>(B), beta, strided_view<typename Out::Matrix>(C),
+             options, scratch, operands, staged)
+      .run();
+}
+
 /// Every public overload ends here: Views made strided, prepared operands unpacked; complex
-/// C goes to the complex driver, which uses `operands` for its real embedding.
+/// C goes to the complex driver, which uses `operands` for its real embedding; FP32 operands
+/// go to the FP32 driver, which stages them in `staged`.
 template <class ExecSpace, class AType, class BType, class CViewType, class Scalar>
 Report gemm_with_scratch(const ExecSpace& space, const char transA[], const char transB[],
                          const Scalar& alpha, const AType& A, const BType& B, const Scalar& beta,
                          const CViewType& C, const Options& options,
-                         ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands) {
+                         ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands,
+                         ScratchBuffer<ExecSpace>& staged) {
   check_types<ExecSpace, CViewType>();
-  if constexpr (is_complex_double<typename CViewType::value_type>::value) {
+  if constexpr (!std::is_void<typename fp32_operand<AType>::type>::value) {
+    return gemm_fp32(space, transA, transB, alpha, A, B, beta, C, options, scratch, operands,
+                     staged);
+  } else if constexpr (is_complex_double<typename CViewType::value_type>::value) {
     return gemm_complex_strided<ExecSpace>(
         space, transA, transB, alpha, complex_operand<ExecSpace>(A), complex_operand<ExecSpace>(B),
         beta, strided_view<typename Views<ExecSpace>::ComplexMatrix>(C), options, scratch,
         operands);
   } else {
     (void)operands;
+    (void)staged;
     const OperandArg<ExecSpace> a = operand_arg<ExecSpace>(A, Side::A);
     const OperandArg<ExecSpace> b = operand_arg<ExecSpace>(B, Side::B);
     return gemm_strided<ExecSpace>(space, transA, transB, alpha, a.view, b.view, beta,
@@ -148,7 +195,8 @@ Report gemm(const ExecSpace& space, const char transA[], const char transB[],
             const Options& options, Workspace<ExecSpace>& workspace) {
   return Impl::gemm_with_scratch(space, transA, transB, alpha, A, B, beta, C, options,
                                  Impl::WorkspaceAccess<ExecSpace>::buffer(workspace),
-                                 Impl::WorkspaceAccess<ExecSpace>::operands(workspace));
+                                 Impl::WorkspaceAccess<ExecSpace>::operands(workspace),
+                                 Impl::WorkspaceAccess<ExecSpace>::staged(workspace));
 }
 
 /// The same with the library's scratch for this execution space instance (scratch.hpp): the
@@ -161,7 +209,7 @@ Report gemm(const ExecSpace& space, const char transA[], const char transB[],
             const Options& options = Options{}) {
   auto lease = Impl::LibraryScratch<ExecSpace>::lease(space);
   return Impl::gemm_with_scratch(space, transA, transB, alpha, A, B, beta, C, options,
-                                 lease.buffer(), lease.operands());
+                                 lease.buffer(), lease.operands(), lease.staged());
 }
 
 /// The same on a default-constructed instance of C's execution space.
@@ -175,8 +223,9 @@ Report gemm(const char transA[], const char transB[],
 }
 
 /// What a gemm call of this shape on `space` starts with, decided from the shape, the options
-/// and the device alone: nothing is read, allocated or launched.  `Scalar` is C's value type
-/// (double or Kokkos::complex<double>); C is taken as column-major.
+/// and the device alone: nothing is read, allocated or launched.  `Scalar` is the value type of
+/// A, B and C (double, float, Kokkos::complex<double> or Kokkos::complex<float>); C is taken as
+/// column-major.
 ///   - an explicit options.algorithm: that algorithm (the call runs it, or reports why not);
 ///   - Algorithm::None where M, N or K is 0 (no product);
 ///   - Algorithm::Native where no INT8 scheme can be faster on this shape at the accuracy
@@ -190,17 +239,21 @@ Algorithm auto_choice(const ExecSpace& space, std::int64_t m, std::int64_t n, st
                       const Options& options = Options{}, std::string* why = nullptr) {
   static_assert(Kokkos::is_execution_space<ExecSpace>::value,
                 "ozaki::auto_choice: the first argument must be an execution space instance");
-  static_assert(std::is_same<Scalar, double>::value || Impl::is_complex_double<Scalar>::value,
-                "ozaki::auto_choice: Scalar is double or Kokkos::complex<double>");
+  constexpr bool fp32 = Impl::is_fp32_scalar<Scalar>::value;
+  static_assert(
+      std::is_same<Scalar, double>::value || Impl::is_complex_double<Scalar>::value || fp32,
+      "ozaki::auto_choice: Scalar is double, float, Kokkos::complex<double> or "
+      "Kokkos::complex<float>");
   if (options.algorithm != Algorithm::Auto) return options.algorithm;
   if (m <= 0 || n <= 0 || k <= 0) return Algorithm::None;
+  constexpr bool complex =
+      !std::is_same<Scalar, double>::value && !std::is_same<Scalar, float>::value;
   std::string reason;
-  Algorithm choice = Algorithm::Native;
-  if (Impl::Int8Gemm<ExecSpace>::supported(space, reason)) {
-    const Impl::CallPlan plan = Impl::auto_first_plan(Impl::Shape{m, n, k}, options,
-                                                      Impl::is_complex_double<Scalar>::value);
-    choice = Impl::choose_auto(space, plan, false, reason);
-  }
+  const Algorithm choice =
+      fp32 ? Impl::auto_first_choice(space, Impl::Shape{m, n, k}, Impl::fp32_call_options(options),
+                                     complex, Impl::fp32_yardstick(space), reason)
+           : Impl::auto_first_choice(space, Impl::Shape{m, n, k}, options, complex,
+                                     Impl::NativeYardstick{}, reason);
   if (why != nullptr) *why = choice == Algorithm::Native ? reason : std::string();
   return choice;
 }

@@ -63,6 +63,21 @@ enum class CrtScaling {
   Accurate,
 };
 
+/// The componentwise accuracy a call promises, relative to |A||B|: native GEMM's bound in
+/// that precision, |C - AB|_ij <= gamma_(K+2) (|A||B|)_ij with gamma_n = n u / (1 - n u)
+/// (docs/design.md §3a).  Automatic counts take as few slices or moduli as the promise allows.
+enum class Accuracy {
+  /// Native GEMM's in C's precision: FP64 GEMM's (u = 2^-53) for double and
+  /// Kokkos::complex<double> C, FP32 GEMM's (u = 2^-24) for float and Kokkos::complex<float>.
+  MatchNative,
+  /// Native FP64 GEMM's whatever C's precision: float data multiplied to FP64 accuracy (for
+  /// mixed-precision refinement), the result rounded once to C's precision.
+  Fp64,
+  /// Native FP32 GEMM's whatever C's precision: double data multiplied with the counts FP32
+  /// accuracy needs (about half the moduli), the result kept in double.
+  Fp32,
+};
+
 /// Options::moduli value meaning "as many as FP64-equivalent accuracy needs" (an empty count;
 /// `o.moduli = auto_moduli` and `o.moduli == auto_moduli` read as before).
 inline constexpr std::nullopt_t auto_moduli = std::nullopt;
@@ -153,6 +168,9 @@ struct Options {
   std::optional<int> moduli;
   /// Int8Crt: how rows and columns are scaled to integers.
   CrtScaling crt_scaling = CrtScaling::Auto;
+  /// The accuracy automatic counts and Auto aim at (a fixed count gets what it gets, and the
+  /// Report says what that is).
+  Accuracy accuracy = Accuracy::MatchNative;
   /// Bytes of workspace a call may use, at least 1.  Empty: the library's choice, 8 GiB.  It
   /// bounds how many INT32 products are held at once; a call needs at least its slices and one
   /// product, whatever the limit.  Under the library's choice, Int8Crt on M and K of at least
@@ -187,6 +205,11 @@ inline const char* to_string(Algorithm a) {
 inline const char* to_string(CrtScaling s) {
   static const char* const names[] = {"auto", "fast", "accurate"};
   return Impl::enum_name(s, names);
+}
+
+inline const char* to_string(Accuracy a) {
+  static const char* const names[] = {"match-native", "fp64", "fp32"};
+  return Impl::enum_name(a, names);
 }
 
 inline const char* to_string(PairPolicy p) {

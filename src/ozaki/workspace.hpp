@@ -7,7 +7,9 @@
 ///   for (...) ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, options, ws);
 ///
 /// For complex calls reserve with `ws.reserve_complex(M, N, K, options)`: a second buffer holds
-/// the embedded operands (docs/design.md §8.5).
+/// the embedded operands (docs/design.md §8.5).  For FP32 data, `ws.reserve_float(...)` or
+/// `ws.reserve_complex_float(...)`: a third holds the operands and result staged to FP64
+/// (docs/design.md §9).
 ///
 /// The workspace is a plain buffer: it holds no results between calls and is keyed on
 /// nothing, so changing A or B in place and calling again always gives the new product.
@@ -94,15 +96,37 @@ class Workspace {
     operands_.reserve(required_bytes_complex(m, n, k, options) -
                       real_bytes_of_complex(m, n, k, options));
   }
+  /// Bytes one call on float Views (C m x n, inner length k) needs beyond the FP64 call's on
+  /// the staged data: the staged operands and result, 8 (m k + k n + m n).
+  static std::size_t staged_bytes_float(std::int64_t m, std::int64_t n, std::int64_t k) {
+    return 8 * static_cast<std::size_t>(m * k + k * n + m * n) + 3 * Impl::Carver::alignment;
+  }
+  void reserve_float(std::int64_t m, std::int64_t n, std::int64_t k,
+                     const Options& options = Options{}) {
+    if (m == 0 || n == 0 || k == 0) return;
+    reserve(m, n, k, options);
+    staged_.reserve(staged_bytes_float(m, n, k));
+  }
+  /// The same for Kokkos::complex<float> Views: twice the staged bytes, and the complex call's
+  /// buffers.
+  void reserve_complex_float(std::int64_t m, std::int64_t n, std::int64_t k,
+                             const Options& options = Options{}) {
+    if (m == 0 || n == 0 || k == 0) return;
+    reserve_complex(m, n, k, options);
+    staged_.reserve(2 * staged_bytes_float(m, n, k));
+  }
   /// Bytes held now.
-  std::size_t bytes() const { return buffer_.bytes() + operands_.bytes(); }
+  std::size_t bytes() const { return buffer_.bytes() + operands_.bytes() + staged_.bytes(); }
   /// How many times the buffers were (re)allocated: equal before and after a call that reused
   /// them.
-  std::int64_t allocations() const { return buffer_.allocations() + operands_.allocations(); }
+  std::int64_t allocations() const {
+    return buffer_.allocations() + operands_.allocations() + staged_.allocations();
+  }
   /// Frees the buffers.
   void release() {
     buffer_.release();
     operands_.release();
+    staged_.release();
   }
 
  private:
@@ -134,6 +158,7 @@ class Workspace {
   ExecSpace space_{};
   Impl::ScratchBuffer<ExecSpace> buffer_;
   Impl::ScratchBuffer<ExecSpace> operands_;  // complex calls' real embedding
+  Impl::ScratchBuffer<ExecSpace> staged_;    // FP32 calls' data in FP64
 };
 
 namespace Impl {
@@ -143,6 +168,7 @@ template <class ExecSpace>
 struct WorkspaceAccess {
   static ScratchBuffer<ExecSpace>& buffer(Workspace<ExecSpace>& w) { return w.buffer_; }
   static ScratchBuffer<ExecSpace>& operands(Workspace<ExecSpace>& w) { return w.operands_; }
+  static ScratchBuffer<ExecSpace>& staged(Workspace<ExecSpace>& w) { return w.staged_; }
 };
 
 }  // namespace Impl

@@ -68,6 +68,7 @@ Config read() {
   }
   if (parse_int("OZAKI_CUBLAS_LOG", 0, 1, x)) c.log = static_cast<int>(x);
   if (parse_int("OZAKI_CUBLAS_GRAPHS", 0, 1, x)) c.options.experimental.graph_products = x == 1;
+  if (parse_int("OZAKI_CUBLAS_FP32", 0, 1, x)) c.fp32 = x == 1;
   // Before the first call through ozaki: config() is read first (ozaki_cublas.cpp).
   ozaki_test::set_test_hooks_from_environment();
   return c;

@@ -14,6 +14,10 @@
 ///   OZAKI_CUBLAS_RULE=auto|fast|accurate   Int8Crt's scaling rule.
 ///   OZAKI_CUBLAS_WORKSPACE_GIB=G  Options::workspace_limit (default: the library's choice,
 ///                                 Options::workspace_limit empty).
+///   OZAKI_CUBLAS_FP32=1           FP32 calls (SGEMM, CGEMM, GemmEx in FP32) go through ozaki
+///                                 too, at native FP32 GEMM's accuracy (default 0: they pass
+///                                 through until a GPU has run them end to end), except on
+///                                 handles whose math mode allows TF32.
 ///   OZAKI_CUBLAS_LOG=0|1          1: one line per call on stderr (shape, what ran, time: the
 ///                                 call is timed with events, which waits for it); 0: silent.
 ///                                 Unset: the summary at exit only.
@@ -35,6 +39,7 @@ struct Config {
   std::int64_t min_dimension = 512;
   ozaki::Options options;  // what ozaki::gemm is called with
   int log = -1;            // -1: summary only, 0: silent, 1: per call
+  bool fp32 = false;       // OZAKI_CUBLAS_FP32
 };
 
 /// The settings (parsed on first use; bad values are reported once and the default kept).

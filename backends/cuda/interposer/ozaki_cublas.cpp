@@ -50,11 +50,23 @@ struct Guard {
 
 /// Why a call passed through to cuBLAS without entering ozaki, on the paths every call may
 /// take (counted without a lock: these paths must cost next to nothing).
-enum class Passed : int { Off, InvalidArguments, BelowMinimum, StreamCapture, Count };
+enum class Passed : int {
+  Off,
+  InvalidArguments,
+  BelowMinimum,
+  StreamCapture,
+  Fp32Off,
+  Tf32,
+  Count
+};
 
 const char* passed_reason(Passed p) {
-  static const char* const names[] = {"OZAKI_CUBLAS=off", "invalid arguments (cuBLAS reports them)",
-                                      "below OZAKI_CUBLAS_MIN", "stream capture"};
+  static const char* const names[] = {"OZAKI_CUBLAS=off",
+                                      "invalid arguments (cuBLAS reports them)",
+                                      "below OZAKI_CUBLAS_MIN",
+                                      "stream capture",
+                                      "FP32 (OZAKI_CUBLAS_FP32 unset)",
+                                      "the handle's math mode allows TF32"};
   return names[static_cast<int>(p)];
 }
 
@@ -191,8 +203,8 @@ void print_summary() {
   const long calls = t.through_ozaki.load() + native + passed;
   if (config().log == 0 || calls == 0) return;
   std::fprintf(stderr,
-               "ozaki_cublas: %ld FP64 GEMM calls, %ld through ozaki's INT8 products (%.3g "
-               "TFLOP), %ld where Auto chose native FP64 (%ld from the shape alone), %ld passed "
+               "ozaki_cublas: %ld GEMM calls, %ld through ozaki's INT8 products (%.3g "
+               "TFLOP), %ld where Auto chose native GEMM (%ld from the shape alone), %ld passed "
                "through to cuBLAS (%s)",
                calls, t.through_ozaki.load(), t.ozaki_flops * 1e-12, native,
                t.native_by_shape.load(), passed, real_cublas_path().c_str());
@@ -250,9 +262,9 @@ char op_letter(cublasOperation_t op) {
   return op == CUBLAS_OP_N ? 'N' : op == CUBLAS_OP_T ? 'T' : 'C';
 }
 
-/// What differs between the real (double) and complex (cuDoubleComplex) entry points: the
-/// real cuBLAS function, ozaki's element type (Kokkos::complex<double> has cuDoubleComplex's
-/// layout), and flops per multiply-add.
+/// What differs between the entry points of each element type (double, cuDoubleComplex,
+/// float, cuComplex): the real cuBLAS function, ozaki's element type (Kokkos::complex has
+/// cuBLAS's complex layout), whether it is complex or FP32, and flops per multiply-add.
 template <class T>
 struct Scalar;
 
@@ -264,6 +276,7 @@ struct Scalar<double> {
     static const RealGemm f = real<RealGemm>("cublasDgemm_v2");  // found once
     return f;
   }
+  static constexpr bool complex = false, fp32 = false;
   static constexpr double flops = 2;
 };
 
@@ -275,14 +288,42 @@ struct Scalar<cuDoubleComplex> {
     static const RealGemm f = real<RealGemm>("cublasZgemm_v2");  // found once
     return f;
   }
+  static constexpr bool complex = true, fp32 = false;
+  static constexpr double flops = 8;
+};
+
+template <>
+struct Scalar<float> {
+  using RealGemm = decltype(&cublasSgemm_v2);
+  using Element = float;
+  static RealGemm real_gemm() {
+    static const RealGemm f = real<RealGemm>("cublasSgemm_v2");  // found once
+    return f;
+  }
+  static constexpr bool complex = false, fp32 = true;
+  static constexpr double flops = 2;
+};
+
+template <>
+struct Scalar<cuComplex> {
+  using RealGemm = decltype(&cublasCgemm_v2);
+  using Element = Kokkos::complex<float>;
+  static RealGemm real_gemm() {
+    static const RealGemm f = real<RealGemm>("cublasCgemm_v2");  // found once
+    return f;
+  }
+  static constexpr bool complex = true, fp32 = true;
   static constexpr double flops = 8;
 };
 
 static_assert(sizeof(cuDoubleComplex) == sizeof(Kokkos::complex<double>) &&
                   alignof(cuDoubleComplex) == alignof(Kokkos::complex<double>),
               "cuDoubleComplex and Kokkos::complex<double> must share a layout");
+static_assert(sizeof(cuComplex) == sizeof(Kokkos::complex<float>) &&
+                  alignof(cuComplex) == alignof(Kokkos::complex<float>),
+              "cuComplex and Kokkos::complex<float> must share a layout");
 
-/// One FP64 (double or double complex) GEMM in cuBLAS's column-major terms.
+/// One GEMM (double, double complex, float or float complex) in cuBLAS's column-major terms.
 template <class T>
 struct Gemm {
   const char* entry;  // the cuBLAS function called, for the log
@@ -332,6 +373,19 @@ bool ineligible(const Gemm<T>& g, Passed& why) {
     why = Passed::BelowMinimum;
     return true;
   }
+  if constexpr (Scalar<T>::fp32) {
+    if (!c.fp32) {
+      why = Passed::Fp32Off;
+      return true;
+    }
+    // A handle that allows TF32 asked for less than FP32 accuracy: its call is cuBLAS's.
+    cublasMath_t math = CUBLAS_DEFAULT_MATH;
+    real<decltype(&cublasGetMathMode)>("cublasGetMathMode")(g.handle, &math);
+    if ((static_cast<int>(math) & static_cast<int>(CUBLAS_TF32_TENSOR_OP_MATH)) != 0) {
+      why = Passed::Tf32;
+      return true;
+    }
+  }
   return false;
 }
 
@@ -354,15 +408,15 @@ cublasStatus_t pass_through(typename Scalar<T>::RealGemm real_gemm, const Gemm<T
 template <class T>
 char trans_char(cublasOperation_t op) {
   if (op == CUBLAS_OP_N) return 'N';
-  return std::is_same<T, double>::value || op == CUBLAS_OP_T ? 'T' : 'C';
+  return !Scalar<T>::complex || op == CUBLAS_OP_T ? 'T' : 'C';
 }
 
 template <class T>
 typename Scalar<T>::Element element(const T& x) {
-  if constexpr (std::is_same<T, double>::value) {
-    return x;
+  if constexpr (Scalar<T>::complex) {
+    return typename Scalar<T>::Element(x.x, x.y);
   } else {
-    return Kokkos::complex<double>(x.x, x.y);
+    return x;
   }
 }
 
@@ -458,15 +512,16 @@ bool capturing(cudaStream_t stream) {
 struct ShapeDecisions {
   struct Entry {
     int device = -1, m = 0, n = 0, k = 0;
-    bool is_complex = false, native = false;
+    int element = 0;  // the element type: 1 for complex, plus 2 for FP32
+    bool native = false;
   };
   static constexpr int size = 8;
   Entry entries[size];
   int next = 0;
 
-  const Entry* find(int device, int m, int n, int k, bool is_complex) const {
+  const Entry* find(int device, int m, int n, int k, int element) const {
     for (const Entry& e : entries) {
-      if (e.device == device && e.m == m && e.n == n && e.k == k && e.is_complex == is_complex) {
+      if (e.device == device && e.m == m && e.n == n && e.k == k && e.element == element) {
         return &e;
       }
     }
@@ -486,13 +541,13 @@ template <class T>
 bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
   if (config().mode != Mode::Auto) return false;
   thread_local ShapeDecisions decisions;
-  constexpr bool is_complex = !std::is_same<T, double>::value;
+  constexpr int element = (Scalar<T>::complex ? 1 : 0) + (Scalar<T>::fp32 ? 2 : 0);
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) {
     cudaGetLastError();
     return false;
   }
-  if (const ShapeDecisions::Entry* e = decisions.find(device, g.m, g.n, g.k, is_complex)) {
+  if (const ShapeDecisions::Entry* e = decisions.find(device, g.m, g.n, g.k, element)) {
     return e->native;
   }
   std::string why;
@@ -511,7 +566,7 @@ bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
   decided.m = g.m;
   decided.n = g.n;
   decided.k = g.k;
-  decided.is_complex = is_complex;
+  decided.element = element;
   decided.native = native;
   decisions.add(decided);
   return native;
@@ -660,6 +715,26 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZgemm_v2(
       {"cublasZgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc});
 }
 
+// FP32 (with OZAKI_CUBLAS_FP32=1; otherwise, and on handles that allow TF32, they pass
+// through): ozaki's FP32 path at native FP32 GEMM's accuracy (docs/design.md §9).
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                                  cublasOperation_t transb, int m, int n, int k,
+                                                  const float* alpha, const float* A, int lda,
+                                                  const float* B, int ldb, const float* beta,
+                                                  float* C, int ldc) {
+  return gemm<float>(
+      {"cublasSgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc});
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperation_t transa,
+                                                  cublasOperation_t transb, int m, int n, int k,
+                                                  const cuComplex* alpha, const cuComplex* A,
+                                                  int lda, const cuComplex* B, int ldb,
+                                                  const cuComplex* beta, cuComplex* C, int ldc) {
+  return gemm<cuComplex>(
+      {"cublasCgemm_v2", handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc});
+}
+
 OZAKI_CUBLAS_EXPORT cublasStatus_t
 cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
              int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
@@ -680,6 +755,20 @@ cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t 
     return gemm<Z>({"cublasGemmEx", handle, transa, transb, m, n, k, static_cast<const Z*>(alpha),
                     static_cast<const Z*>(A), lda, static_cast<const Z*>(B), ldb,
                     static_cast<const Z*>(beta), static_cast<Z*>(C), ldc});
+  }
+  // FP32 in, out and compute (not the TF32, BF16 or FP16 compute types, which ask for less).
+  const bool fp32 = inside_ozaki == 0 && computeType == CUBLAS_COMPUTE_32F;
+  if (fp32 && Atype == CUDA_R_32F && Btype == CUDA_R_32F && Ctype == CUDA_R_32F) {
+    return gemm<float>({"cublasGemmEx", handle, transa, transb, m, n, k,
+                        static_cast<const float*>(alpha), static_cast<const float*>(A), lda,
+                        static_cast<const float*>(B), ldb, static_cast<const float*>(beta),
+                        static_cast<float*>(C), ldc});
+  }
+  if (fp32 && Atype == CUDA_C_32F && Btype == CUDA_C_32F && Ctype == CUDA_C_32F) {
+    using Cf = cuComplex;
+    return gemm<Cf>({"cublasGemmEx", handle, transa, transb, m, n, k, static_cast<const Cf*>(alpha),
+                     static_cast<const Cf*>(A), lda, static_cast<const Cf*>(B), ldb,
+                     static_cast<const Cf*>(beta), static_cast<Cf*>(C), ldc});
   }
   // (cuBLAS's C++ headers overload cublasGemmEx: the C signature, spelled out.)
   using RealGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
@@ -724,4 +813,21 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZgemmStridedBatched(
                                                         lda, strideA, B, ldb, strideB, beta, C, ldc,
                                                         strideC, batchCount);
                                           });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb,
+    long long int strideB, const float* beta, float* C, int ldc, long long int strideC,
+    int batchCount) {
+  using RealBatched = decltype(&cublasSgemmStridedBatched);
+  const RealBatched pass = real<RealBatched>("cublasSgemmStridedBatched");
+  if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return strided_batched<float>({"cublasSgemmStridedBatched", handle, transa, transb, m, n, k,
+                                 alpha, A, lda, B, ldb, beta, C, ldc},
+                                strideA, strideB, strideC, batchCount, [&] {
+                                  return pass(handle, transa, transb, m, n, k, alpha, A, lda,
+                                              strideA, B, ldb, strideB, beta, C, ldc, strideC,
+                                              batchCount);
+                                });
 }

@@ -36,16 +36,19 @@ inline CallPlan auto_first_plan(const Shape& s, const Options& o, bool complex) 
   return plan;
 }
 
-/// The algorithm Auto runs, or Native with `why`.
+/// The algorithm Auto runs, or Native with `why` (native: FP64 GEMM, or the one `native`
+/// names).
 template <class ExecSpace>
-Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepared,
-                      std::string& why) {
+Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepared, std::string& why,
+                      const NativeYardstick& native = NativeYardstick{}) {
   const std::int64_t K = plan.shape.k;
-  const int S = plan.auto_slices ? best_case_slices(K, plan.pairs, plan.pair_count) : plan.slices;
+  const int S = plan.auto_slices
+                    ? best_case_slices(K, plan.pairs, plan.pair_count, plan.unit_roundoff)
+                    : plan.slices;
   // Scheme I's pairs, plus the estimate's product for an automatic S.
   const int scheme1_products =
       slices_products(S, plan.pairs, plan.pair_count) + (plan.auto_slices ? 1 : 0);
-  const int crt_products = plan.auto_moduli ? crt_first_guess(K) : plan.moduli;
+  const int crt_products = plan.auto_moduli ? crt_first_guess(K, plan.unit_roundoff) : plan.moduli;
   Algorithm pick = Algorithm::Int8Crt;
   if (prepared || (!plan.auto_slices && plan.auto_moduli) ||
       (plan.auto_slices && plan.auto_moduli && scheme1_products < crt_products)) {
@@ -54,17 +57,34 @@ Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepare
   if (prepared) return pick;
   const DeviceRates rates = device_rates(space);
   if (pick == Algorithm::Int8Crt) {
-    const double cost = crt_plan_cost(rates, plan, crt_products);
+    const double cost = crt_plan_cost(rates, plan, crt_products) / native.time;
     if (!native_is_faster(cost)) return pick;
     why = native_faster_reason("Int8Crt with at least " + std::to_string(crt_products) + " moduli",
-                               cost);
+                               cost, native.precision);
     return Algorithm::Native;
   }
-  const double cost = slices_relative_cost(rates, scheme1_products);
+  const double cost = slices_relative_cost(rates, scheme1_products) / native.time;
   if (!native_is_faster(cost)) return pick;
   why = native_faster_reason(
-      "Int8Slices needs at least " + std::to_string(scheme1_products) + " INT8 products", cost);
+      "Int8Slices needs at least " + std::to_string(scheme1_products) + " INT8 products", cost,
+      native.precision);
   return Algorithm::Native;
+}
+
+/// Native FP32 GEMM as Auto's yardstick for FP32 data on `space`.
+template <class ExecSpace>
+NativeYardstick fp32_yardstick(const ExecSpace& space) {
+  const double fp32_speed = device_rates(space).fp32_over_fp64;
+  return NativeYardstick{fp32_speed > 0 ? 1 / fp32_speed : 1, "FP32"};
+}
+
+/// Auto's first decision from the shape alone (complex: the complex shape, auto_first_plan):
+/// the scheme it starts with, or Native with `why` (also where the space has no INT8 GEMM).
+template <class ExecSpace>
+Algorithm auto_first_choice(const ExecSpace& space, const Shape& s, const Options& o, bool complex,
+                            const NativeYardstick& native, std::string& why) {
+  if (!Int8Gemm<ExecSpace>::supported(space, why)) return Algorithm::Native;
+  return choose_auto(space, auto_first_plan(s, o, complex), false, why, native);
 }
 
 }  // namespace Impl

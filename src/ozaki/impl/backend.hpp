@@ -427,11 +427,19 @@ class DeviceBranch {
   Work branches_[2];
 };
 
+/// FP32 GEMM (SGEMM) over FP64 GEMM throughput: twice on host spaces (twice the SIMD lanes);
+/// below 1 on GPUs with FP64 tensor cores, where SGEMM runs on the FP32 pipes (sm_90's rates
+/// are in docs/benchmarks.md, "FP32 anchors").
+template <class ExecSpace>
+constexpr double fp32_over_fp64_throughput() {
+  return is_host_space<ExecSpace>() ? 2.0 : 0.9;
+}
+
 /// The rates Auto's cost models need, as the backend of this space reports them.
 template <class ExecSpace>
 DeviceRates device_rates(const ExecSpace& space) {
   return {Int8Gemm<ExecSpace>::int8_over_fp64_throughput(space),
-          Int8Gemm<ExecSpace>::fp64_flops_per_byte(space)};
+          Int8Gemm<ExecSpace>::fp64_flops_per_byte(space), fp32_over_fp64_throughput<ExecSpace>()};
 }
 
 }  // namespace Impl

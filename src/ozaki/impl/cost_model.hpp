@@ -21,6 +21,8 @@ struct DeviceRates {
   double int8_over_fp64 = 0;
   /// FP64 GEMM flops per byte of achievable memory bandwidth (machine balance).
   double fp64_flops_per_byte = 0;
+  /// FP32 (SGEMM, not TF32) over FP64 GEMM throughput.
+  double fp32_over_fp64 = 0;
 };
 
 /// Scheme I: `products` INT8 GEMMs plus about 10% for split and recombination
@@ -106,11 +108,20 @@ inline std::string two_decimals(double x) {
   return std::to_string(hundredths / 100) + (fraction < 10 ? ".0" : ".") + std::to_string(fraction);
 }
 
-/// The Report's reason when Auto runs native: what the scheme would need and its modelled cost.
-inline std::string native_faster_reason(const std::string& what, double relative_cost) {
-  return "Auto: native FP64 GEMM is faster here (" + what + ": modelled at " +
-         two_decimals(relative_cost) + " native GEMMs)";
+/// The Report's reason when Auto runs native: what the scheme would need and its modelled cost
+/// (`precision`: the native GEMM's, FP64 unless FP32 data compared with native FP32 GEMM).
+inline std::string native_faster_reason(const std::string& what, double relative_cost,
+                                        const char* precision = "FP64") {
+  return std::string("Auto: native ") + precision + " GEMM is faster here (" + what +
+         ": modelled at " + two_decimals(relative_cost) + " native GEMMs)";
 }
+
+/// The native GEMM Auto compares with: FP64 GEMM, or for FP32 data FP32 GEMM, whose time is
+/// `time` native FP64 GEMMs of the same shape (1 / DeviceRates::fp32_over_fp64).
+struct NativeYardstick {
+  double time = 1;
+  const char* precision = "FP64";
+};
 
 }  // namespace Impl
 }  // namespace ozaki

@@ -351,7 +351,7 @@ bool captured_crt_applies(const ExecSpace& space, const GemmCall<ExecSpace>& cal
   }
   if (o.algorithm != Algorithm::Auto) return true;
   const CallPlan plan = make_plan(call.shape, o);
-  const int moduli = crt_capture_moduli(call.shape.k);
+  const int moduli = crt_capture_moduli(call.shape.k, unit_roundoff_of(o));
   const double cost = crt_plan_cost(device_rates(space), plan, moduli);
   if (!native_is_faster(cost)) return true;
   why =
@@ -374,7 +374,7 @@ Report run_captured(const ExecSpace& space, const GemmCall<ExecSpace>& call, dou
   }
   Options captured_options = options;
   captured_options.algorithm = Algorithm::Int8Crt;
-  captured_options.moduli = crt_capture_moduli(call.shape.k);
+  captured_options.moduli = crt_capture_moduli(call.shape.k, unit_roundoff_of(options));
   captured_options.crt_scaling = CrtScaling::Fast;
   captured_options.experimental.overlap = false;
   captured_options.time_phases = false;
@@ -494,18 +494,21 @@ inline Options replay_options(Options o, const Report& r) {
 }
 
 /// The body of ozaki::gemm for strided views.  A and B are as stored; transA/transB as given.
+/// `promise`, where nonzero, is the componentwise bound the call keeps instead of native GEMM's
+/// (GemmCall::promise: FP32 data leaves room for its result's rounding, single/driver.hpp).
 template <class ExecSpace>
 Report gemm_strided(const ExecSpace& space, const char transA[], const char transB[], double alpha,
                     const typename Views<ExecSpace>::ConstMatrix& A,
                     const typename Views<ExecSpace>::ConstMatrix& B, double beta,
                     const typename Views<ExecSpace>::Matrix& C, const Options& options,
                     ScratchBuffer<ExecSpace>& scratch, const SliceStorage<ExecSpace>* prepared_a,
-                    const SliceStorage<ExecSpace>* prepared_b) {
+                    const SliceStorage<ExecSpace>* prepared_b, double promise = 0) {
   const auto call_start = std::chrono::steady_clock::now();
   if (const char* why = compat::unusable_here(space)) throw BackendError(why);
   const auto turn = instance_turn(space);
-  const GemmCall<ExecSpace> call =
+  GemmCall<ExecSpace> call =
       checked_call<ExecSpace>(transA, transB, A, B, C, options, prepared_a, prepared_b);
+  call.promise = promise;
   const std::int64_t allocations = scratch.allocations();
   Report report = dispatch(space, call, alpha, beta, options, scratch, call_start);
   report.scratch_allocated = scratch.allocations() != allocations;

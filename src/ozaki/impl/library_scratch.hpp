@@ -37,9 +37,11 @@ class LibraryScratch {
     std::mutex mutex;
     ScratchBuffer<ExecSpace> buffer;
     ScratchBuffer<ExecSpace> operands;  // complex calls' real embedding (complex/driver.hpp)
+    ScratchBuffer<ExecSpace> staged;    // FP32 calls' data in FP64 (single/driver.hpp)
     void release() {
       buffer.release();
       operands.release();
+      staged.release();
     }
   };
 
@@ -58,6 +60,7 @@ class LibraryScratch {
     }
     ScratchBuffer<ExecSpace>& buffer() { return entry_.buffer; }
     ScratchBuffer<ExecSpace>& operands() { return entry_.operands; }
+    ScratchBuffer<ExecSpace>& staged() { return entry_.staged; }
 
    private:
     ExecSpace space_;
@@ -79,7 +82,7 @@ class LibraryScratch {
   static std::size_t bytes(const ExecSpace& space) {
     Entry& e = entry_of(space);
     std::lock_guard<std::mutex> lock(e.mutex);
-    return e.buffer.bytes() + e.operands.bytes();
+    return e.buffer.bytes() + e.operands.bytes() + e.staged.bytes();
   }
 
  private:

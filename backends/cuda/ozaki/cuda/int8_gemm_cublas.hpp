@@ -104,6 +104,10 @@ struct NativeBackend<Kokkos::Cuda> {
                   double beta);
   static void run(const Kokkos::Cuda& space, const ColumnMajorProduct<Kokkos::complex<double>>& g,
                   Kokkos::complex<double> alpha, Kokkos::complex<double> beta);
+  static void run(const Kokkos::Cuda& space, const ColumnMajorProduct<float>& g, float alpha,
+                  float beta);
+  static void run(const Kokkos::Cuda& space, const ColumnMajorProduct<Kokkos::complex<float>>& g,
+                  Kokkos::complex<float> alpha, Kokkos::complex<float> beta);
 };
 
 template <>

@@ -100,13 +100,24 @@ struct CallPlan {
   /// Auto's test of sampled rows ran before the call reached the pipeline (complex data:
   /// before the embedding), so the pipeline does not repeat it.
   bool peaks_sampled = false;
-  /// The componentwise bound an automatic count must keep (docs/design.md §3a): native FP64
-  /// GEMM's gamma_(K+2), or for complex data (Karatsuba, the embedding) native ZGEMM's.
+  /// The unit roundoff of the accuracy promised (Options::accuracy): the target of every
+  /// count model, and the u of the promise.
+  double unit_roundoff = fp64_unit_roundoff;
+  /// The componentwise bound an automatic count must keep (docs/design.md §3a): native GEMM's
+  /// gamma_(K+2) in that precision, or for complex data (Karatsuba, the embedding) native
+  /// complex GEMM's.
   double promise = 0;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
   int pair_count_for(int S) const { return std::min(pair_count, S * S); }
 };
+
+/// The unit roundoff of the accuracy a call on double data promises: FP64's unless FP32's is
+/// asked for (float data reaches the pipeline staged to double, single/driver.hpp, with its
+/// Options::accuracy resolved to Fp64 or Fp32).
+inline double unit_roundoff_of(const Options& o) {
+  return o.accuracy == Accuracy::Fp32 ? fp32_unit_roundoff : fp64_unit_roundoff;
+}
 
 /// The plan of a call of this shape with these options.  `prepared_slices` > 0: a prepared
 /// operand fixes S.  `pad` (a multiple of 16): M, N and K are padded to it.
@@ -114,7 +125,8 @@ inline CallPlan make_plan(const Shape& s, const Options& o, int prepared_slices 
                           std::int64_t pad = 16) {
   CallPlan p;
   p.shape = s;
-  p.promise = native_componentwise_bound(s.k);
+  p.unit_roundoff = unit_roundoff_of(o);
+  p.promise = native_componentwise_bound(s.k, p.unit_roundoff);
   p.pad = pad;
   p.mpad = padded_rows(s.m, pad);
   p.npad = padded_rows(s.n, pad);

@@ -101,7 +101,7 @@ class ComplexGemm {
               const typename V::ConstComplexMatrix& B, Kokkos::complex<double> beta,
               const typename V::ComplexMatrix& C, const Options& options,
               ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands,
-              std::chrono::steady_clock::time_point call_start)
+              std::chrono::steady_clock::time_point call_start, double promise)
       : space_(space),
         op_a_(parse_complex_op(transA, "transA")),
         op_b_(parse_complex_op(transB, "transB")),
@@ -116,7 +116,9 @@ class ComplexGemm {
         call_start_(call_start),
         shape_(
             checked_shape(transposed_if(A, op_a_.transpose), transposed_if(B, op_b_.transpose), C)),
-        promise_(native_complex_componentwise_bound(shape_.k)),
+        promise_(promise > 0
+                     ? promise
+                     : native_complex_componentwise_bound(shape_.k, unit_roundoff_of(options))),
         real_promise_((promise_ - scalars()) / (1 + scalars())),
         rows_(orient()) {}
 
@@ -251,7 +253,7 @@ class ComplexGemm {
     peaks_sampled_ = true;
     const Shape embedding_shape{2 * rows_.rows_x, rows_.rows_y, 2 * K};
     if (crt_native_wins_at_peaks(device_rates(space_), embedding_shape, plan.crt_scaling, q.x, q.y,
-                                 "a sample of rows", why)) {
+                                 plan.unit_roundoff, "a sample of rows", why)) {
       return Algorithm::Native;
     }
     return scheme;
@@ -395,12 +397,12 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
                             Kokkos::complex<double> beta,
                             const typename Views<ExecSpace>::ComplexMatrix& C,
                             const Options& options, ScratchBuffer<ExecSpace>& scratch,
-                            ScratchBuffer<ExecSpace>& operands) {
+                            ScratchBuffer<ExecSpace>& operands, double promise = 0) {
   const auto call_start = std::chrono::steady_clock::now();
   if (const char* why = compat::unusable_here(space)) throw BackendError(why);
   const auto turn = instance_turn(space);
   return ComplexGemm<ExecSpace>(space, transA, transB, alpha, A, B, beta, C, options, scratch,
-                                operands, call_start)
+                                operands, call_start, promise)
       .run();
 }
 

@@ -39,23 +39,25 @@ namespace Impl {
 constexpr double crt_capture_peak = 1.4;
 
 /// The moduli count of a call captured into a graph: the fast rule's for rows of peak ratio
-/// crt_capture_peak (the count depends on K alone).
-inline int crt_capture_moduli(std::int64_t K) {
+/// crt_capture_peak for the accuracy of unit roundoff u (the count depends on K and u alone).
+inline int crt_capture_moduli(std::int64_t K, double u = fp64_unit_roundoff) {
   const double q = crt_capture_peak / std::sqrt(static_cast<double>(K));
-  return crt_fast_moduli(K, q, q);
+  return crt_fast_moduli(K, q, q, u);
 }
 
 /// What the verdict needs of the plan, computed on the host when the call is captured.
 struct CrtCaptureConstants {
-  double k = 0;             // K
-  double sqrt_k = 0;        // sqrt(K), as crt_fast_model takes it
-  double target = 0;        // crt_fast_target(L, K): the bits' target
-  double target_fewer = 0;  // crt_fast_target(L - crt_fast_extra_moduli, K)
-  double slack = 0;         // coverage_l1_slack(K)
-  double promise = 0;       // the componentwise bound the call must keep
+  double k = 0;              // K
+  double sqrt_k = 0;         // sqrt(K), as crt_fast_model takes it
+  double target = 0;         // crt_fast_target(L, K): the bits' target
+  double target_fewer = 0;   // crt_fast_target(L - crt_fast_extra_moduli, K)
+  double slack = 0;          // coverage_l1_slack(K)
+  double promise = 0;        // the componentwise bound the call must keep
+  double unit_roundoff = 0;  // the fast model's target (CallPlan::unit_roundoff)
 };
 
-inline CrtCaptureConstants crt_capture_constants(int moduli, std::int64_t K, double promise) {
+inline CrtCaptureConstants crt_capture_constants(int moduli, std::int64_t K, double promise,
+                                                 double unit_roundoff) {
   CrtCaptureConstants c;
   c.k = static_cast<double>(K);
   c.sqrt_k = std::sqrt(c.k);
@@ -63,6 +65,7 @@ inline CrtCaptureConstants crt_capture_constants(int moduli, std::int64_t K, dou
   c.target_fewer = crt_fast_target(moduli - crt_fast_extra_moduli, K);
   c.slack = coverage_l1_slack(K);
   c.promise = promise;
+  c.unit_roundoff = unit_roundoff;
   return c;
 }
 
@@ -86,7 +89,7 @@ KOKKOS_INLINE_FUNCTION bool crt_capture_verdict(const CrtCaptureConstants& c, co
   const double peak = c.k * a[1] * b[1];
   if (!(peak <= crt_fast_extended_peak)) return false;
   const double model_target = peak > crt_accurate_peak ? c.target_fewer : c.target;
-  if (!(model_target > 0) || !(c.sqrt_k * (a[1] + b[1]) / model_target <= crt_target_error)) {
+  if (!(model_target > 0) || !(c.sqrt_k * (a[1] + b[1]) / model_target <= c.unit_roundoff)) {
     return false;
   }
   const double coverage = a[3] < b[3] ? a[3] : b[3];
@@ -167,8 +170,8 @@ bool run_crt_captured(PipelineState<ExecSpace>& call, double alpha, double beta,
   const double T = crt_fast_target(p.moduli, p.shape.k);
   set_fast_bits(work, scale.l2a, T, scale.bits_a);
   set_fast_bits(work, scale.l2b, T, scale.bits_b);
-  branch.decide(crt_capture_constants(p.moduli, p.shape.k, p.promise), scale.summary.data(),
-                static_cast<int>(summary_teams(p.shape.m + p.shape.n)));
+  branch.decide(crt_capture_constants(p.moduli, p.shape.k, p.promise, p.unit_roundoff),
+                scale.summary.data(), static_cast<int>(summary_teams(p.shape.m + p.shape.n)));
   branch.close();
   // The Report is the call's, whichever branch a launch takes (a host space ran only one).
   Report& r = call.report;

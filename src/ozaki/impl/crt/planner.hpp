@@ -45,13 +45,13 @@ namespace Impl {
 /// before the bound product: true, with the Report's `reason`.  (Peaks that keep the fast
 /// rule, crt_peak_class, are left to the count's cost test.)
 inline bool crt_native_wins_at_peaks(const DeviceRates& rates, const Shape& shape,
-                                     CrtScaling scaling, double q_a, double q_b,
+                                     CrtScaling scaling, double q_a, double q_b, double u,
                                      const std::string& which_rows, std::string& reason) {
   const std::int64_t K = shape.k;
   const bool wide =
       scaling == CrtScaling::Accurate || crt_peak_class(K, q_a, q_b) == CrtPeakClass::Accurate;
   if (!wide) return false;
-  const int hopeful = std::min(max_moduli, crt_fast_moduli(K, q_a, q_b) + 2);
+  const int hopeful = std::min(max_moduli, crt_fast_moduli(K, q_a, q_b, u) + 2);
   const double cost = crt_relative_cost(rates, hopeful + 2, hopeful, shape);
   if (!native_is_faster(cost)) return false;
   reason =
@@ -183,6 +183,8 @@ class CrtPlanner {
   double q_a() const { return rows_.a.peak; }
   double q_b() const { return rows_.b.peak; }
   std::int64_t K() const { return call_.plan.shape.k; }
+  /// The target of the count models: the unit roundoff of the accuracy promised.
+  double u() const { return call_.plan.unit_roundoff; }
 
   /// The scaling rule from the peak class and the coverage certificate, after the first
   /// scale_rows (which runs again where the scratch grows: the same rows, the same class).
@@ -240,7 +242,7 @@ class CrtPlanner {
   bool native_wins_at_peaks(double q_a, double q_b, const char* which_rows) {
     Shape accurate_shape = call_.plan.shape;
     if (complex_) accurate_shape.m *= 2;
-    return crt_native_wins_at_peaks(rates_, accurate_shape, call_.plan.crt_scaling, q_a, q_b,
+    return crt_native_wins_at_peaks(rates_, accurate_shape, call_.plan.crt_scaling, q_a, q_b, u(),
                                     which_rows, call_.report.reason);
   }
 
@@ -267,7 +269,7 @@ class CrtPlanner {
       call_.report.reason = unseen_entry_reason("a sample of rows");
       return true;
     }
-    const int L = crt_counted_moduli(K(), G);
+    const int L = crt_counted_moduli(K(), G, u());
     const double cost = cost_of(L, L);
     if (!native_is_faster(cost)) return false;
     call_.report.reason =
@@ -367,7 +369,7 @@ class CrtPlanner {
       count = counted_count(rule);
       if (!count) count = counted_to_accurate();
     } else if (!rule.accurate()) {
-      const int L = crt_fast_auto_moduli(K(), q_a(), q_b());
+      const int L = crt_fast_auto_moduli(K(), q_a(), q_b(), u());
       call_.report.modeled_error = crt_fast_model(L, K(), q_a(), q_b());
       count = CrtCount{rule, L};
     } else {
@@ -408,7 +410,7 @@ class CrtPlanner {
       call_.report.reason = unseen_entry_reason("a sample of rows");
       return std::nullopt;
     }
-    const int L = crt_counted_moduli(K(), G);
+    const int L = crt_counted_moduli(K(), G, u());
     call_.report.modeled_error = crt_counted_model(L, K(), G);
     call_.report.reason = counted_reason(rule, " on 64 x 64 sampled entries");
     return CrtCount{rule, L};
@@ -419,7 +421,7 @@ class CrtPlanner {
   std::optional<CrtCount> counted_count(const CrtRule& rule) {
     const double G = full_window_ratio();
     if (!(G < HUGE_VAL)) return std::nullopt;
-    const int L = crt_counted_moduli(K(), G);
+    const int L = crt_counted_moduli(K(), G, u());
     call_.report.modeled_error = crt_counted_model(L, K(), G);
     call_.report.reason = counted_reason(rule, "");
     return CrtCount{rule, L};
@@ -441,7 +443,7 @@ class CrtPlanner {
   /// rule's model with the bits of max_moduli, scaled to fewer moduli (rules.hpp).
   CrtCount accurate_count(const CrtRule& rule) {
     const double at_max = accurate_error_at_max(rule);
-    const int L = crt_accurate_moduli(at_max);
+    const int L = crt_accurate_moduli(at_max, u());
     if (!(at_max < HUGE_VAL)) {
       append_reason(
           "auto moduli: some (|A||B|)_mn lies below the resolution of the int8 estimate, so "

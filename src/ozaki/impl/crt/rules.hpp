@@ -142,49 +142,48 @@ inline double crt_fast_model(int L, std::int64_t K, double q_a, double q_b) {
   return std::sqrt(static_cast<double>(K)) * (q_a + q_b) / T;
 }
 
-/// Target of the models: u = 2^-53, as for scheme I (slices/accuracy.hpp).
-constexpr double crt_target_error = 0x1p-53;
-
-/// Smallest L whose modelled error model(L) meets the target (max_moduli if none does): the
-/// search every automatic count makes, whatever its model.
+/// Smallest L whose modelled error model(L) meets the target u, the unit roundoff of the
+/// accuracy promised (CallPlan::unit_roundoff; max_moduli if none does): the search every
+/// automatic count makes, whatever its model.  Scheme I's target is the same
+/// (slices/accuracy.hpp).
 template <class Model>
-int crt_smallest_moduli(const Model& model) {
+int crt_smallest_moduli(const Model& model, double u) {
   for (int L = min_moduli; L < max_moduli; ++L) {
-    if (model(L) <= crt_target_error) return L;
+    if (model(L) <= u) return L;
   }
   return max_moduli;
 }
 
-/// Smallest L whose fast-rule model meets the target (max_moduli if none does).
-inline int crt_fast_moduli(std::int64_t K, double q_a, double q_b) {
-  return crt_smallest_moduli([&](int L) { return crt_fast_model(L, K, q_a, q_b); });
+/// Smallest L whose fast-rule model meets the target u (max_moduli if none does).
+inline int crt_fast_moduli(std::int64_t K, double q_a, double q_b, double u) {
+  return crt_smallest_moduli([&](int L) { return crt_fast_model(L, K, q_a, q_b); }, u);
 }
 
 /// The automatic count under the fast rule: the model's, plus crt_fast_extra_moduli for
 /// FastExtended peaks.
-inline int crt_fast_auto_moduli(std::int64_t K, double q_a, double q_b) {
+inline int crt_fast_auto_moduli(std::int64_t K, double q_a, double q_b, double u) {
   const int extra =
       crt_peak_class(K, q_a, q_b) == CrtPeakClass::FastExtended ? crt_fast_extra_moduli : 0;
-  const int L = crt_fast_moduli(K, q_a, q_b) + extra;
+  const int L = crt_fast_moduli(K, q_a, q_b, u) + extra;
   return L < max_moduli ? L : max_moduli;
 }
 
 /// The moduli count Auto assumes before any work: the fast rule's choice for uniformly
 /// distributed data (n_r / l1_r = 2 / sqrt(3 K)), the mildest real data.
-inline int crt_first_guess(std::int64_t K) {
+inline int crt_first_guess(std::int64_t K, double u) {
   const double q = 2 / std::sqrt(3.0 * static_cast<double>(K));
-  return crt_fast_moduli(K, q, q);
+  return crt_fast_moduli(K, q, q, u);
 }
 
 /// Smallest L for the accurate rule, given the modelled error `error_at_max` found with
 /// max_moduli (scaling.hpp, crt_model_error: the scheme I model of accuracy.hpp with per-row bits
 /// and lower bounds of (|A||B|)_mn from INT8 magnitudes): each modulus fewer shrinks the range
 /// by its bits, split between the two operands, so the error grows by sqrt(M_max / M_L).
-inline int crt_accurate_moduli(double error_at_max) {
+inline int crt_accurate_moduli(double error_at_max, double u) {
   if (!(error_at_max < HUGE_VAL)) return max_moduli;
   const double top = crt_log2_range(max_moduli);
   return crt_smallest_moduli(
-      [&](int L) { return error_at_max * std::exp2(0.5 * (top - crt_log2_range(L))); });
+      [&](int L) { return error_at_max * std::exp2(0.5 * (top - crt_log2_range(L))); }, u);
 }
 
 /// Counted fast rule: the fast rule's bits with the count taken from a lower bound of
@@ -220,9 +219,9 @@ inline double crt_counted_model(int L, std::int64_t K, double G) {
   return crt_counted_model_scale * G / T;
 }
 
-/// Smallest L whose counted model meets the target (max_moduli if none does, or G = +Inf).
-inline int crt_counted_moduli(std::int64_t K, double G) {
-  return crt_smallest_moduli([&](int L) { return crt_counted_model(L, K, G); });
+/// Smallest L whose counted model meets the target u (max_moduli if none does, or G = +Inf).
+inline int crt_counted_moduli(std::int64_t K, double G, double u) {
+  return crt_smallest_moduli([&](int L) { return crt_counted_model(L, K, G); }, u);
 }
 
 /// Throws when the bits a rule left are too few (too few moduli for this K).

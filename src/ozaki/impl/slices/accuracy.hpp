@@ -59,18 +59,16 @@ inline double modeled_error(const ErrorRatios& r, std::int64_t K, int S, PairPol
   return error;
 }
 
-/// Target of the model: u, native FP64 GEMM's typical error relative to |A||B|.
-constexpr double fp64_target_error = 0x1p-53;
-
-/// Smallest S in [1, max_slices] whose modelled error is at most fp64_target_error
-/// (max_slices when none is, or when the ratios are unbounded).
-inline int fp64_equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPolicy policy,
-                                  int pair_count) {
+/// Smallest S in [1, max_slices] whose modelled error is at most u, native GEMM's typical
+/// error relative to |A||B| in the precision promised (CallPlan::unit_roundoff; max_slices
+/// when none is, or when the ratios are unbounded).
+inline int equivalent_slices(const ErrorRatios& r, std::int64_t K, PairPolicy policy,
+                             int pair_count, double u) {
   if (!(r.split > 0) || K <= 0) return 1;  // a zero operand: any S is exact
   if (!(r.split < HUGE_VAL) || !(r.inverse < HUGE_VAL)) return max_slices;
   for (int S = 1; S < max_slices; ++S) {
     if (policy == PairPolicy::Count && pair_count > S * S) continue;
-    if (modeled_error(r, K, S, policy, pair_count) <= fp64_target_error) return S;
+    if (modeled_error(r, K, S, policy, pair_count) <= u) return S;
   }
   return max_slices;
 }
@@ -106,9 +104,9 @@ inline double slices_componentwise_bound(const ErrorRatios& r, std::int64_t K, i
 /// need one slice less; the guess is not lower because a lower one would have Auto spend the
 /// slice-count estimate's INT8 GEMMs on calls that then run native FP64 GEMM anyway (the
 /// benchmarks diary in docs/history/, the scheme I run "8192^3 only").
-inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count) {
-  return fp64_equivalent_slices(ErrorRatios{16.0, 16.0 / static_cast<double>(K)}, K, policy,
-                                pair_count);
+inline int best_case_slices(std::int64_t K, PairPolicy policy, int pair_count, double u) {
+  return equivalent_slices(ErrorRatios{16.0, 16.0 / static_cast<double>(K)}, K, policy, pair_count,
+                           u);
 }
 
 }  // namespace Impl

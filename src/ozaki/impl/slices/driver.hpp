@@ -121,7 +121,8 @@ class SlicesPlanner {
     const SliceCountChoice choice =
         choose_slice_count(call_.space, rows_a_, rows_b_, call_.exponents.a, call_.exponents.b,
                            plan.k_block, estimate);
-    const int modelled = fp64_equivalent_slices(choice.ratios, s.k, plan.pairs, plan.pair_count);
+    const int modelled =
+        equivalent_slices(choice.ratios, s.k, plan.pairs, plan.pair_count, plan.unit_roundoff);
     call_.report.estimate_int8_gemms = choice.int8_gemms;
     call_.report.int8_operations += 2.0 * plan.mpad * plan.npad * plan.kpad * choice.int8_gemms /
                                     static_cast<double>(plan.k_chunks);
