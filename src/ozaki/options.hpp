@@ -12,11 +12,12 @@ namespace ozaki {
 
 /// Which multiplication produces C.
 enum class Algorithm {
-  /// FP64-equivalent accuracy (or the slice or moduli count given) by the fastest method on
-  /// this device: Int8Crt, Int8Slices or native FP64 GEMM, from a cost model of the device's
-  /// INT8 and FP64 rates (docs/design.md §5.6).  On host spaces that is native FP64 GEMM (the
-  /// portable INT8 kernel is slower than the BLAS there); to check a GPU result on the host
-  /// by equality, pass the GPU call's Report::options instead.
+  /// The accuracy Options::accuracy names (native GEMM's in C's precision by default), or the
+  /// slice or moduli count given, by the fastest method on this device: Int8Crt, Int8Slices or
+  /// native GEMM, from a cost model of the device's INT8, FP64 and FP32 rates (docs/design.md
+  /// §5.6, §9).  On host spaces that is native GEMM (the portable INT8 kernel is slower than
+  /// the BLAS there); to check a GPU result on the host by equality, pass the GPU call's
+  /// Report::options instead.
   Auto,
   /// Ozaki scheme I: FP64 split into int8 slices, INT8 x INT8 -> INT32 products, FP64 sum.
   Int8Slices,
@@ -78,7 +79,7 @@ enum class Accuracy {
   Fp32,
 };
 
-/// Options::moduli value meaning "as many as FP64-equivalent accuracy needs" (an empty count;
+/// Options::moduli value meaning "as many as the accuracy asked for needs" (an empty count;
 /// `o.moduli = auto_moduli` and `o.moduli == auto_moduli` read as before).
 inline constexpr std::nullopt_t auto_moduli = std::nullopt;
 /// Most moduli Int8Crt accepts (about 184 bits of integer range).
@@ -93,7 +94,7 @@ constexpr int min_moduli = 2;
 constexpr int crt_moduli[max_moduli] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227, 223, 211,
                                         199, 197, 193, 191, 181, 179, 173, 167, 163, 157, 151, 149};
 
-/// Options::slices value meaning "as many as FP64-equivalent accuracy needs" (an empty count).
+/// Options::slices value meaning "as many as the accuracy asked for needs" (an empty count).
 inline constexpr std::nullopt_t auto_slices = std::nullopt;
 /// Largest slice count ozaki accepts: 8S-1 = 127 bits, far beyond any FP64 need.
 constexpr int max_slices = 16;
