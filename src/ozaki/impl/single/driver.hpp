@@ -171,6 +171,13 @@ class SingleGemm {
     const BlasOp op_a = parse_op(trans_a_, "transA"), op_b = parse_op(trans_b_, "transB");
     const Shape shape =
         check_operands(transposed_if(A_, op_a.transpose), transposed_if(B_, op_b.transpose), C_);
+    if (!rounds && captured(space_)) {
+      // Staging needs scratch, which may not be allocated while the stream is captured, and
+      // no native GEMM takes FP32 operands into an FP64 C.
+      throw BackendError(
+          "FP32 operands with an FP64 C cannot run while the stream is being captured into a "
+          "graph: stage them to FP64 before the capture");
+    }
     if (options_.algorithm == Algorithm::Native) return native(op_a, op_b, "");
     if (shape.m == 0 || shape.n == 0) {
       Report report;
