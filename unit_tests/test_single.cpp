@@ -334,6 +334,8 @@ void check_fewer_moduli() {
   // roundoff relative to |A||B| at most (the rounding of C itself).
   const Reference<T, T> ref('N', 'N', scalar<T>(1, 0), A, B, scalar<T>(0, 0), C0);
   EXPECT_LE(ref.worst(fp64.C), 2 * u32);
+  EXPECT_LE(fp64.report.error_bound, 2 * u32) << fp64.report.reason;
+  EXPECT_LE(ref.worst(fp64.C), fp64.report.error_bound);
   EXPECT_LE(ref.worst(fp32.C), fp32.report.error_bound);
 }
 

@@ -220,13 +220,13 @@ class SingleGemm {
   /// MatchNative is FP32's, a double C's FP64's).
   Options staged_options() const { return rounds ? fp32_call_options(options_) : options_; }
 
-  /// The promise of the FP64 call: native GEMM's bound in C's precision less the room the
-  /// final rounding takes (none with a double C: the FP64 call's own).
+  /// The promise of the FP64 call (0: the FP64 call's own): for an FP32 C at FP32's accuracy,
+  /// native FP32 GEMM's bound less the room the final rounding takes; with a double C, or FP64
+  /// accuracy asked for, the FP64 call's own (the rounding to FP32 then dominates the bound).
   double promise(const Shape& shape) const {
-    if (!rounds) return 0;
-    const double u = unit_roundoff_of(staged_options());
-    const double native = complex ? native_complex_componentwise_bound(shape.k, u)
-                                  : native_componentwise_bound(shape.k, u);
+    if (!rounds || staged_options().accuracy != Accuracy::Fp32) return 0;
+    const double native = complex ? native_complex_componentwise_bound(shape.k, fp32_unit_roundoff)
+                                  : native_componentwise_bound(shape.k, fp32_unit_roundoff);
     return staged_promise(native);
   }
 
