@@ -745,6 +745,28 @@ TEST(Single, InsideAGraphCaptureFloatRunsNativeFp32AndMixedRefuses) {
   EXPECT_LE(ref.worst(native_run.C), native_fp32_bound<float>(64));
 }
 
+TEST(Single, ScratchThatCannotBeHadThrowsWithCUntouched) {
+  Random rng(4113);
+  const Host<float> A = random_matrix<float>(40, 64, 1.0, rng),
+                    B = random_matrix<float>(64, 32, 1.0, rng);
+  const Host<float> C0 = random_matrix<float>(40, 32, 1.0, rng);
+  const Host<double> C64 = random_matrix<double>(40, 32, 1.0, rng);
+  const Device<float> dA(A, Layout::Left), dB(B, Layout::Left), dC(C0, Layout::Left);
+  const Device<double> dC64(C64, Layout::Left);
+  ozaki::Workspace<TestSpace> ws(TestSpace{});  // empty: every call allocates
+  {
+    const FailScratchAbove fail(1024);
+    EXPECT_THROW(
+        ozaki::gemm(TestSpace(), "N", "N", 1.0f, dA.left, dB.left, 0.0f, dC.left, crt(), ws),
+        ozaki::BackendError);
+    EXPECT_THROW(
+        ozaki::gemm(TestSpace(), "N", "N", 1.0, dA.left, dB.left, 0.0, dC64.left, slices(), ws),
+        ozaki::BackendError);
+  }
+  expect_bitwise(dC.to_host(), C0, "the FP32 C after the refusal");
+  expect_bitwise(dC64.to_host(), C64, "the FP64 C after the refusal");
+}
+
 TEST(Single, AWorkspaceReservedForFloatIsReused) {
   Random rng(4110);
   const std::int64_t M = 40, N = 30, K = 100;

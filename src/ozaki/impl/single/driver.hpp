@@ -204,7 +204,15 @@ class SingleGemm {
         return native(op_a, op_b, why);
       }
     }
-    return staged_call(shape);
+    try {
+      return staged_call(shape);
+    } catch (const ScratchUnavailable& e) {
+      // C is untouched: the staging scratch is had before anything is written, and an FP32 C
+      // is written only after the FP64 call.  An explicit algorithm says so with the
+      // exception; Auto takes native FP32 GEMM, which needs none, and reports it.
+      if (!rounds || options_.algorithm != Algorithm::Auto) throw;
+      return native(op_a, op_b, std::string(e.what()) + ": native FP32 GEMM used instead", true);
+    }
   }
 
  private:
