@@ -113,6 +113,69 @@ inline DeviceMatrix make_matrix(std::int64_t rows, std::int64_t cols, Layout lay
   return m;
 }
 
+/// A rows x cols matrix of T on Space's memory in the given layout (Layout::Stride: every
+/// other row and column of a larger row-major matrix), copied from and back to column-major
+/// host values through a contiguous buffer on the device (Kokkos cannot deep_copy strided
+/// views across memory spaces).
+template <class T, class Space = TestSpace>
+struct DeviceOf {
+  using Mem = typename Space::memory_space;
+  Kokkos::View<T**, Kokkos::LayoutStride, Mem> view;
+  Kokkos::View<T**, Kokkos::LayoutLeft, Mem> left;
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> right;
+  Kokkos::View<T**, Kokkos::LayoutRight, Mem> parent;  // Stride's storage
+  Layout layout = Layout::Left;
+
+  /// Calls f with the View in its own layout type (LayoutLeft, LayoutRight or LayoutStride).
+  template <class F>
+  auto visit(F&& f) const {
+    if (layout == Layout::Left) return f(left);
+    if (layout == Layout::Right) return f(right);
+    return f(view);
+  }
+
+  DeviceOf(const T* values, std::int64_t rows, std::int64_t cols, Layout l) : layout(l) {
+    switch (l) {
+      case Layout::Left:
+        left = decltype(left)("left", rows, cols);
+        view = decltype(view)(left.data(), Kokkos::LayoutStride(rows, 1, cols, left.stride(1)));
+        break;
+      case Layout::Right:
+        right = decltype(right)("right", rows, cols);
+        view = decltype(view)(right.data(), Kokkos::LayoutStride(rows, right.stride(0), cols, 1));
+        break;
+      case Layout::Stride:
+        parent = decltype(parent)("parent", 2 * rows + 1, 2 * cols + 1);
+        view = decltype(view)(parent.data() + parent.stride(0),
+                              Kokkos::LayoutStride(rows, 2 * parent.stride(0), cols, 2));
+        break;
+    }
+    copy(const_cast<T*>(values), true);
+  }
+
+  /// Host <-> device: `values` column-major, rows x cols.
+  void copy(T* values, bool to_device) const {
+    const std::int64_t rows = view.extent(0), cols = view.extent(1);
+    Kokkos::View<T**, Kokkos::LayoutLeft, Mem> tmp("tmp", rows, cols);
+    Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> host(values, rows, cols);
+    if (to_device) Kokkos::deep_copy(tmp, host);
+    const auto v = view;
+    Kokkos::parallel_for(
+        "test::copy",
+        Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(Space(), 0, rows * cols),
+        KOKKOS_LAMBDA(const std::int64_t idx) {
+          const std::int64_t i = idx % rows, j = idx / rows;
+          if (to_device) {
+            v(i, j) = tmp(i, j);
+          } else {
+            tmp(i, j) = v(i, j);
+          }
+        });
+    Kokkos::fence();
+    if (!to_device) Kokkos::deep_copy(host, tmp);
+  }
+};
+
 /// Host values of a device matrix, column-major, plus a serial::MatrixRef onto them.
 struct HostMatrix {
   std::int64_t rows = 0, cols = 0;

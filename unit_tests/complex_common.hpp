@@ -41,78 +41,20 @@ inline HostZ random_z(std::int64_t rows, std::int64_t cols, double phi, Random& 
   return h;
 }
 
-/// A complex matrix on the memory space of Space in the given layout (Layout::Stride: every
-/// other row and column of a larger row-major matrix), with the host values copied in.
+/// A complex matrix on the memory space of Space in the given layout (DeviceOf), with the host
+/// values copied in.
 template <class Space>
-struct DeviceZ {
-  using Mem = typename Space::memory_space;
-  Kokkos::View<KC**, Kokkos::LayoutStride, Mem> view;
-  Kokkos::View<KC**, Kokkos::LayoutLeft, Mem> left;
-  Kokkos::View<KC**, Kokkos::LayoutRight, Mem> right;
-  Kokkos::View<KC**, Kokkos::LayoutRight, Mem> parent;
-  Layout layout = Layout::Left;
-
-  template <class F>
-  auto visit(F&& f) const {
-    if (layout == Layout::Left) return f(left);
-    if (layout == Layout::Right) return f(right);
-    return f(view);
-  }
-
-  DeviceZ(const HostZ& h, Layout l) : layout(l) {
-    const std::int64_t rows = h.rows, cols = h.cols;
-    switch (l) {
-      case Layout::Left:
-        left = decltype(left)("left", rows, cols);
-        view = decltype(view)(left.data(), Kokkos::LayoutStride(rows, 1, cols, left.stride(1)));
-        break;
-      case Layout::Right:
-        right = decltype(right)("right", rows, cols);
-        view = decltype(view)(right.data(), Kokkos::LayoutStride(rows, right.stride(0), cols, 1));
-        break;
-      case Layout::Stride:
-        parent = decltype(parent)("parent", 2 * rows + 1, 2 * cols + 1);
-        view = decltype(view)(parent.data() + parent.stride(0),
-                              Kokkos::LayoutStride(rows, 2 * parent.stride(0), cols, 2));
-        break;
-    }
-    copy(h, true);
-  }
-
-  /// Host <-> device through a contiguous column-major buffer.
-  void copy(HostZ& h, bool to_device) const { copy_impl(h, to_device); }
-  void copy(const HostZ& h, bool to_device) const { copy_impl(const_cast<HostZ&>(h), to_device); }
+struct DeviceZ : DeviceOf<KC, Space> {
+  DeviceZ(const HostZ& h, Layout l)
+      : DeviceOf<KC, Space>(reinterpret_cast<const KC*>(h.values.data()), h.rows, h.cols, l) {}
 
   HostZ to_host() const {
     HostZ h;
-    h.rows = view.extent(0);
-    h.cols = view.extent(1);
+    h.rows = this->view.extent(0);
+    h.cols = this->view.extent(1);
     h.values.resize(static_cast<std::size_t>(h.rows * h.cols));
-    copy(h, false);
+    this->copy(reinterpret_cast<KC*>(h.values.data()), false);
     return h;
-  }
-
-  // (public: CUDA's extended lambdas may not live in private member functions)
-  void copy_impl(HostZ& h, bool to_device) const {
-    const std::int64_t rows = h.rows, cols = h.cols;
-    Kokkos::View<KC**, Kokkos::LayoutLeft, Mem> tmp("tmp", rows, cols);
-    Kokkos::View<KC**, Kokkos::LayoutLeft, Kokkos::HostSpace> host(
-        reinterpret_cast<KC*>(h.values.data()), rows, cols);
-    if (to_device) Kokkos::deep_copy(tmp, host);
-    const auto v = view;
-    Kokkos::parallel_for(
-        "test::zcopy",
-        Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(Space(), 0, rows * cols),
-        KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t i = idx % rows, j = idx / rows;
-          if (to_device) {
-            v(i, j) = tmp(i, j);
-          } else {
-            tmp(i, j) = v(i, j);
-          }
-        });
-    Kokkos::fence();
-    if (!to_device) Kokkos::deep_copy(host, tmp);
   }
 };
 

@@ -73,72 +73,19 @@ Host<T> shaped(std::int64_t rows, std::int64_t cols, char trans, double phi, Ran
                       : random_matrix<T>(cols, rows, phi, rng);
 }
 
-/// A matrix of T on Space's memory in the given layout (Layout::Stride: every other row and
-/// column of a larger row-major matrix).
+/// A matrix of T on Space's memory in the given layout (DeviceOf), with the host values copied
+/// in.
 template <class T, class Space = TestSpace>
-struct Device {
-  using Mem = typename Space::memory_space;
-  Kokkos::View<T**, Kokkos::LayoutStride, Mem> view;
-  Kokkos::View<T**, Kokkos::LayoutLeft, Mem> left;
-  Kokkos::View<T**, Kokkos::LayoutRight, Mem> right;
-  Kokkos::View<T**, Kokkos::LayoutRight, Mem> parent;
-  Layout layout = Layout::Left;
-
-  template <class F>
-  auto visit(F&& f) const {
-    if (layout == Layout::Left) return f(left);
-    if (layout == Layout::Right) return f(right);
-    return f(view);
-  }
-
-  Device(const Host<T>& h, Layout l) : layout(l) {
-    const std::int64_t rows = h.rows, cols = h.cols;
-    switch (l) {
-      case Layout::Left:
-        left = decltype(left)("left", rows, cols);
-        view = decltype(view)(left.data(), Kokkos::LayoutStride(rows, 1, cols, left.stride(1)));
-        break;
-      case Layout::Right:
-        right = decltype(right)("right", rows, cols);
-        view = decltype(view)(right.data(), Kokkos::LayoutStride(rows, right.stride(0), cols, 1));
-        break;
-      case Layout::Stride:
-        parent = decltype(parent)("parent", 2 * rows + 1, 2 * cols + 1);
-        view = decltype(view)(parent.data() + parent.stride(0),
-                              Kokkos::LayoutStride(rows, 2 * parent.stride(0), cols, 2));
-        break;
-    }
-    copy(const_cast<Host<T>&>(h), true);
-  }
+struct Device : DeviceOf<T, Space> {
+  Device(const Host<T>& h, Layout l) : DeviceOf<T, Space>(h.values.data(), h.rows, h.cols, l) {}
 
   Host<T> to_host() const {
     Host<T> h;
-    h.rows = view.extent(0);
-    h.cols = view.extent(1);
+    h.rows = this->view.extent(0);
+    h.cols = this->view.extent(1);
     h.values.resize(static_cast<std::size_t>(h.rows * h.cols));
-    copy(h, false);
+    this->copy(h.values.data(), false);
     return h;
-  }
-
-  void copy(Host<T>& h, bool to_device) const {
-    const std::int64_t rows = h.rows, cols = h.cols;
-    Kokkos::View<T**, Kokkos::LayoutLeft, Mem> tmp("tmp", rows, cols);
-    Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> host(h.values.data(), rows, cols);
-    if (to_device) Kokkos::deep_copy(tmp, host);
-    const auto v = view;
-    Kokkos::parallel_for(
-        "test::copy",
-        Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(Space(), 0, rows * cols),
-        KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t i = idx % rows, j = idx / rows;
-          if (to_device) {
-            v(i, j) = tmp(i, j);
-          } else {
-            tmp(i, j) = v(i, j);
-          }
-        });
-    Kokkos::fence();
-    if (!to_device) Kokkos::deep_copy(host, tmp);
   }
 };
 
