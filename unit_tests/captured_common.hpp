@@ -122,11 +122,14 @@ ozaki::Report captured_call(const Gemm& gemm) {
     cudaStream_t stream = nullptr;
     EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
     ozaki::Report report;
-    {
+    try {
       const Kokkos::Cuda space(stream);
       warm_up(space);
       report = capture_and_launch(
           stream, [&] { return gemm(space); }, 1, [](int) {}, [](int) {});
+    } catch (...) {
+      cudaStreamDestroy(stream);
+      throw;
     }
     cudaStreamDestroy(stream);
     return report;

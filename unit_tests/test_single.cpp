@@ -620,42 +620,6 @@ TEST(Single, BadArgumentsThrowAndLeaveCUntouched) {
   expect_bitwise(dC.to_host(), C0, "C after the throws");
 }
 
-/// f(space) called while space's stream is captured into a graph: on Cuda a real capture on a
-/// non-blocking stream of its own (after eager warm-up calls), the graph then launched once;
-/// on host spaces the library's emulation (TestHooks::emulate_capture).
-template <class F>
-void while_captured(const F& f) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same<TestSpace, Kokkos::Cuda>::value) {
-    cudaStream_t stream;
-    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-    try {
-      const Kokkos::Cuda space(stream);
-      warm_up(space);
-      capture_and_launch(
-          stream, [&] { return f(space); }, 1, [](int) {}, [](int) {});
-    } catch (...) {
-      cudaStreamDestroy(stream);
-      throw;
-    }
-    cudaStreamDestroy(stream);
-    return;
-  }
-#endif
-  ozaki::Experimental::TestHooks hooks = ozaki::Experimental::test_hooks();
-  hooks.emulate_capture = true;
-  ozaki::Experimental::set_test_hooks(hooks);
-  try {
-    f(TestSpace());
-  } catch (...) {
-    hooks.emulate_capture = false;
-    ozaki::Experimental::set_test_hooks(hooks);
-    throw;
-  }
-  hooks.emulate_capture = false;
-  ozaki::Experimental::set_test_hooks(hooks);
-}
-
 TEST(Single, InsideAGraphCaptureFloatRunsNativeFp32AndMixedRefuses) {
   // A captured FP32 call records native FP32 GEMM (an explicit algorithm reports the
   // fallback); FP32 operands with an FP64 C, which would need staging scratch, throw before
@@ -667,14 +631,12 @@ TEST(Single, InsideAGraphCaptureFloatRunsNativeFp32AndMixedRefuses) {
   const Host<double> C64 = random_matrix<double>(48, 40, 1.0, rng);
   const Device<float> dA(A, Layout::Left), dB(B, Layout::Left), dC(C0, Layout::Left);
   const Device<double> dC64(C64, Layout::Left);
-  Report captured;
-  while_captured([&](const auto& space) {
-    captured = ozaki::gemm(space, "N", "N", 1.0f, dA.left, dB.left, 0.0f, dC.left, crt());
-    return captured;
+  const Report captured = captured_call([&](const auto& space) {
+    return ozaki::gemm(space, "N", "N", 1.0f, dA.left, dB.left, 0.0f, dC.left, crt());
   });
   bool threw = false;
   try {
-    while_captured([&](const auto& space) {
+    captured_call([&](const auto& space) {
       return ozaki::gemm(space, "N", "N", 1.0, dA.left, dB.left, 0.0, dC64.left);
     });
   } catch (const ozaki::BackendError&) {
