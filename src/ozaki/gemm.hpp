@@ -249,11 +249,10 @@ Algorithm auto_choice(const ExecSpace& space, std::int64_t m, std::int64_t n, st
   constexpr bool complex =
       !std::is_same<Scalar, double>::value && !std::is_same<Scalar, float>::value;
   std::string reason;
-  const Algorithm choice =
-      fp32 ? Impl::auto_first_choice(space, Impl::Shape{m, n, k}, Impl::fp32_call_options(options),
-                                     complex, Impl::fp32_yardstick(space), reason)
-           : Impl::auto_first_choice(space, Impl::Shape{m, n, k}, options, complex,
-                                     Impl::NativeYardstick{}, reason);
+  const Impl::Shape shape{m, n, k};
+  const Algorithm choice = fp32 ? Impl::fp32_first_choice(space, shape, options, complex, reason)
+                                : Impl::auto_first_choice(space, shape, options, complex,
+                                                          Impl::NativeYardstick{}, reason);
   if (why != nullptr) *why = choice == Algorithm::Native ? reason : std::string();
   return choice;
 }

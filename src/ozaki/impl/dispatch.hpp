@@ -108,21 +108,6 @@ GemmCall<ExecSpace> checked_call(const char transA[], const char transB[],
   return call;
 }
 
-/// C = beta * C, the whole update when no product is needed (K == 0 or alpha == 0).
-/// beta == 0 writes zeros without reading C, as BLAS does.
-template <class ExecSpace>
-void scale_c(const ExecSpace& space, double beta, const typename Views<ExecSpace>::Matrix& C) {
-  const std::int64_t M = C.extent(0);
-  const std::int64_t N = C.extent(1);
-  Kokkos::parallel_for(
-      "ozaki::scale_c", RangeLaunch<ExecSpace>(space, 0, M * N),
-      KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t m = idx % M;
-        const std::int64_t n = idx / M;
-        C(m, n) = beta == 0 ? 0.0 : beta * C(m, n);
-      });
-}
-
 /// The Report's reason for a call made while its stream is captured into a graph that runs
 /// native FP64 GEMM there (followed by why scheme II does not run inside the graph).
 constexpr const char* stream_capture_reason =

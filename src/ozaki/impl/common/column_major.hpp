@@ -43,6 +43,13 @@ inline bool has_unit_stride(std::size_t extent, std::size_t stride) {
   return stride == 1 || extent <= 1;
 }
 
+/// Whether X is stored row-major: unit stride along its columns, not along its rows (a
+/// column-major or single-row/column X is not).
+template <class View>
+bool stored_row_major(const View& X) {
+  return !has_unit_stride(X.extent(0), X.stride(0)) && has_unit_stride(X.extent(1), X.stride(1));
+}
+
 template <class View>
 bool column_or_row_major(const View& X) {
   return has_unit_stride(X.extent(0), X.stride(0)) || has_unit_stride(X.extent(1), X.stride(1));

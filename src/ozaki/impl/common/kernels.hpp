@@ -390,5 +390,18 @@ void for_each_quad(const char* label, const ExecSpace& space,
   }
 }
 
+/// C = beta C for any element type, the whole update when no product is needed (K == 0 or
+/// alpha == 0); beta == 0 writes zeros without reading C, as BLAS does.
+template <class ExecSpace, class Matrix>
+void scale_c(const ExecSpace& space, typename Matrix::non_const_value_type beta, const Matrix& C) {
+  using T = typename Matrix::non_const_value_type;
+  const bool beta_zero = beta == T(0);
+  grid_for(
+      "ozaki::scale_c", space, C.extent(0), C.extent(1),
+      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t n) {
+        C(m, n) = beta_zero ? T(0) : beta * C(m, n);
+      });
+}
+
 }  // namespace Impl
 }  // namespace ozaki

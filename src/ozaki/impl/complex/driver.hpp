@@ -130,7 +130,7 @@ class ComplexGemm {
     }
     const bool alpha_zero = alpha_.real() == 0 && alpha_.imag() == 0;
     if (shape_.k == 0 || alpha_zero) {
-      scale_complex(space_, beta_, C_);
+      scale_c(space_, beta_, C_);
       Report report;
       report.reason =
           shape_.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
@@ -221,8 +221,7 @@ class ComplexGemm {
   Oriented orient() const {
     const typename V::ConstComplexMatrix opA = transposed_if(A_, op_a_.transpose);
     const typename V::ConstComplexMatrix opB = transposed_if(B_, op_b_.transpose);
-    const bool c_row_major =
-        !has_unit_stride(C_.extent(0), C_.stride(0)) && has_unit_stride(C_.extent(1), C_.stride(1));
+    const bool c_row_major = stored_row_major(C_);
     const typename V::ConstComplexMatrix opBt = transposed_if(opB, true);
     Oriented o;
     o.out = transposed_if(C_, c_row_major);

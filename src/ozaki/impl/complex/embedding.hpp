@@ -112,17 +112,5 @@ void combine_complex(const ExecSpace& space, const typename Views<ExecSpace>::Ma
       });
 }
 
-/// C = beta C, the whole update when no product is needed; beta == 0 writes zeros.
-template <class ExecSpace>
-void scale_complex(const ExecSpace& space, Kokkos::complex<double> beta,
-                   const typename Views<ExecSpace>::ComplexMatrix& C) {
-  const bool no_beta = beta.real() == 0 && beta.imag() == 0;
-  grid_for(
-      "ozaki::complex::scale_c", space, C.extent(0), C.extent(1),
-      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t n) {
-        C(m, n) = no_beta ? Kokkos::complex<double>(0.0, 0.0) : beta * C(m, n);
-      });
-}
-
 }  // namespace Impl
 }  // namespace ozaki

@@ -72,6 +72,12 @@ inline double staged_promise(double promise) {
   return (promise - fp32_output_rounding) / (1 + fp32_output_rounding);
 }
 
+/// A compact rows x cols layout, row-major or column-major.
+inline Kokkos::LayoutStride compact_layout(std::int64_t rows, std::int64_t cols, bool row_major) {
+  return row_major ? Kokkos::LayoutStride(rows, cols, cols, 1)
+                   : Kokkos::LayoutStride(rows, 1, cols, rows);
+}
+
 /// X (rows x cols, any strides) copied to FP64 at `to`, compact, column-major where X is or
 /// where X has no unit stride, row-major where X is: the pipeline then sees the layout the
 /// caller gave (and transposes nothing).  Returns the staged view.
@@ -81,9 +87,8 @@ typename StridedViews<ExecSpace, staged_scalar_t<T>>::Matrix stage(
     staged_scalar_t<T>* to) {
   using Staged = typename StridedViews<ExecSpace, staged_scalar_t<T>>::Matrix;
   const std::int64_t rows = X.extent(0), cols = X.extent(1);
-  const bool row_major = !has_unit_stride(rows, X.stride(0)) && has_unit_stride(cols, X.stride(1));
-  const Staged S(to, row_major ? Kokkos::LayoutStride(rows, cols, cols, 1)
-                               : Kokkos::LayoutStride(rows, 1, cols, rows));
+  const bool row_major = stored_row_major(X);
+  const Staged S(to, compact_layout(rows, cols, row_major));
   // The fast index runs along the unit stride of both X and S.
   Kokkos::parallel_for(
       "ozaki::stage_fp32", RangeLaunch<ExecSpace>(space, 0, rows * cols),
@@ -101,7 +106,7 @@ void round_staged_result(const ExecSpace& space, const Staged& staged, T beta,
                          const typename StridedViews<ExecSpace, T>::Matrix& C) {
   using T64 = staged_scalar_t<T>;
   const std::int64_t rows = C.extent(0), cols = C.extent(1);
-  const bool row_major = !has_unit_stride(rows, C.stride(0)) && has_unit_stride(cols, C.stride(1));
+  const bool row_major = stored_row_major(C);
   const T64 beta64 = static_cast<T64>(beta);
   const bool beta_zero = beta == T(0);
   Kokkos::parallel_for(
@@ -115,25 +120,24 @@ void round_staged_result(const ExecSpace& space, const Staged& staged, T beta,
       });
 }
 
-/// C = beta C (beta == 0 writes zeros without reading C, as BLAS does).
-template <class ExecSpace, class Matrix>
-void scale_strided(const ExecSpace& space, typename Matrix::non_const_value_type beta,
-                   const Matrix& C) {
-  using T = typename Matrix::non_const_value_type;
-  const std::int64_t rows = C.extent(0), cols = C.extent(1);
-  const bool beta_zero = beta == T(0);
-  Kokkos::parallel_for(
-      "ozaki::scale_c", RangeLaunch<ExecSpace>(space, 0, rows * cols),
-      KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t r = idx % rows, c = idx / rows;
-        C(r, c) = beta_zero ? T(0) : beta * C(r, c);
-      });
-}
-
 /// The options of the FP64 call made for an FP32 C: MatchNative resolved to FP32's accuracy.
 inline Options fp32_call_options(Options o) {
   if (o.accuracy == Accuracy::MatchNative) o.accuracy = Accuracy::Fp32;
   return o;
+}
+
+/// Auto's first decision for FP32 data from the shape alone: the FP32 accuracy's counts
+/// against native FP32 GEMM (auto_first_choice).
+template <class ExecSpace>
+Algorithm fp32_first_choice(const ExecSpace& space, const Shape& s, const Options& o, bool complex,
+                            std::string& why) {
+  return auto_first_choice(space, s, fp32_call_options(o), complex, fp32_yardstick(space), why);
+}
+
+/// Native FP32 GEMM's componentwise bound for inner length K (complex: CGEMM's).
+inline double native_fp32_bound(std::int64_t K, bool complex) {
+  return complex ? native_complex_componentwise_bound(K, fp32_unit_roundoff)
+                 : native_componentwise_bound(K, fp32_unit_roundoff);
 }
 
 /// One call on FP32 operands.  `T`: the operands' scalar (float or Kokkos::complex<float>);
@@ -186,7 +190,7 @@ class SingleGemm {
     }
     if (shape.k == 0 || alpha_ == CT(0)) {
       // BLAS semantics: C = beta C, and A and B are not read.
-      scale_strided(space_, beta_, C_);
+      scale_c(space_, beta_, C_);
       Report report;
       report.reason =
           shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
@@ -199,8 +203,7 @@ class SingleGemm {
     }
     if (rounds && options_.algorithm == Algorithm::Auto) {
       std::string why;
-      if (auto_first_choice(space_, shape, staged_options(), complex, fp32_yardstick(space_),
-                            why) == Algorithm::Native) {
+      if (fp32_first_choice(space_, shape, options_, complex, why) == Algorithm::Native) {
         return native(op_a, op_b, why);
       }
     }
@@ -233,9 +236,7 @@ class SingleGemm {
   /// accuracy asked for, the FP64 call's own (the rounding to FP32 then dominates the bound).
   double promise(const Shape& shape) const {
     if (!rounds || staged_options().accuracy != Accuracy::Fp32) return 0;
-    const double native = complex ? native_complex_componentwise_bound(shape.k, fp32_unit_roundoff)
-                                  : native_componentwise_bound(shape.k, fp32_unit_roundoff);
-    return staged_promise(native);
+    return staged_promise(native_fp32_bound(shape.k, complex));
   }
 
   /// Native GEMM in C's precision on the caller's views.
@@ -248,8 +249,7 @@ class SingleGemm {
       report.reason = why;
       report.fallback = fallback;
       const std::int64_t K = op_a.transpose ? A_.extent(0) : A_.extent(1);
-      report.error_bound = complex ? native_complex_componentwise_bound(K, fp32_unit_roundoff)
-                                   : native_componentwise_bound(K, fp32_unit_roundoff);
+      report.error_bound = native_fp32_bound(K, complex);
       report.options = replay_options(options_, report);
       return report;
     } else {
@@ -284,10 +284,7 @@ class SingleGemm {
     Report r;
     if constexpr (rounds) {
       const std::int64_t rows = C_.extent(0), cols = C_.extent(1);
-      const bool row_major =
-          !has_unit_stride(rows, C_.stride(0)) && has_unit_stride(cols, C_.stride(1));
-      const typename Staged::Matrix C64(c64, row_major ? Kokkos::LayoutStride(rows, cols, cols, 1)
-                                                       : Kokkos::LayoutStride(rows, 1, cols, rows));
+      const typename Staged::Matrix C64(c64, compact_layout(rows, cols, stored_row_major(C_)));
       r = fp64_call(o, static_cast<T64>(alpha_), A64, B64, T64(0), C64, promise(shape));
       round_staged_result<ExecSpace, T>(space_, C64, beta_, C_);
       if (r.error_bound > 0) {
