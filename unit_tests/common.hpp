@@ -70,49 +70,6 @@ inline const char* name(Layout l) {
   return l == Layout::Left ? "Left" : l == Layout::Right ? "Right" : "Stride";
 }
 
-/// A rows x cols matrix on the test space, in the given layout, with a host copy to compare
-/// against.  Layout::Stride is a subview taking every other row and column of a larger
-/// LayoutRight matrix, so neither stride is 1.
-struct DeviceMatrix {
-  Kokkos::View<double**, Kokkos::LayoutStride, MemSpace> view;
-  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> left;
-  Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> right;
-  Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> parent;  // Stride's storage
-  Layout layout = Layout::Left;
-
-  /// Calls f with the View in its own layout type (LayoutLeft, LayoutRight or LayoutStride).
-  template <class F>
-  auto visit(F&& f) const {
-    if (layout == Layout::Left) return f(left);
-    if (layout == Layout::Right) return f(right);
-    return f(view);
-  }
-};
-
-inline DeviceMatrix make_matrix(std::int64_t rows, std::int64_t cols, Layout layout) {
-  DeviceMatrix m;
-  m.layout = layout;
-  switch (layout) {
-    case Layout::Left:
-      m.left = decltype(m.left)("left", rows, cols);
-      m.view =
-          decltype(m.view)(m.left.data(), Kokkos::LayoutStride(rows, 1, cols, m.left.stride(1)));
-      break;
-    case Layout::Right:
-      m.right = decltype(m.right)("right", rows, cols);
-      m.view =
-          decltype(m.view)(m.right.data(), Kokkos::LayoutStride(rows, m.right.stride(0), cols, 1));
-      break;
-    case Layout::Stride:
-      // Rows 1, 3, 5, ... and columns 0, 2, 4, ... of a larger row-major matrix.
-      m.parent = decltype(m.parent)("parent", 2 * rows + 1, 2 * cols + 1);
-      m.view = decltype(m.view)(m.parent.data() + m.parent.stride(0),
-                                Kokkos::LayoutStride(rows, 2 * m.parent.stride(0), cols, 2));
-      break;
-  }
-  return m;
-}
-
 /// A rows x cols matrix of T on Space's memory in the given layout (Layout::Stride: every
 /// other row and column of a larger row-major matrix), copied from and back to column-major
 /// host values through a contiguous buffer on the device (Kokkos cannot deep_copy strided
@@ -134,7 +91,10 @@ struct DeviceOf {
     return f(view);
   }
 
-  DeviceOf(const T* values, std::int64_t rows, std::int64_t cols, Layout l) : layout(l) {
+  DeviceOf() = default;
+
+  /// Zeros.
+  DeviceOf(std::int64_t rows, std::int64_t cols, Layout l) : layout(l) {
     switch (l) {
       case Layout::Left:
         left = decltype(left)("left", rows, cols);
@@ -150,6 +110,11 @@ struct DeviceOf {
                               Kokkos::LayoutStride(rows, 2 * parent.stride(0), cols, 2));
         break;
     }
+  }
+
+  /// The host values, column-major.
+  DeviceOf(const T* values, std::int64_t rows, std::int64_t cols, Layout l)
+      : DeviceOf(rows, cols, l) {
     copy(const_cast<T*>(values), true);
   }
 
@@ -175,6 +140,13 @@ struct DeviceOf {
     if (!to_device) Kokkos::deep_copy(host, tmp);
   }
 };
+
+/// A double matrix on the test space (DeviceOf).
+using DeviceMatrix = DeviceOf<double>;
+
+inline DeviceMatrix make_matrix(std::int64_t rows, std::int64_t cols, Layout layout) {
+  return DeviceMatrix(rows, cols, layout);
+}
 
 /// Host values of a device matrix, column-major, plus a serial::MatrixRef onto them.
 struct HostMatrix {
