@@ -93,6 +93,10 @@ configure_and_build() {
   prefix=$(kokkos_prefix "$variant")
   local args=(-S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=Release
     -DKokkos_ROOT="$prefix" -DKokkosKernels_ROOT="${KokkosKernels_ROOT:-$prefix}")
+  # Kokkos Kernels' own gemm test runs with ozaki::gemm where its source is ours (unit_tests/).
+  if [ -z "${Kokkos_ROOT:-}" ] && [ -d "$repo/.deps/src/kokkos-kernels/unit_test" ]; then
+    args+=(-DOZAKI_KOKKOS_KERNELS_SOURCE="$repo/.deps/src/kokkos-kernels")
+  fi
   if [ "$variant" = cuda ]; then
     export PATH=$PATH:/usr/local/cuda/bin
     local wrapper=$prefix/bin/nvcc_wrapper
@@ -683,7 +687,8 @@ cmd_prebuild() {
 }
 
 # On the GPU machine: FP32 data (docs/design.md §9): builds and runs single_cuda (the FP32
-# tests) and the interposer's client checks (its fp32 run), then ozaki_bench --float at 8192^3
+# tests), Kokkos Kernels' own gemm test with ozaki::gemm substituted, and the interposer's
+# client checks (its fp32 run), then ozaki_bench --float at 8192^3
 # and 16384^3 (phi = 0.5) and 8192^3 at phi = 2, complex float at 8192^3, each paired with
 # cuBLAS SGEMM or CGEMM, and torch.matmul float32 plain and under the interposer with
 # OZAKI_CUBLAS_FP32=1, alternating.  Output to $OUT/fp32.log and $OUT/fp32.csv.
@@ -695,6 +700,10 @@ cmd_fp32() {
   nvidia-smi -L >>"$log" 2>&1 || true
   build_cuda_logged "$log" "single_cuda ozaki_bench ozaki_cublas cublas_client cublas_client_linked" ||
     return 1
+  # Kokkos Kernels' own gemm test with ozaki::gemm (float, complex<float>, double, complex<double>)
+  if (cd "$repo/build-cuda" && cmake --build . --target kokkos_kernels_gemm_cuda >>"$log" 2>&1); then
+    (cd "$repo/build-cuda" && ctest --output-on-failure -R "kokkos_kernels_gemm" 2>&1) >>"$log" || true
+  fi
   "$repo/build-cuda/unit_tests/single_cuda" >"$out/single_cuda.log" 2>&1 && echo "single_cuda: passed" >>"$log" ||
     { echo "single_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/single_cuda.log" | head -60 >>"$log"; }
   grep -E "^\[  (PASSED|FAILED)" "$out/single_cuda.log" >>"$log" || true
