@@ -7,10 +7,12 @@
 #include <ozaki/impl/common/plan.hpp>
 #include <ozaki/options.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace ozaki {
 namespace Impl {
@@ -33,7 +35,53 @@ inline bool parse_trans(const char* trans, const char* which) {
   throw InvalidArgument(os.str());
 }
 
-/// True when the element ranges of the two views overlap.
+/// Floor of a / b for b > 0.
+inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a / b - (a % b != 0 && a < 0 ? 1 : 0);
+}
+
+/// True when x and y are provably disjoint blocks of one matrix: rank-2 views with the same
+/// strides (in either order, a transposed view's), whose fast extents fit the slow stride, so
+/// that an address names one (row, column) of the matrix.  Then y's element (i2, j2) is x's
+/// (i2 + r + t L, j2 + q - t) for the offset d = q L + r (0 <= r < L) and t in {-1, 0} (the
+/// row difference lies in (-L, L)), and the blocks meet only where one of those ranges is
+/// non-empty.  False where any of that does not hold (the span test then decides): the
+/// blocks of a blocked factorization (A22 -= A21 A12) pass, true aliases never do.
+template <class V1, class V2>
+bool disjoint_blocks(const V1& x, const V2& y) {
+  static_assert(sizeof(typename V1::value_type) == sizeof(typename V2::value_type), "");
+  std::int64_t xs[2] = {static_cast<std::int64_t>(x.stride(0)),
+                        static_cast<std::int64_t>(x.stride(1))};
+  std::int64_t xe[2] = {static_cast<std::int64_t>(x.extent(0)),
+                        static_cast<std::int64_t>(x.extent(1))};
+  std::int64_t ys[2] = {static_cast<std::int64_t>(y.stride(0)),
+                        static_cast<std::int64_t>(y.stride(1))};
+  std::int64_t ye[2] = {static_cast<std::int64_t>(y.extent(0)),
+                        static_cast<std::int64_t>(y.extent(1))};
+  if (ys[0] != xs[0] || ys[1] != xs[1]) {
+    if (ys[0] != xs[1] || ys[1] != xs[0]) return false;
+    std::swap(ys[0], ys[1]);
+    std::swap(ye[0], ye[1]);
+  }
+  const int f = xs[0] <= xs[1] ? 0 : 1;  // the fast dimension
+  const std::int64_t p = xs[f], L = p > 0 ? xs[1 - f] / p : 0;
+  if (p <= 0 || L <= 0 || xs[1 - f] % p != 0 || xe[f] > L || ye[f] > L) return false;
+  const std::int64_t unit = static_cast<std::int64_t>(sizeof(typename V1::value_type)) * p;
+  const std::int64_t bytes =
+      reinterpret_cast<const char*>(y.data()) - reinterpret_cast<const char*>(x.data());
+  if (bytes % unit != 0) return false;
+  const std::int64_t d = bytes / unit, q = floor_div(d, L), r = d - q * L;
+  for (std::int64_t t = -1; t <= 0; ++t) {
+    const std::int64_t di = r + t * L, dj = q - t;  // x index minus y index
+    const bool rows_meet = std::max<std::int64_t>(0, -di) < std::min(ye[f], xe[f] - di);
+    const bool columns_meet = std::max<std::int64_t>(0, -dj) < std::min(ye[1 - f], xe[1 - f] - dj);
+    if (rows_meet && columns_meet) return false;
+  }
+  return true;
+}
+
+/// True when the two views may share an element: their address ranges overlap and they are
+/// not provably disjoint blocks of one matrix.
 template <class V1, class V2>
 bool overlaps(const V1& x, const V2& y) {
   if (x.size() == 0 || y.size() == 0 || x.data() == nullptr || y.data() == nullptr) {
@@ -43,7 +91,7 @@ bool overlaps(const V1& x, const V2& y) {
   const auto* x1 = reinterpret_cast<const char*>(x.data() + x.span());
   const auto* y0 = reinterpret_cast<const char*>(y.data());
   const auto* y1 = reinterpret_cast<const char*>(y.data() + y.span());
-  return x0 < y1 && y0 < x1;
+  return x0 < y1 && y0 < x1 && !disjoint_blocks(x, y);
 }
 
 /// Checks shapes and aliasing of (op(A), op(B), C); returns M, N, K.
