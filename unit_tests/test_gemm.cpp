@@ -799,6 +799,27 @@ TEST_F(GemmRejects, DisjointBlocksOfOneMatrixAreNotAliases) {
   }
 }
 
+// Overlap is decided from the last element's address, not View::span(): a strided C whose
+// extent-times-stride box reaches past its last element into an operand is not an alias.
+TEST_F(GemmRejects, OperandPastTheLastElementOfAStridedCIsNotAnAlias) {
+  using Strided = Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>;
+  Kokkos::View<double*, MemSpace> memory("memory", 64);
+  // C: 2 x 3 with column stride 10 from offset 5 (elements 5, 6, 15, 16, 25, 26; span() 30);
+  // A: 2 x 2 column-major at offset 27, inside C's box, outside its elements.
+  const Strided c(memory.data() + 5, Kokkos::LayoutStride(2, 1, 3, 10));
+  const Strided a(memory.data() + 27, Kokkos::LayoutStride(2, 1, 2, 2));
+  Random rng(43);
+  const HostMatrix ha = random_host(2, 2, 1.0, rng), hb = random_host(2, 3, 1.0, rng);
+  from_host(ha, a);
+  DeviceMatrix b = device_copy(hb, Layout::Left);
+  ozaki::gemm(TestSpace(), "N", "N", 1.0, a, b.view, 0.0, c);
+  const HostMatrix got = to_host(c);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      EXPECT_NEAR(got(i, j), ha(i, 0) * hb(0, j) + ha(i, 1) * hb(1, j),
+                  1e-15 * (std::fabs(ha(i, 0) * hb(0, j)) + std::fabs(ha(i, 1) * hb(1, j))));
+}
+
 TEST_F(GemmRejects, InvalidOptions) {
   auto call = [&](const Options& o) {
     return ozaki::gemm(TestSpace(), "N", "N", 1.0, A.left, B.left, 1.0, C.left, o);

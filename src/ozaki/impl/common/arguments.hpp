@@ -80,6 +80,15 @@ bool disjoint_blocks(const V1& x, const V2& y) {
   return true;
 }
 
+/// One past the offset of a non-empty rank-2 view's last element: (e0 - 1) s0 + (e1 - 1) s1 + 1.
+/// Not View::span(), which for LayoutStride is the largest extent times stride and can reach
+/// past the end of the allocation a block lies in, into a neighbouring one.
+template <class V>
+std::int64_t elements_spanned(const V& x) {
+  return (static_cast<std::int64_t>(x.extent(0)) - 1) * static_cast<std::int64_t>(x.stride(0)) +
+         (static_cast<std::int64_t>(x.extent(1)) - 1) * static_cast<std::int64_t>(x.stride(1)) + 1;
+}
+
 /// True when the two views may share an element: their address ranges overlap and they are
 /// not provably disjoint blocks of one matrix.
 template <class V1, class V2>
@@ -88,9 +97,9 @@ bool overlaps(const V1& x, const V2& y) {
     return false;  // empty, or the shape of a prepared operand (no FP64 data)
   }
   const auto* x0 = reinterpret_cast<const char*>(x.data());
-  const auto* x1 = reinterpret_cast<const char*>(x.data() + x.span());
+  const auto* x1 = reinterpret_cast<const char*>(x.data() + elements_spanned(x));
   const auto* y0 = reinterpret_cast<const char*>(y.data());
-  const auto* y1 = reinterpret_cast<const char*>(y.data() + y.span());
+  const auto* y1 = reinterpret_cast<const char*>(y.data() + elements_spanned(y));
   return x0 < y1 && y0 < x1 && !disjoint_blocks(x, y);
 }
 
