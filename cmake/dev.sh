@@ -704,6 +704,16 @@ cmd_fp32() {
   if (cd "$repo/build-cuda" && cmake --build . --target kokkos_kernels_gemm_cuda >>"$log" 2>&1); then
     (cd "$repo/build-cuda" && ctest --output-on-failure -R "kokkos_kernels_gemm" 2>&1) >>"$log" || true
   fi
+  # trsm, syrk and herk (docs/design.md §12) on the device; OZAKI_LEVEL3_SIZES (e.g.
+  # "8192,16384") also pairs them with cuBLAS's (perf_tests/level3_bench.cpp)
+  if (cd "$repo/build-cuda" && cmake --build . --target level3_cuda level3_bench >>"$log" 2>&1); then
+    "$repo/build-cuda/unit_tests/level3_cuda" >"$out/level3_cuda.log" 2>&1 && echo "level3_cuda: passed" >>"$log" ||
+      { echo "level3_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/level3_cuda.log" | head -40 >>"$log"; }
+    if [ -n "${OZAKI_LEVEL3_SIZES:-}" ]; then
+      "$repo/build-cuda/perf_tests/level3_bench" --sizes "$OZAKI_LEVEL3_SIZES" \
+        --csv "$out/level3.csv" >>"$log" 2>&1 || echo "level3_bench failed" >>"$log"
+    fi
+  fi
   "$repo/build-cuda/unit_tests/single_cuda" >"$out/single_cuda.log" 2>&1 && echo "single_cuda: passed" >>"$log" ||
     { echo "single_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/single_cuda.log" | head -60 >>"$log"; }
   grep -E "^\[  (PASSED|FAILED)" "$out/single_cuda.log" >>"$log" || true

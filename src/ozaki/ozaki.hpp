@@ -8,4 +8,6 @@
 #include <ozaki/prepared.hpp>
 #include <ozaki/report.hpp>
 #include <ozaki/scratch.hpp>
+#include <ozaki/syrk.hpp>
+#include <ozaki/trsm.hpp>
 #include <ozaki/workspace.hpp>

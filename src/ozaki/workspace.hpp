@@ -116,17 +116,21 @@ class Workspace {
     staged_.reserve(2 * staged_bytes_float(m, n, k));
   }
   /// Bytes held now.
-  std::size_t bytes() const { return buffer_.bytes() + operands_.bytes() + staged_.bytes(); }
+  std::size_t bytes() const {
+    return buffer_.bytes() + operands_.bytes() + staged_.bytes() + blocks_.bytes();
+  }
   /// How many times the buffers were (re)allocated: equal before and after a call that reused
   /// them.
   std::int64_t allocations() const {
-    return buffer_.allocations() + operands_.allocations() + staged_.allocations();
+    return buffer_.allocations() + operands_.allocations() + staged_.allocations() +
+           blocks_.allocations();
   }
   /// Frees the buffers.
   void release() {
     buffer_.release();
     operands_.release();
     staged_.release();
+    blocks_.release();
   }
 
  private:
@@ -159,6 +163,7 @@ class Workspace {
   Impl::ScratchBuffer<ExecSpace> buffer_;
   Impl::ScratchBuffer<ExecSpace> operands_;  // complex calls' real embedding
   Impl::ScratchBuffer<ExecSpace> staged_;    // FP32 calls' data in FP64
+  Impl::ScratchBuffer<ExecSpace> blocks_;    // syrk/herk's diagonal blocks (level3/)
 };
 
 namespace Impl {
@@ -169,6 +174,7 @@ struct WorkspaceAccess {
   static ScratchBuffer<ExecSpace>& buffer(Workspace<ExecSpace>& w) { return w.buffer_; }
   static ScratchBuffer<ExecSpace>& operands(Workspace<ExecSpace>& w) { return w.operands_; }
   static ScratchBuffer<ExecSpace>& staged(Workspace<ExecSpace>& w) { return w.staged_; }
+  static ScratchBuffer<ExecSpace>& blocks(Workspace<ExecSpace>& w) { return w.blocks_; }
 };
 
 }  // namespace Impl

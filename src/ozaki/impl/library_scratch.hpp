@@ -38,10 +38,12 @@ class LibraryScratch {
     ScratchBuffer<ExecSpace> buffer;
     ScratchBuffer<ExecSpace> operands;  // complex calls' real embedding (complex/driver.hpp)
     ScratchBuffer<ExecSpace> staged;    // FP32 calls' data in FP64 (single/driver.hpp)
+    ScratchBuffer<ExecSpace> blocks;    // syrk/herk's diagonal blocks (level3/)
     void release() {
       buffer.release();
       operands.release();
       staged.release();
+      blocks.release();
     }
   };
 
@@ -61,6 +63,7 @@ class LibraryScratch {
     ScratchBuffer<ExecSpace>& buffer() { return entry_.buffer; }
     ScratchBuffer<ExecSpace>& operands() { return entry_.operands; }
     ScratchBuffer<ExecSpace>& staged() { return entry_.staged; }
+    ScratchBuffer<ExecSpace>& blocks() { return entry_.blocks; }
 
    private:
     ExecSpace space_;
@@ -82,7 +85,7 @@ class LibraryScratch {
   static std::size_t bytes(const ExecSpace& space) {
     Entry& e = entry_of(space);
     std::lock_guard<std::mutex> lock(e.mutex);
-    return e.buffer.bytes() + e.operands.bytes() + e.staged.bytes();
+    return e.buffer.bytes() + e.operands.bytes() + e.staged.bytes() + e.blocks.bytes();
   }
 
  private:

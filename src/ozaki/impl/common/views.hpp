@@ -46,6 +46,15 @@ struct Views {
   using RowCounts = Kokkos::View<std::uint32_t**, Kokkos::LayoutRight, device_type>;
 };
 
+/// Strided views of one scalar type on one execution space.
+template <class ExecSpace, class T>
+struct StridedViews {
+  using device_type = typename Views<ExecSpace>::device_type;
+  using unmanaged = typename Views<ExecSpace>::unmanaged;
+  using ConstMatrix = Kokkos::View<const T**, Kokkos::LayoutStride, device_type, unmanaged>;
+  using Matrix = Kokkos::View<T**, Kokkos::LayoutStride, device_type, unmanaged>;
+};
+
 /// Rows [first, first + count) of a matrix of rows (a view of the same memory).
 template <class T, class... P>
 Kokkos::View<T**, Kokkos::LayoutStride, P...> row_block(

@@ -184,6 +184,14 @@ class ComplexGemm {
     return real_bound > 0 ? real_bound * (1 + scalars()) + scalars() : 0.0;
   }
 
+  /// The complex call's bound from its real dispatch's Report: where that ran native, it ran
+  /// native ZGEMM on the caller's operands, whose own bound is ZGEMM's for K (not the real
+  /// embedding's for 2K, made complex).
+  double stated_bound(const Report& real) const {
+    return real.algorithm == Algorithm::Native ? native_complex_componentwise_bound(shape_.k)
+                                               : complex_bound(real.error_bound);
+  }
+
   /// Native ZGEMM on the caller's operands: the caller's callback where it gave one.
   void native() const {
     if (options_.experimental.native_gemm) {
@@ -336,7 +344,7 @@ class ComplexGemm {
     // (The real scalars are placeholders: the target carries alpha and beta.  They must not be
     // 0, or the dispatch's "alpha == 0" return would write the shape-only C.)
     report = dispatch(space_, call, 1.0, 1.0, real_options, scratch_, call_start_);
-    report.error_bound = complex_bound(report.error_bound);
+    report.error_bound = stated_bound(report);
     if (needs_embedding) return false;
     if (report.algorithm == Algorithm::Native) report.backend = native_backend();
     report = finished_int8(report);
@@ -358,7 +366,7 @@ class ComplexGemm {
     call.promise = real_promise_;
     Report report = dispatch(space_, call, o.c_is_ce ? alpha_.real() : 1.0,
                              o.c_is_ce ? beta_.real() : 0.0, real_options, scratch_, call_start_);
-    report.error_bound = complex_bound(report.error_bound);
+    report.error_bound = stated_bound(report);
     if (report.algorithm == Algorithm::Native) {
       report.backend = native_backend();
     } else if (!o.c_is_ce) {

@@ -51,15 +51,6 @@ template <class T>
 using staged_scalar_t = std::conditional_t<std::is_same<std::remove_cv_t<T>, float>::value, double,
                                            Kokkos::complex<double>>;
 
-/// Strided views of one scalar type on one execution space.
-template <class ExecSpace, class T>
-struct StridedViews {
-  using device_type = typename Views<ExecSpace>::device_type;
-  using unmanaged = typename Views<ExecSpace>::unmanaged;
-  using ConstMatrix = Kokkos::View<const T**, Kokkos::LayoutStride, device_type, unmanaged>;
-  using Matrix = Kokkos::View<T**, Kokkos::LayoutStride, device_type, unmanaged>;
-};
-
 /// Rounding the staged result once to FP32: T + beta C is formed in FP64 (beta C exactly for
 /// real data, at most two roundings of u64 for complex) and then rounded to FP32 (u32 relative
 /// to each part, so to the modulus), at most fp32_output_rounding relative to |T + beta C|.

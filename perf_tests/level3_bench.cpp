@@ -1,0 +1,302 @@
+// level3_bench: ozaki's level-3 routines against cuBLAS's on the same inputs in the same run
+// (docs/design.md §12): the plain call (default Options) and the native routine alternate,
+// each timed with a fence; sampled entries give each one's error against a long double
+// reference.
+//
+//   level3_bench [--routines dsyrk,zherk,dtrsm] [--sizes 8192,16384] [--reps 5] [--phi 0.5]
+//                [--csv FILE]
+//
+// dsyrk: C = A A^T on the lower triangle, A n x n; zherk: C = A A^H, complex; dtrsm: left,
+// lower, no transpose, non-unit, n x n A (diagonally dominant) and an n-column B.  Errors:
+// syrk/herk |C - AA^T| / (|A||A^T|) at 256 sampled entries of the triangle; trsm the
+// componentwise backward error |B - AX| / (|A||X| + |B|) at 256 sampled entries.  Output: one
+// line per routine and size, and CSV rows routine,n,native_ms,ozaki_ms,speedup,native_error,
+// ozaki_error,algorithm,moduli,bound.
+#include "tool_args.hpp"
+
+#include <ozaki/syrk.hpp>
+#include <ozaki/trsm.hpp>
+
+#include <cublas_v2.h>
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Random.hpp>
+
+#include <chrono>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Space = Kokkos::Cuda;
+using KC = Kokkos::complex<double>;
+template <class T>
+using Matrix = Kokkos::View<T**, Kokkos::LayoutLeft, Space::memory_space>;
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: cuBLAS status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+/// Entries (U - 1/2) exp(phi N), complex parts independently.
+template <class T>
+void fill(const Matrix<T>& x, double phi, std::uint64_t seed) {
+  Kokkos::Random_XorShift64_Pool<Space> pool(seed);
+  Kokkos::parallel_for(
+      "level3_bench::fill", Kokkos::RangePolicy<Space>(0, x.extent(1)), KOKKOS_LAMBDA(const int j) {
+        auto g = pool.get_state();
+        for (std::size_t i = 0; i < x.extent(0); ++i) {
+          const double re = (g.drand() - 0.5) * Kokkos::exp(phi * g.normal());
+          if constexpr (std::is_same<T, double>::value) {
+            x(i, j) = re;
+          } else {
+            x(i, j) = T(re, (g.drand() - 0.5) * Kokkos::exp(phi * g.normal()));
+          }
+        }
+        pool.free_state(g);
+      });
+}
+
+/// A lower triangular, diagonally dominant: the diagonal is 1 plus the row's magnitudes.
+void make_lower(const Matrix<double>& a) {
+  Kokkos::parallel_for(
+      "level3_bench::lower", Kokkos::RangePolicy<Space>(0, a.extent(0)),
+      KOKKOS_LAMBDA(const int i) {
+        double sum = 0;
+        for (int j = 0; j < i; ++j) sum += Kokkos::fabs(a(i, j));
+        a(i, i) = 1 + sum;
+      });
+}
+
+template <class T>
+std::vector<T> to_host(const Matrix<T>& x) {
+  std::vector<T> h(x.size());
+  Kokkos::deep_copy(
+      Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace>(h.data(), x.extent(0), x.extent(1)),
+      x);
+  return h;
+}
+
+long double mag(double x) { return std::fabs(static_cast<long double>(x)); }
+long double mag(const std::complex<long double>& x) { return std::abs(x); }
+std::complex<long double> wide(const KC& x) { return {x.real(), x.imag()}; }
+long double wide(double x) { return x; }
+
+struct Sample {
+  std::int64_t i, j;
+};
+
+std::vector<Sample> lower_samples(std::int64_t n) {
+  std::mt19937_64 rng(7);
+  std::vector<Sample> s;
+  while (s.size() < 256) {
+    const std::int64_t i = rng() % n, j = rng() % n;
+    if (i >= j) s.push_back({i, j});
+  }
+  return s;
+}
+
+/// max |C - A op(A)| / (|A||op(A)|) over the samples; herk conjugates.
+template <class T>
+double rank_k_error(const std::vector<T>& a, const std::vector<T>& c, std::int64_t n,
+                    bool hermitian) {
+  double worst = 0;
+  for (const Sample& s : lower_samples(n)) {
+    decltype(wide(T(0))) sum = 0;
+    long double scale = 0;
+    for (std::int64_t l = 0; l < n; ++l) {
+      const auto x = wide(a[s.i + l * n]);
+      auto y = wide(a[s.j + l * n]);
+      if constexpr (!std::is_same<T, double>::value) {
+        if (hermitian) y = std::conj(y);
+      }
+      sum += x * y;
+      scale += mag(x) * mag(y);
+    }
+    worst = std::max(worst, static_cast<double>(mag(wide(c[s.i + s.j * n]) - sum) / scale));
+  }
+  return worst;
+}
+
+/// max |B - L X| / (|L||X| + |B|) over the samples.
+double trsm_error(const std::vector<double>& l, const std::vector<double>& b,
+                  const std::vector<double>& x, std::int64_t n) {
+  double worst = 0;
+  for (const Sample& s : lower_samples(n)) {
+    long double r = b[s.i + s.j * n], scale = mag(b[s.i + s.j * n]);
+    for (std::int64_t k = 0; k <= s.i; ++k) {
+      r -= static_cast<long double>(l[s.i + k * n]) * x[k + s.j * n];
+      scale += mag(l[s.i + k * n]) * mag(x[k + s.j * n]);
+    }
+    worst = std::max(worst, static_cast<double>(mag(r) / scale));
+  }
+  return worst;
+}
+
+struct Result {
+  double native_ms = 0, ozaki_ms = 0, native_error = 0, ozaki_error = 0;
+  ozaki::Report report;
+};
+
+/// Median milliseconds of `reps` runs of each, alternating; `reset` (untimed) before each run.
+template <class Native, class Ozaki, class Reset>
+void time_pair(int reps, Result& r, const Native& native, const Ozaki& ozaki, const Reset& reset) {
+  std::vector<double> tn, to;
+  for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up, not kept
+    for (int which = 0; which < 2; ++which) {
+      reset();
+      Kokkos::fence();
+      const auto t0 = std::chrono::steady_clock::now();
+      if (which == 0) {
+        native();
+      } else {
+        r.report = ozaki();
+      }
+      Kokkos::fence();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (rep >= 0) (which == 0 ? tn : to).push_back(ms);
+    }
+  }
+  r.native_ms = perf_tool::median(tn);
+  r.ozaki_ms = perf_tool::median(to);
+}
+
+template <class T>
+Result rank_k(cublasHandle_t handle, std::int64_t n, double phi, int reps) {
+  const bool hermitian = !std::is_same<T, double>::value;
+  Matrix<T> a("A", n, n), c("C", n, n);
+  fill(a, phi, 11);
+  Result r;
+  const int ni = static_cast<int>(n);
+  auto native = [&] {
+    if constexpr (std::is_same<T, double>::value) {
+      const double one = 1, zero = 0;
+      check(cublasDsyrk(handle, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, ni, ni, &one, a.data(), ni,
+                        &zero, c.data(), ni),
+            "cublasDsyrk");
+    } else {
+      const double one = 1, zero = 0;
+      check(cublasZherk(handle, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, ni, ni, &one,
+                        reinterpret_cast<const cuDoubleComplex*>(a.data()), ni, &zero,
+                        reinterpret_cast<cuDoubleComplex*>(c.data()), ni),
+            "cublasZherk");
+    }
+  };
+  auto ozaki_call = [&] {
+    if constexpr (std::is_same<T, double>::value) {
+      return ozaki::syrk(Space(), "L", "N", 1.0, a, 0.0, c);
+    } else {
+      return ozaki::herk(Space(), "L", "N", 1.0, a, 0.0, c);
+    }
+  };
+  time_pair(reps, r, native, ozaki_call, [] {});
+  const std::vector<T> ha = to_host(a);
+  native();
+  r.native_error = rank_k_error(ha, to_host(c), n, hermitian);
+  ozaki_call();
+  r.ozaki_error = rank_k_error(ha, to_host(c), n, hermitian);
+  return r;
+}
+
+Result triangular_solve(cublasHandle_t handle, std::int64_t n, double phi, int reps) {
+  Matrix<double> a("A", n, n), b0("B0", n, n), b("B", n, n);
+  fill(a, phi, 12);
+  make_lower(a);
+  fill(b0, phi, 13);
+  Result r;
+  const int ni = static_cast<int>(n);
+  auto native = [&] {
+    const double one = 1;
+    check(cublasDtrsm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                      CUBLAS_DIAG_NON_UNIT, ni, ni, &one, a.data(), ni, b.data(), ni),
+          "cublasDtrsm");
+  };
+  auto ozaki_call = [&] { return ozaki::trsm(Space(), "L", "L", "N", "N", 1.0, a, b); };
+  auto reset = [&] { Kokkos::deep_copy(b, b0); };
+  time_pair(reps, r, native, ozaki_call, reset);
+  const std::vector<double> ha = to_host(a), hb = to_host(b0);
+  reset();
+  native();
+  r.native_error = trsm_error(ha, hb, to_host(b), n);
+  reset();
+  ozaki_call();
+  r.ozaki_error = trsm_error(ha, hb, to_host(b), n);
+  return r;
+}
+
+int run(int argc, char** argv) {
+  std::string routines = "dsyrk,zherk,dtrsm", sizes = "8192,16384", csv;
+  int reps = 5;
+  double phi = 0.5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--routines")
+      routines = value;
+    else if (key == "--sizes")
+      sizes = value;
+    else if (key == "--reps")
+      reps = static_cast<int>(perf_tool::positive(value, "--reps"));
+    else if (key == "--phi")
+      phi = std::stod(value);
+    else if (key == "--csv")
+      csv = value;
+    else
+      throw std::invalid_argument("unknown argument " + key);
+  }
+  cublasHandle_t handle;
+  check(cublasCreate(&handle), "cublasCreate");
+  check(cublasSetStream(handle, Space().cuda_stream()), "cublasSetStream");
+  std::ofstream out;
+  if (!csv.empty()) {
+    out.open(csv);
+    out << "routine,n,native_ms,ozaki_ms,speedup,native_error,ozaki_error,algorithm,moduli,bound\n";
+  }
+  for (const std::string& routine : perf_tool::split(routines, ',')) {
+    for (const std::string& size : perf_tool::split(sizes, ',')) {
+      const std::int64_t n = perf_tool::positive(size, "size");
+      Result r;
+      if (routine == "dsyrk")
+        r = rank_k<double>(handle, n, phi, reps);
+      else if (routine == "zherk")
+        r = rank_k<KC>(handle, n, phi, reps);
+      else if (routine == "dtrsm")
+        r = triangular_solve(handle, n, phi, reps);
+      else
+        throw std::invalid_argument("routine " + routine + " (expected dsyrk, zherk, dtrsm)");
+      std::printf(
+          "%-6s n=%-6lld native %9.2f ms  ozaki %9.2f ms  %5.2fx  errors %.2e / %.2e  %s L=%d "
+          "bound %.2e%s%s\n",
+          routine.c_str(), static_cast<long long>(n), r.native_ms, r.ozaki_ms,
+          r.native_ms / r.ozaki_ms, r.native_error, r.ozaki_error,
+          ozaki::to_string(r.report.algorithm), r.report.moduli, r.report.error_bound,
+          r.report.fallback ? " fallback: " : "", r.report.reason.c_str());
+      if (out) {
+        out << routine << ',' << n << ',' << r.native_ms << ',' << r.ozaki_ms << ','
+            << r.native_ms / r.ozaki_ms << ',' << r.native_error << ',' << r.ozaki_error << ','
+            << ozaki::to_string(r.report.algorithm) << ',' << r.report.moduli << ','
+            << r.report.error_bound << '\n';
+      }
+    }
+  }
+  cublasDestroy(handle);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "level3_bench: %s\n", e.what());
+    return 2;
+  }
+}
