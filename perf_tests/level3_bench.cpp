@@ -22,6 +22,7 @@
 #include <Kokkos_Random.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
@@ -52,11 +53,11 @@ void fill(const Matrix<T>& x, double phi, std::uint64_t seed) {
       "level3_bench::fill", Kokkos::RangePolicy<Space>(0, x.extent(1)), KOKKOS_LAMBDA(const int j) {
         auto g = pool.get_state();
         for (std::size_t i = 0; i < x.extent(0); ++i) {
-          const double re = (g.drand() - 0.5) * Kokkos::exp(phi * g.normal());
+          const double re = (g.drand() - 0.5) * ::exp(phi * g.normal());
           if constexpr (std::is_same<T, double>::value) {
             x(i, j) = re;
           } else {
-            x(i, j) = T(re, (g.drand() - 0.5) * Kokkos::exp(phi * g.normal()));
+            x(i, j) = T(re, (g.drand() - 0.5) * ::exp(phi * g.normal()));
           }
         }
         pool.free_state(g);
@@ -69,7 +70,7 @@ void make_lower(const Matrix<double>& a) {
       "level3_bench::lower", Kokkos::RangePolicy<Space>(0, a.extent(0)),
       KOKKOS_LAMBDA(const int i) {
         double sum = 0;
-        for (int j = 0; j < i; ++j) sum += Kokkos::fabs(a(i, j));
+        for (int j = 0; j < i; ++j) sum += ::fabs(a(i, j));
         a(i, i) = 1 + sum;
       });
 }

@@ -25,6 +25,26 @@ namespace Impl {
 KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
 KOKKOS_INLINE_FUNCTION double real_part(const Kokkos::complex<double>& x) { return x.real(); }
 
+/// C = D + beta C on the upper or lower triangle of the square C (D empty: beta C); beta = 0
+/// does not read C.  hermitian: the diagonal is real (its imaginary parts, which BLAS assumes
+/// zero, are not read, and set to zero).
+template <class ExecSpace, class Matrix, class T>
+void add_triangle(const ExecSpace& space, const Matrix& C, const Matrix& D, const T& beta,
+                  bool upper, bool hermitian) {
+  const bool beta_zero = beta == T(0), product = D.data() != nullptr;
+  grid_for(
+      "ozaki::rank_k_triangle", space, C.extent(0), C.extent(1),
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        if (upper ? i > j : i < j) return;
+        const T d = product ? D(i, j) : T(0);
+        if (hermitian && i == j) {
+          C(i, i) = T(real_part(d) + (beta_zero ? 0.0 : real_part(beta) * real_part(C(i, i))));
+        } else {
+          C(i, j) = beta_zero ? d : d + beta * C(i, j);
+        }
+      });
+}
+
 /// C = alpha op(A) op(A)^T + beta C (syrk) or alpha op(A) op(A)^H + beta C (herk: alpha, beta
 /// real, C's diagonal real), on the `uplo` triangle of C only.
 template <class ExecSpace, class T>
@@ -120,25 +140,8 @@ class RankKUpdate {
     merge_triangle(r0, r1, D);
   }
 
-  /// C[r0:r1, r0:r1] = D + beta C on the triangle (D empty: beta C); beta = 0 does not read
-  /// C.  herk: the diagonal is real (its imaginary parts, which BLAS assumes zero, are not
-  /// read, and set to zero).
   void merge_triangle(std::int64_t r0, std::int64_t r1, const Matrix& D) {
-    const Matrix C = block(C_, r0, r1, r0, r1);
-    const T beta = beta_;
-    const bool beta_zero = beta_ == T(0), upper = upper_, hermitian = hermitian_;
-    const bool product = D.data() != nullptr;
-    grid_for(
-        "ozaki::rank_k_triangle", space_, r1 - r0, r1 - r0,
-        KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
-          if (upper ? i > j : i < j) return;
-          const T d = product ? D(i, j) : T(0);
-          if (hermitian && i == j) {
-            C(i, i) = T(real_part(d) + (beta_zero ? 0.0 : real_part(beta) * real_part(C(i, i))));
-          } else {
-            C(i, j) = beta_zero ? d : d + beta * C(i, j);
-          }
-        });
+    add_triangle(space_, block(C_, r0, r1, r0, r1), D, beta_, upper_, hermitian_);
   }
 
   ExecSpace space_;

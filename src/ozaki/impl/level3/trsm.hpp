@@ -23,6 +23,43 @@
 namespace ozaki {
 namespace Impl {
 
+/// The diagonal block [b0, b1) of op(A) solved by substitution in FP64 (dot form), forward
+/// or backward: side L, op(A) X = B on rows [b0, b1), one column of B per thread; side R,
+/// X op(A) = B on columns [b0, b1), one row of B per thread.
+template <class ExecSpace, class ConstMatrix, class Matrix>
+void substitute(const ExecSpace& space, const ConstMatrix& A, const Matrix& B, std::int64_t b0,
+                std::int64_t b1, bool left, Op op, bool forward, bool unit) {
+  using T = typename Matrix::non_const_value_type;
+  const bool transposed = op != Op::None, conjugate = op == Op::ConjugateTranspose;
+  // op(A)(r, s) as stored
+  const auto op_a = [=] KOKKOS_FUNCTION(std::int64_t r, std::int64_t s) {
+    return conj_if(transposed ? A(s, r) : A(r, s), conjugate);
+  };
+  if (left) {
+    flat_for(
+        "ozaki::trsm_substitute_left", space, B.extent(1), KOKKOS_LAMBDA(const std::int64_t j) {
+          for (std::int64_t step = 0; step < b1 - b0; ++step) {
+            const std::int64_t i = forward ? b0 + step : b1 - 1 - step;
+            T x = B(i, j);
+            const std::int64_t first = forward ? b0 : i + 1, last = forward ? i : b1;
+            for (std::int64_t s = first; s < last; ++s) x -= op_a(i, s) * B(s, j);
+            B(i, j) = unit ? x : x / op_a(i, i);
+          }
+        });
+  } else {
+    flat_for(
+        "ozaki::trsm_substitute_right", space, B.extent(0), KOKKOS_LAMBDA(const std::int64_t i) {
+          for (std::int64_t step = 0; step < b1 - b0; ++step) {
+            const std::int64_t j = forward ? b0 + step : b1 - 1 - step;
+            T x = B(i, j);
+            const std::int64_t first = forward ? b0 : j + 1, last = forward ? j : b1;
+            for (std::int64_t s = first; s < last; ++s) x -= B(i, s) * op_a(s, j);
+            B(i, j) = unit ? x : x / op_a(j, j);
+          }
+        });
+  }
+}
+
 template <class ExecSpace, class T>
 class TriangularSolve {
  public:
@@ -137,44 +174,11 @@ class TriangularSolve {
     return combined_bound(solved, update, solve_right(u0, u1));
   }
 
-  /// Forward or back substitution on rows [r0, r1), one column of B per thread.
   void substitute_left(std::int64_t r0, std::int64_t r1) {
-    const ConstMatrix A = A_;
-    const Matrix B = B_;
-    const bool transposed = op_ != Op::None, conjugate = op_ == Op::ConjugateTranspose;
-    const bool forward = op_lower_, unit = unit_diagonal_;
-    flat_for(
-        "ozaki::trsm_substitute_left", space_, B.extent(1), KOKKOS_LAMBDA(const std::int64_t j) {
-          for (std::int64_t step = 0; step < r1 - r0; ++step) {
-            const std::int64_t i = forward ? r0 + step : r1 - 1 - step;
-            T x = B(i, j);
-            const std::int64_t first = forward ? r0 : i + 1, last = forward ? i : r1;
-            for (std::int64_t s = first; s < last; ++s) {
-              x -= conj_if(transposed ? A(s, i) : A(i, s), conjugate) * B(s, j);
-            }
-            B(i, j) = unit ? x : x / conj_if(A(i, i), conjugate);
-          }
-        });
+    substitute(space_, A_, B_, r0, r1, true, op_, op_lower_, unit_diagonal_);
   }
-
-  /// The same on columns [c0, c1) of X op(A) = B, one row of B per thread.
   void substitute_right(std::int64_t c0, std::int64_t c1) {
-    const ConstMatrix A = A_;
-    const Matrix B = B_;
-    const bool transposed = op_ != Op::None, conjugate = op_ == Op::ConjugateTranspose;
-    const bool forward = !op_lower_, unit = unit_diagonal_;
-    flat_for(
-        "ozaki::trsm_substitute_right", space_, B.extent(0), KOKKOS_LAMBDA(const std::int64_t i) {
-          for (std::int64_t step = 0; step < c1 - c0; ++step) {
-            const std::int64_t j = forward ? c0 + step : c1 - 1 - step;
-            T x = B(i, j);
-            const std::int64_t first = forward ? c0 : j + 1, last = forward ? j : c1;
-            for (std::int64_t s = first; s < last; ++s) {
-              x -= B(i, s) * conj_if(transposed ? A(j, s) : A(s, j), conjugate);
-            }
-            B(i, j) = unit ? x : x / conj_if(A(j, j), conjugate);
-          }
-        });
+    substitute(space_, A_, B_, c0, c1, false, op_, !op_lower_, unit_diagonal_);
   }
 
   ExecSpace space_;
