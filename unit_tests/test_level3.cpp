@@ -1,15 +1,18 @@
-// ozaki::trsm, ozaki::syrk and ozaki::herk on the test space (docs/design.md §12): every
+// ozaki::trsm, trmm, syrk, herk, symm and hemm on the test space (docs/design.md §12): every
 // side / uplo / trans / diag, both scalars, three layouts, against long double references on
-// data with a controlled exponent spread: trsm's componentwise backward error within its
-// Report's bound and that bound within an FP64 trsm's, syrk's and herk's triangle within the
-// GEMM's componentwise promise and bitwise the full GEMM's entries under fixed counts; the
-// other triangle and a unit diagonal never read; BLAS semantics (alpha = 0, beta = 0, K = 0);
-// bad arguments with the output untouched.
+// data with a controlled exponent spread: trsm's componentwise backward error and trmm's
+// forward error within their Reports' bounds and those within the same recursion's with FP64
+// GEMMs; syrk's and herk's triangle within the GEMM's componentwise promise and bitwise the
+// full GEMM's entries under fixed counts; symm and hemm bitwise the GEMM of the filled-in
+// operand; the other triangle and a unit diagonal never read; BLAS semantics (alpha = 0,
+// beta = 0, K = 0); bad arguments with the output untouched.
 
 #include "common.hpp"
 
 #include <ozaki/impl/common/bounds.hpp>
+#include <ozaki/symm.hpp>
 #include <ozaki/syrk.hpp>
+#include <ozaki/trmm.hpp>
 #include <ozaki/trsm.hpp>
 
 #include <gtest/gtest.h>
@@ -227,6 +230,94 @@ TEST(Trsm, EveryCaseWithinAnFp64TrsmsBackwardErrorOtherAlgorithms) {
     check_trsm_bounds<double>(a, 1.0);
     check_trsm_bounds<KC>(a, 1.0);
   }
+}
+
+/// max over entries of |B - alpha op(A) B0| / (|alpha| |op(A)||B0|), in long double.
+template <class T>
+double trmm_error(const Host<T>& a, const TrsmCase& c, T alpha, const Host<T>& b0,
+                  const Host<T>& b) {
+  const std::int64_t m = b0.rows, n = b0.cols, inner = c.side == 'L' ? m : n;
+  double worst = 0;
+  for (std::int64_t j = 0; j < n; ++j) {
+    for (std::int64_t i = 0; i < m; ++i) {
+      decltype(wide(T(0))) exact = 0;
+      long double scale = 0;
+      for (std::int64_t s = 0; s < inner; ++s) {
+        const auto x = c.side == 'L' ? wide(op_entry(a, c, i, s)) : wide(b0(i, s));
+        const auto y = c.side == 'L' ? wide(b0(s, j)) : wide(op_entry(a, c, s, j));
+        exact += x * y;
+        scale += magnitude(x) * magnitude(y);
+      }
+      exact *= wide(alpha);
+      scale *= magnitude(wide(alpha));
+      if (scale > 0) {
+        worst = std::max(worst, static_cast<double>(magnitude(wide(b(i, j)) - exact) / scale));
+      }
+    }
+  }
+  return worst;
+}
+
+template <class T>
+void check_trmm_bounds(Algorithm algorithm, double phi) {
+  Random rng(111);
+  const std::int64_t m = 43, n = 36, leaf = 8;
+  const T alpha = T(-1.5);
+  for (const TrsmCase& c : trsm_cases<T>()) {
+    const std::int64_t na = c.side == 'L' ? m : n;
+    const Host<T> a = triangular<T>(na, c.uplo == 'U', c.diag == 'U', phi, rng);
+    const Host<T> b0 = random_matrix<T>(m, n, phi, rng);
+    for (Layout layout : layouts) {
+      SCOPED_TRACE(std::string("side ") + c.side + " uplo " + c.uplo + " trans " + c.trans +
+                   " diag " + c.diag + " layout " + name(layout));
+      const std::string side(1, c.side), uplo(1, c.uplo), trans(1, c.trans), diag(1, c.diag);
+      auto multiply = [&](Algorithm algorithm_used, Host<T>& b) {
+        DeviceOf<T> A = to_device(a, layout), B = to_device(b0, layout);
+        const ozaki::Report r =
+            ozaki::trmm(TestSpace(), side.c_str(), uplo.c_str(), trans.c_str(), diag.c_str(), alpha,
+                        A.view, B.view, with_algorithm(algorithm_used, leaf));
+        b = to_host(B);
+        return r;
+      };
+      Host<T> b(0, 0), native_b(0, 0);
+      const ozaki::Report r = multiply(algorithm, b);
+      const ozaki::Report native = multiply(Algorithm::Native, native_b);
+      EXPECT_GT(r.error_bound, 0);
+      EXPECT_LE(trmm_error(a, c, alpha, b0, b), r.error_bound);
+      EXPECT_LE(trmm_error(a, c, alpha, b0, native_b), native.error_bound);
+      EXPECT_LE(r.error_bound, native.error_bound * (1 + 1e-12));
+      EXPECT_LE(native.error_bound, 1.4142135623730951 * gamma(3 * na));
+    }
+  }
+}
+
+TEST(Trmm, EveryCaseWithinItsBoundInt8Crt) {
+  check_trmm_bounds<double>(Algorithm::Int8Crt, 1.0);
+  check_trmm_bounds<KC>(Algorithm::Int8Crt, 1.0);
+}
+
+TEST(Trmm, EveryCaseWithinItsBoundWideSpreadAndOtherAlgorithms) {
+  check_trmm_bounds<double>(Algorithm::Int8Crt, 3.0);
+  for (Algorithm a : {Algorithm::Int8Slices, Algorithm::Auto}) {
+    check_trmm_bounds<double>(a, 1.0);
+    check_trmm_bounds<KC>(a, 1.0);
+  }
+}
+
+TEST(Trmm, AlphaZeroAndBadArguments) {
+  Random rng(12);
+  const Host<double> a = triangular<double>(16, true, false, 1.0, rng);
+  Host<double> b(16, 4);
+  for (auto& x : b.values) x = std::numeric_limits<double>::quiet_NaN();
+  DeviceOf<double> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
+  ozaki::trmm(TestSpace(), "L", "U", "N", "N", 0.0, A.view, B.view);
+  for (double x : to_host(B).values) EXPECT_EQ(x, 0.0);
+  const Host<double> before = to_host(B);
+  EXPECT_THROW(ozaki::trmm(TestSpace(), "R", "U", "N", "N", 1.0, A.view, B.view),
+               ozaki::InvalidArgument);  // A must be 4 x 4
+  EXPECT_THROW(ozaki::trmm(TestSpace(), "L", "U", "N", "Q", 1.0, A.view, B.view),
+               ozaki::InvalidArgument);
+  EXPECT_TRUE(same_bits(to_host(B), before));
 }
 
 TEST(Trsm, OneDiagonalBlockIsSubstitutionAlone) {
@@ -545,6 +636,107 @@ TEST(Syrk, BadArgumentsThrowAndLeaveCUntouched) {
                ozaki::InvalidArgument);  // complex syrk takes N or T
   EXPECT_TRUE(same_bits(to_host(C), c0));
   EXPECT_TRUE(same_bits(to_host(H), h0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// symm and hemm
+
+/// A with NaN in the triangle not stored (never read); hemm: NaN imaginary parts on the
+/// diagonal (not read).
+template <class T>
+Host<T> one_triangle(const Host<T>& full, bool upper, bool hermitian) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Host<T> a = full;
+  for (std::int64_t j = 0; j < a.cols; ++j)
+    for (std::int64_t i = 0; i < a.rows; ++i)
+      if (upper ? i > j : i < j) a(i, j) = T(nan);
+  if constexpr (std::is_same<T, KC>::value) {
+    if (hermitian) {
+      for (std::int64_t i = 0; i < a.rows; ++i) a(i, i) = KC(a(i, i).real(), nan);
+    }
+  }
+  return a;
+}
+
+/// The symmetric (Hermitian) matrix the stored triangle of `a` means.
+template <class T>
+Host<T> filled(const Host<T>& a, bool upper, bool hermitian) {
+  Host<T> f = a;
+  for (std::int64_t j = 0; j < a.cols; ++j) {
+    for (std::int64_t i = 0; i < a.rows; ++i) {
+      if (upper ? i > j : i < j) f(i, j) = conj_if(a(j, i), hermitian);
+      if (hermitian && i == j) f(i, i) = T(std::real(wide(a(i, i))));
+    }
+  }
+  return f;
+}
+
+template <class T>
+void check_symmetric(bool hermitian) {
+  Random rng(606);
+  const std::int64_t m = 37, n = 29;
+  const Options crt = with_algorithm(Algorithm::Int8Crt, 8);
+  for (char side : {'L', 'R'}) {
+    for (char uplo : {'U', 'L'}) {
+      for (Layout layout : layouts) {
+        SCOPED_TRACE(std::string(hermitian ? "hemm" : "symm") + " side " + side + " uplo " + uplo +
+                     " layout " + name(layout));
+        const std::int64_t na = side == 'L' ? m : n;
+        const Host<T> a = one_triangle(random_matrix<T>(na, na, 1.0, rng), uplo == 'U', hermitian);
+        const Host<T> b = random_matrix<T>(m, n, 1.0, rng), c0 = random_matrix<T>(m, n, 1.0, rng);
+        DeviceOf<T> A = to_device(a, layout), B = to_device(b, layout), C = to_device(c0, layout);
+        const T alpha = T(0.5), beta = T(-2);
+        const std::string s(1, side), u(1, uplo);
+        ozaki::Report r;
+        if constexpr (std::is_same<T, KC>::value) {
+          r = hermitian ? ozaki::hemm(TestSpace(), s.c_str(), u.c_str(), alpha, A.view, B.view,
+                                      beta, C.view, crt)
+                        : ozaki::symm(TestSpace(), s.c_str(), u.c_str(), alpha, A.view, B.view,
+                                      beta, C.view, crt);
+        } else {
+          r = ozaki::symm(TestSpace(), s.c_str(), u.c_str(), alpha, A.view, B.view, beta, C.view,
+                          crt);
+        }
+        EXPECT_EQ(r.algorithm, Algorithm::Int8Crt);
+        // The GEMM of the filled-in A with the Report's options, bitwise.
+        DeviceOf<T> F = to_device(filled(a, uplo == 'U', hermitian), layout);
+        DeviceOf<T> G = to_device(c0, layout);
+        if (side == 'L') {
+          ozaki::gemm(TestSpace(), "N", "N", alpha, F.view, B.view, beta, G.view, r.options);
+        } else {
+          ozaki::gemm(TestSpace(), "N", "N", alpha, B.view, F.view, beta, G.view, r.options);
+        }
+        EXPECT_TRUE(same_bits(to_host(C), to_host(G)));
+        for (const T& x : to_host(C).values) EXPECT_FALSE(is_nan(x));
+      }
+    }
+  }
+}
+
+TEST(Symm, BitwiseTheGemmOfTheFilledInOperand) {
+  check_symmetric<double>(false);
+  check_symmetric<KC>(false);
+  check_symmetric<KC>(true);
+}
+
+TEST(Symm, BadArgumentsThrowAndLeaveCUntouched) {
+  Random rng(707);
+  const Host<double> a = random_matrix<double>(6, 6, 1.0, rng);
+  const Host<double> b = random_matrix<double>(6, 4, 1.0, rng),
+                     c0 = random_matrix<double>(6, 4, 1.0, rng);
+  DeviceOf<double> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
+  DeviceOf<double> C = to_device(c0, Layout::Left);
+  EXPECT_THROW(ozaki::symm(TestSpace(), "R", "U", 1.0, A.view, B.view, 0.0, C.view),
+               ozaki::InvalidArgument);  // side R: A must be 4 x 4
+  EXPECT_THROW(ozaki::symm(TestSpace(), "L", "X", 1.0, A.view, B.view, 0.0, C.view),
+               ozaki::InvalidArgument);
+  EXPECT_THROW(ozaki::symm(TestSpace(), "X", "U", 1.0, A.view, B.view, 0.0, C.view),
+               ozaki::InvalidArgument);
+  DeviceOf<double> square = to_device(a, Layout::Left);
+  EXPECT_THROW(ozaki::symm(TestSpace(), "L", "U", 1.0, square.view, square.view, 0.0, square.view),
+               ozaki::InvalidArgument);  // C aliasing A
+  EXPECT_TRUE(same_bits(to_host(C), c0));
+  EXPECT_TRUE(same_bits(to_host(square), a));
 }
 
 }  // namespace

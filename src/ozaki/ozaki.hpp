@@ -8,6 +8,8 @@
 #include <ozaki/prepared.hpp>
 #include <ozaki/report.hpp>
 #include <ozaki/scratch.hpp>
+#include <ozaki/symm.hpp>
 #include <ozaki/syrk.hpp>
+#include <ozaki/trmm.hpp>
 #include <ozaki/trsm.hpp>
 #include <ozaki/workspace.hpp>

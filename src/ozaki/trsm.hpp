@@ -19,7 +19,7 @@
 /// (docs/design.md §12.2).  The Report sums the GEMMs: the largest one's algorithm and counts,
 /// any fallback.  Bad arguments throw InvalidArgument before B is written.
 
-#include <ozaki/impl/level3/trsm.hpp>
+#include <ozaki/impl/level3/triangular.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/report.hpp>
 #include <ozaki/workspace.hpp>
@@ -38,7 +38,8 @@ Report trsm(const ExecSpace& space, const char side[], const char uplo[], const 
             const AViewType& A, const BViewType& B, const Options& options,
             Workspace<ExecSpace>& workspace) {
   return Impl::with_workspace(workspace, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
-    return Impl::trsm_views(space, side, uplo, trans, diag, alpha, A, B, options, scratch);
+    return Impl::triangular_views(space, false, side, uplo, trans, diag, alpha, A, B, options,
+                                  scratch);
   });
 }
 
@@ -49,7 +50,8 @@ Report trsm(const ExecSpace& space, const char side[], const char uplo[], const 
             const char diag[], const typename BViewType::non_const_value_type& alpha,
             const AViewType& A, const BViewType& B, const Options& options = Options{}) {
   return Impl::with_library_scratch(space, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
-    return Impl::trsm_views(space, side, uplo, trans, diag, alpha, A, B, options, scratch);
+    return Impl::triangular_views(space, false, side, uplo, trans, diag, alpha, A, B, options,
+                                  scratch);
   });
 }
 

@@ -66,6 +66,10 @@ KOKKOS_INLINE_FUNCTION Kokkos::complex<double> conj_if(const Kokkos::complex<dou
   return conjugate ? Kokkos::conj(x) : x;
 }
 
+/// The real part of x.
+KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
+KOKKOS_INLINE_FUNCTION double real_part(const Kokkos::complex<double>& x) { return x.real(); }
+
 /// The scratch of one level-3 call: the GEMM calls' three buffers and the routine's own.
 template <class ExecSpace>
 struct Level3Scratch {

@@ -22,9 +22,6 @@
 namespace ozaki {
 namespace Impl {
 
-KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
-KOKKOS_INLINE_FUNCTION double real_part(const Kokkos::complex<double>& x) { return x.real(); }
-
 /// C = D + beta C on the upper or lower triangle of the square C (D empty: beta C); beta = 0
 /// does not read C.  hermitian: the diagonal is real (its imaginary parts, which BLAS assumes
 /// zero, are not read, and set to zero).

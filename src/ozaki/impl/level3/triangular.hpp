@@ -1,0 +1,236 @@
+#pragma once
+/// \file triangular.hpp
+/// ozaki::trsm and ozaki::trmm's recursion (docs/design.md §12.2, §12.3): op(A) is halved
+/// until the diagonal blocks have at most `leaf` rows.  Of the two halves, S is the one whose
+/// rows of B feed the other's through op(A)'s off-diagonal block and U the one they feed; that
+/// feed is one GEMM (Int8Crt, Int8Slices, Auto or native, as Options say):
+///   trsm: solve S, then B_U -= op(A)_US X_S, then solve U;
+///   trmm: multiply U, then B_U += op(A)_US B_S (B_S not yet overwritten), then multiply S.
+/// Diagonal blocks are solved or multiplied in FP64, one right-hand side per thread.
+
+#include <ozaki/errors.hpp>
+#include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/kernels.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
+#include <ozaki/impl/level3/common.hpp>
+#include <ozaki/options.hpp>
+#include <ozaki/report.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <type_traits>
+
+namespace ozaki {
+namespace Impl {
+
+/// A diagonal block [b0, b1) of op(A) applied in FP64: side L to rows [b0, b1) of B, vector v
+/// a column of B; side R to its columns, v a row.  `before`: op(A)'s off-diagonal entries of a
+/// row (side L) or column (side R) lie at smaller indices.  Solve: x_i = (b_i - sum_s
+/// op(A)_is x_s) / op(A)_ii in the order that finds the x_s done; multiply: b_i = op(A)_ii b_i
+/// + sum_s op(A)_is b_s in the order that finds the b_s not yet written.
+template <class ConstMatrix, class Matrix>
+struct DiagonalBlock {
+  using T = typename Matrix::non_const_value_type;
+  ConstMatrix A;
+  Matrix B;
+  std::int64_t b0, b1;
+  bool left, transposed, conjugate, before, unit, multiply;
+
+  KOKKOS_INLINE_FUNCTION T op_a(std::int64_t r, std::int64_t s) const {
+    return conj_if(transposed ? A(s, r) : A(r, s), conjugate);
+  }
+  KOKKOS_INLINE_FUNCTION void apply(std::int64_t v, std::int64_t i) const {
+    T sum = 0;
+    const std::int64_t first = before ? b0 : i + 1, last = before ? i : b1;
+    for (std::int64_t s = first; s < last; ++s) {
+      sum += left ? op_a(i, s) * B(s, v) : B(v, s) * op_a(s, i);
+    }
+    T& b = left ? B(i, v) : B(v, i);
+    if (multiply) {
+      b = (unit ? b : op_a(i, i) * b) + sum;
+    } else {
+      b = unit ? b - sum : (b - sum) / op_a(i, i);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t v) const {
+    const bool forward = before != multiply;
+    for (std::int64_t step = 0; step < b1 - b0; ++step)
+      apply(v, forward ? b0 + step : b1 - 1 - step);
+  }
+};
+
+/// B := alpha op(A)^-1 B or alpha op(A) B (side L), alpha B op(A)^-1 or alpha B op(A) (side R),
+/// A triangular (`uplo` read, a unit diagonal not read).
+template <class ExecSpace, class T>
+class TriangularRoutine {
+ public:
+  using ConstMatrix = typename StridedViews<ExecSpace, T>::ConstMatrix;
+  using Matrix = typename StridedViews<ExecSpace, T>::Matrix;
+
+  /// Checks every argument before anything is written (a throw leaves B untouched).
+  /// `multiply`: trmm, else trsm.
+  TriangularRoutine(const ExecSpace& space, bool multiply, const char side[], const char uplo[],
+                    const char trans[], const char diag[], const T& alpha, const ConstMatrix& A,
+                    const Matrix& B, const Options& options, Level3Scratch<ExecSpace>& scratch)
+      : space_(space),
+        multiply_(multiply),
+        left_(parse_choice(side, "side", 'L', 'R')),
+        op_(parse_op<T>(trans, "trans", "NTC")),
+        unit_diagonal_(parse_choice(diag, "diag", 'U', 'N')),
+        alpha_(alpha),
+        A_(A),
+        B_(B),
+        options_(options),
+        scratch_(scratch) {
+    const bool upper = parse_choice(uplo, "uplo", 'U', 'L');
+    // op(A) is lower triangular where A is lower and not transposed, or upper and transposed.
+    const bool op_lower = upper == (op_ != Op::None);
+    // Row i of op(A) (side L) has its off-diagonal entries before i where op(A) is lower;
+    // column j (side R) where op(A) is upper.
+    before_ = left_ ? op_lower : !op_lower;
+    check_shapes();
+    check_options(options);
+    check_tuning(options.experimental);
+    if (const char* why = compat::unusable_here(space)) throw BackendError(why);
+    leaf_ = leaf_rows<ExecSpace>(options, 64, 128);
+  }
+
+  Report run() {
+    const std::int64_t n = A_.extent(0);
+    Report& report = sum_.report();
+    if (B_.extent(0) == 0 || B_.extent(1) == 0) return report;
+    // B = alpha B first (alpha = 0: zeros, B not read).
+    if (alpha_ != T(1)) scale_c(space_, alpha_, B_);
+    if (alpha_ == T(0)) {
+      report.reason = "alpha = 0: B = 0";
+      return report;
+    }
+    const double bound = recurse(0, n);
+    if (report.algorithm == Algorithm::None) {
+      report.algorithm = Algorithm::Native;
+      report.reason = "op(A) is one diagonal block: FP64 only, no GEMM";
+    }
+    report.error_bound = sum_.bounded() ? bound + fp64_unit_roundoff : 0;  // u: alpha B
+    return report;
+  }
+
+ private:
+  const char* name() const { return multiply_ ? "trmm" : "trsm"; }
+
+  void check_shapes() const {
+    const std::int64_t n = left_ ? B_.extent(0) : B_.extent(1);
+    if (static_cast<std::int64_t>(A_.extent(0)) != n ||
+        static_cast<std::int64_t>(A_.extent(1)) != n) {
+      std::ostringstream os;
+      os << name() << ": A is " << A_.extent(0) << " x " << A_.extent(1) << " but B is "
+         << B_.extent(0) << " x " << B_.extent(1) << ": A must be " << n << " x " << n << " (side "
+         << (left_ ? 'L' : 'R') << ")";
+      throw InvalidArgument(os.str());
+    }
+    if (overlaps(B_, A_)) {
+      throw InvalidArgument(std::string(name()) + ": B overlaps A in memory (B must not alias A)");
+    }
+  }
+
+  /// The bound of §12.2 for a diagonal block of b rows, relative to |op(A)||X| + |B| (trsm) or
+  /// |op(A)||B| (trmm): gamma_b (complex data: sqrt(2) gamma_(b+6), for the complex products
+  /// and division).
+  static double diagonal_bound(std::int64_t b) {
+    const double u = fp64_unit_roundoff;
+    if (std::is_same<T, double>::value) return gamma_bound(static_cast<double>(b), u);
+    return 1.4142135623730951 * gamma_bound(static_cast<double>(b) + 6, u);
+  }
+
+  /// With the bounds of S's rows (`source`) and of U's own recursion (`own`), and the feed's
+  /// GEMM bound plus gamma_2 for its beta C = B_U, U's rows have own + feed + gamma_2, first
+  /// order in u; the block has the larger.
+  static double combined_bound(double source, double feed, double own) {
+    return std::max(source, own + feed + gamma_bound(2, fp64_unit_roundoff));
+  }
+
+  /// Rows [r0, r1) and columns [c0, c1) of op(A): the block of A that holds them, which the
+  /// GEMM takes with op_.
+  ConstMatrix op_block(std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) const {
+    return op_ == Op::None ? block(A_, r0, r1, c0, c1) : block(A_, c0, c1, r0, r1);
+  }
+
+  /// Rows (side L) or columns (side R) [i0, i1) of B.
+  Matrix part_of_b(std::int64_t i0, std::int64_t i1) const {
+    return left_ ? block(B_, i0, i1, 0, B_.extent(1)) : block(B_, 0, B_.extent(0), i0, i1);
+  }
+
+  /// B_U += sign op(A)_US B_S (side L) or B_U += sign B_S op(A)_SU (side R); its GEMM bound.
+  double feed(std::int64_t s0, std::int64_t s1, std::int64_t u0, std::int64_t u1, const T& sign) {
+    const ConstMatrix source = part_of_b(s0, s1);
+    if (left_) {
+      return level3_gemm(space_, op_, op_block(u0, u1, s0, s1), Op::None, source, sign, T(1),
+                         part_of_b(u0, u1), options_, scratch_, sum_);
+    }
+    return level3_gemm(space_, Op::None, source, op_, op_block(s0, s1, u0, u1), sign, T(1),
+                       part_of_b(u0, u1), options_, scratch_, sum_);
+  }
+
+  /// op(A)'s diagonal block [b0, b1) applied to B's rows or columns; its bound.
+  double recurse(std::int64_t b0, std::int64_t b1) {
+    if (b1 - b0 <= leaf_) {
+      const DiagonalBlock<ConstMatrix, Matrix> f{A_,
+                                                 B_,
+                                                 b0,
+                                                 b1,
+                                                 left_,
+                                                 op_ != Op::None,
+                                                 op_ == Op::ConjugateTranspose,
+                                                 before_,
+                                                 unit_diagonal_,
+                                                 multiply_};
+      flat_for("ozaki::triangular_diagonal_block", space_, left_ ? B_.extent(1) : B_.extent(0), f);
+      return diagonal_bound(b1 - b0);
+    }
+    const std::int64_t h = b0 + split_point(b1 - b0);
+    // S: the half whose entries come first along op(A)'s off-diagonal rows.
+    const std::int64_t s0 = before_ ? b0 : h, s1 = before_ ? h : b1;
+    const std::int64_t u0 = before_ ? h : b0, u1 = before_ ? b1 : h;
+    if (multiply_) {
+      const double own = recurse(u0, u1);
+      const double fed = feed(s0, s1, u0, u1, T(1));
+      return combined_bound(recurse(s0, s1), fed, own);
+    }
+    const double source = recurse(s0, s1);
+    const double fed = feed(s0, s1, u0, u1, T(-1));
+    return combined_bound(source, fed, recurse(u0, u1));
+  }
+
+  ExecSpace space_;
+  bool multiply_, left_, before_ = false;
+  Op op_;
+  bool unit_diagonal_;
+  T alpha_;
+  ConstMatrix A_;
+  Matrix B_;
+  Options options_;
+  Level3Scratch<ExecSpace>& scratch_;
+  std::int64_t leaf_ = 1;
+  ReportSum sum_;
+};
+
+/// ozaki::trsm (multiply false) or ozaki::trmm on Views of any layout.
+template <class ExecSpace, class AViewType, class BViewType, class T>
+Report triangular_views(const ExecSpace& space, bool multiply, const char side[], const char uplo[],
+                        const char trans[], const char diag[], const T& alpha, const AViewType& A,
+                        const BViewType& B, const Options& options,
+                        Level3Scratch<ExecSpace>& scratch) {
+  static_assert(is_level3_scalar<T>::value,
+                "ozaki::trsm, ozaki::trmm: B must hold double or Kokkos::complex<double>");
+  using V = StridedViews<ExecSpace, T>;
+  return TriangularRoutine<ExecSpace, T>(space, multiply, side, uplo, trans, diag, alpha,
+                                         level3_view<ExecSpace, typename V::ConstMatrix>(A),
+                                         level3_view<ExecSpace, typename V::Matrix>(B), options,
+                                         scratch)
+      .run();
+}
+
+}  // namespace Impl
+}  // namespace ozaki
