@@ -177,61 +177,6 @@ std::vector<TrsmCase> trsm_cases() {
   return cases;
 }
 
-template <class T>
-void check_trsm_bounds(Algorithm algorithm, double phi) {
-  Random rng(101);
-  const std::int64_t m = 45, n = 38, leaf = 8;
-  const T alpha = T(0.75);
-  for (const TrsmCase& c : trsm_cases<T>()) {
-    const std::int64_t na = c.side == 'L' ? m : n;
-    const Host<T> a = triangular<T>(na, c.uplo == 'U', c.diag == 'U', phi, rng);
-    const Host<T> b = random_matrix<T>(m, n, phi, rng);
-    for (Layout layout : layouts) {
-      SCOPED_TRACE(std::string("side ") + c.side + " uplo " + c.uplo + " trans " + c.trans +
-                   " diag " + c.diag + " layout " + name(layout));
-      const std::string side(1, c.side), uplo(1, c.uplo), trans(1, c.trans), diag(1, c.diag);
-      auto solve = [&](Algorithm algorithm_used, Host<T>& x) {
-        DeviceOf<T> A = to_device(a, layout), B = to_device(b, layout);
-        const ozaki::Report r =
-            ozaki::trsm(TestSpace(), side.c_str(), uplo.c_str(), trans.c_str(), diag.c_str(), alpha,
-                        A.view, B.view, with_algorithm(algorithm_used, leaf));
-        x = to_host(B);
-        return r;
-      };
-      Host<T> x(0, 0), native_x(0, 0);
-      const ozaki::Report r = solve(algorithm, x);
-      const ozaki::Report native = solve(Algorithm::Native, native_x);
-      // Within the stated bound, and that within the same recursion's with FP64 GEMMs, which
-      // is within an FP64 trsm's gamma_n plus a few units per level (the splits round to 16).
-      EXPECT_GT(r.error_bound, 0);
-      EXPECT_LE(backward_error(a, c, alpha, b, x), r.error_bound);
-      EXPECT_LE(backward_error(a, c, alpha, b, native_x), native.error_bound);
-      EXPECT_LE(r.error_bound, native.error_bound * (1 + 1e-12));
-      EXPECT_LE(native.error_bound, 1.4142135623730951 * gamma(3 * na));
-      if (algorithm != Algorithm::Auto && algorithm != Algorithm::Native) {
-        EXPECT_TRUE(r.algorithm == algorithm || r.fallback) << r.reason;
-      }
-    }
-  }
-}
-
-TEST(Trsm, EveryCaseWithinAnFp64TrsmsBackwardErrorInt8Crt) {
-  check_trsm_bounds<double>(Algorithm::Int8Crt, 1.0);
-  check_trsm_bounds<KC>(Algorithm::Int8Crt, 1.0);
-}
-
-TEST(Trsm, EveryCaseWithinAnFp64TrsmsBackwardErrorWideSpread) {
-  check_trsm_bounds<double>(Algorithm::Int8Crt, 3.0);
-  check_trsm_bounds<KC>(Algorithm::Int8Crt, 3.0);
-}
-
-TEST(Trsm, EveryCaseWithinAnFp64TrsmsBackwardErrorOtherAlgorithms) {
-  for (Algorithm a : {Algorithm::Int8Slices, Algorithm::Auto}) {
-    check_trsm_bounds<double>(a, 1.0);
-    check_trsm_bounds<KC>(a, 1.0);
-  }
-}
-
 /// max over entries of |B - alpha op(A) B0| / (|alpha| |op(A)||B0|), in long double.
 template <class T>
 double trmm_error(const Host<T>& a, const TrsmCase& c, T alpha, const Host<T>& b0,
@@ -258,49 +203,79 @@ double trmm_error(const Host<T>& a, const TrsmCase& c, T alpha, const Host<T>& b
   return worst;
 }
 
+/// Every case of trsm (multiply false) or trmm on random data: the backward error (trsm) or the
+/// forward error (trmm) within the Report's bound, that bound within the same recursion's with
+/// FP64 GEMMs (Algorithm::Native), and that within an FP64 routine's gamma_n plus a few units
+/// per level (the splits round to 16).
 template <class T>
-void check_trmm_bounds(Algorithm algorithm, double phi) {
-  Random rng(111);
-  const std::int64_t m = 43, n = 36, leaf = 8;
-  const T alpha = T(-1.5);
+void check_triangular_bounds(bool multiply, Algorithm algorithm, double phi) {
+  Random rng(multiply ? 111 : 101);
+  const std::int64_t m = multiply ? 43 : 45, n = multiply ? 36 : 38, leaf = 8;
+  const T alpha = T(multiply ? -1.5 : 0.75);
   for (const TrsmCase& c : trsm_cases<T>()) {
     const std::int64_t na = c.side == 'L' ? m : n;
     const Host<T> a = triangular<T>(na, c.uplo == 'U', c.diag == 'U', phi, rng);
-    const Host<T> b0 = random_matrix<T>(m, n, phi, rng);
+    const Host<T> b = random_matrix<T>(m, n, phi, rng);
     for (Layout layout : layouts) {
-      SCOPED_TRACE(std::string("side ") + c.side + " uplo " + c.uplo + " trans " + c.trans +
-                   " diag " + c.diag + " layout " + name(layout));
+      SCOPED_TRACE(std::string(multiply ? "trmm" : "trsm") + " side " + c.side + " uplo " + c.uplo +
+                   " trans " + c.trans + " diag " + c.diag + " layout " + name(layout));
       const std::string side(1, c.side), uplo(1, c.uplo), trans(1, c.trans), diag(1, c.diag);
-      auto multiply = [&](Algorithm algorithm_used, Host<T>& b) {
-        DeviceOf<T> A = to_device(a, layout), B = to_device(b0, layout);
+      auto run = [&](Algorithm used, Host<T>& out) {
+        DeviceOf<T> A = to_device(a, layout), B = to_device(b, layout);
+        const Options o = with_algorithm(used, leaf);
         const ozaki::Report r =
-            ozaki::trmm(TestSpace(), side.c_str(), uplo.c_str(), trans.c_str(), diag.c_str(), alpha,
-                        A.view, B.view, with_algorithm(algorithm_used, leaf));
-        b = to_host(B);
+            multiply ? ozaki::trmm(TestSpace(), side.c_str(), uplo.c_str(), trans.c_str(),
+                                   diag.c_str(), alpha, A.view, B.view, o)
+                     : ozaki::trsm(TestSpace(), side.c_str(), uplo.c_str(), trans.c_str(),
+                                   diag.c_str(), alpha, A.view, B.view, o);
+        out = to_host(B);
         return r;
       };
-      Host<T> b(0, 0), native_b(0, 0);
-      const ozaki::Report r = multiply(algorithm, b);
-      const ozaki::Report native = multiply(Algorithm::Native, native_b);
+      auto error = [&](const Host<T>& out) {
+        return multiply ? trmm_error(a, c, alpha, b, out) : backward_error(a, c, alpha, b, out);
+      };
+      Host<T> x(0, 0), native_x(0, 0);
+      const ozaki::Report r = run(algorithm, x);
+      const ozaki::Report native = run(Algorithm::Native, native_x);
       EXPECT_GT(r.error_bound, 0);
-      EXPECT_LE(trmm_error(a, c, alpha, b0, b), r.error_bound);
-      EXPECT_LE(trmm_error(a, c, alpha, b0, native_b), native.error_bound);
+      EXPECT_LE(error(x), r.error_bound);
+      EXPECT_LE(error(native_x), native.error_bound);
       EXPECT_LE(r.error_bound, native.error_bound * (1 + 1e-12));
       EXPECT_LE(native.error_bound, 1.4142135623730951 * gamma(3 * na));
+      if (algorithm != Algorithm::Auto) {
+        EXPECT_TRUE(r.algorithm == algorithm || r.fallback) << r.reason;
+      }
     }
   }
 }
 
+TEST(Trsm, EveryCaseWithinAnFp64TrsmsBackwardErrorInt8Crt) {
+  check_triangular_bounds<double>(false, Algorithm::Int8Crt, 1.0);
+  check_triangular_bounds<KC>(false, Algorithm::Int8Crt, 1.0);
+}
+
+TEST(Trsm, EveryCaseWithinAnFp64TrsmsBackwardErrorWideSpread) {
+  check_triangular_bounds<double>(false, Algorithm::Int8Crt, 3.0);
+  check_triangular_bounds<KC>(false, Algorithm::Int8Crt, 3.0);
+}
+
+TEST(Trsm, EveryCaseWithinAnFp64TrsmsBackwardErrorOtherAlgorithms) {
+  for (Algorithm a : {Algorithm::Int8Slices, Algorithm::Auto}) {
+    check_triangular_bounds<double>(false, a, 1.0);
+    check_triangular_bounds<KC>(false, a, 1.0);
+  }
+}
+
 TEST(Trmm, EveryCaseWithinItsBoundInt8Crt) {
-  check_trmm_bounds<double>(Algorithm::Int8Crt, 1.0);
-  check_trmm_bounds<KC>(Algorithm::Int8Crt, 1.0);
+  check_triangular_bounds<double>(true, Algorithm::Int8Crt, 1.0);
+  check_triangular_bounds<KC>(true, Algorithm::Int8Crt, 1.0);
 }
 
 TEST(Trmm, EveryCaseWithinItsBoundWideSpreadAndOtherAlgorithms) {
-  check_trmm_bounds<double>(Algorithm::Int8Crt, 3.0);
+  check_triangular_bounds<double>(true, Algorithm::Int8Crt, 3.0);
   for (Algorithm a : {Algorithm::Int8Slices, Algorithm::Auto}) {
-    check_trmm_bounds<double>(a, 1.0);
-    check_trmm_bounds<KC>(a, 1.0);
+    check_triangular_bounds<double>(true, a, 1.0);
+    check_triangular_bounds<KC>(true, a, 1.0);
   }
 }
 
