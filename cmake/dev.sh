@@ -700,31 +700,38 @@ cmd_fp32() {
   nvidia-smi -L >>"$log" 2>&1 || true
   build_cuda_logged "$log" "single_cuda ozaki_bench ozaki_cublas cublas_client cublas_client_linked" ||
     return 1
+  # Per-binary logs stay in the build folder ($OUT brings back only a few files); their
+  # summaries and failures go to the log.
+  local logs=$repo/build-cuda/logs
+  mkdir -p "$logs"
   # Kokkos Kernels' own gemm test with ozaki::gemm (float, complex<float>, double, complex<double>)
   if (cd "$repo/build-cuda" && cmake --build . --target kokkos_kernels_gemm_cuda >>"$log" 2>&1); then
     (cd "$repo/build-cuda" && ctest --output-on-failure -R "kokkos_kernels_gemm" 2>&1) >>"$log" || true
   fi
-  # trsm, syrk and herk (docs/design.md §12) on the device; OZAKI_LEVEL3_SIZES (e.g.
+  # the level-3 routines (docs/design.md §12) on the device; OZAKI_LEVEL3_SIZES (e.g.
   # "8192,16384") also pairs them with cuBLAS's (perf_tests/level3_bench.cpp)
   if (cd "$repo/build-cuda" && cmake --build . --target level3_cuda level3_bench >>"$log" 2>&1); then
-    "$repo/build-cuda/unit_tests/level3_cuda" >"$out/level3_cuda.log" 2>&1 && echo "level3_cuda: passed" >>"$log" ||
-      { echo "level3_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/level3_cuda.log" | head -40 >>"$log"; }
+    "$repo/build-cuda/unit_tests/level3_cuda" >"$logs/level3_cuda.log" 2>&1 && echo "level3_cuda: passed" >>"$log" ||
+      { echo "level3_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$logs/level3_cuda.log" | head -40 >>"$log"; }
+    grep -E "^\[  (PASSED|FAILED)" "$logs/level3_cuda.log" >>"$log" || true
     if [ -n "${OZAKI_LEVEL3_SIZES:-}" ]; then
       "$repo/build-cuda/perf_tests/level3_bench" --sizes "$OZAKI_LEVEL3_SIZES" \
         --csv "$out/level3.csv" >>"$log" 2>&1 || echo "level3_bench failed" >>"$log"
     fi
   fi
-  "$repo/build-cuda/unit_tests/single_cuda" >"$out/single_cuda.log" 2>&1 && echo "single_cuda: passed" >>"$log" ||
-    { echo "single_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/single_cuda.log" | head -60 >>"$log"; }
-  grep -E "^\[  (PASSED|FAILED)" "$out/single_cuda.log" >>"$log" || true
+  "$repo/build-cuda/unit_tests/single_cuda" >"$logs/single_cuda.log" 2>&1 && echo "single_cuda: passed" >>"$log" ||
+    { echo "single_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$logs/single_cuda.log" | head -60 >>"$log"; }
+  grep -E "^\[  (PASSED|FAILED)" "$logs/single_cuda.log" >>"$log" || true
   (cd "$repo/build-cuda" && ctest --output-on-failure -R "interposer_client" 2>&1) >>"$log" || true
   local bench=$repo/build-cuda/perf_tests/ozaki_bench reps=${OZAKI_FP32_REPS:-5}
   "$bench" --float --shapes 8192,16384 --configs native,default,crt:auto --reps "$reps" \
-    --no-phases --csv "$out/fp32-real.csv" >>"$log" 2>&1 || echo "bench --float failed" >>"$log"
+    --no-phases --csv "$logs/fp32-real.csv" >>"$log" 2>&1 || echo "bench --float failed" >>"$log"
   "$bench" --float --phi 2 --shapes 8192 --configs native,default,crt:auto --reps "$reps" \
-    --no-phases --csv "$out/fp32-phi2.csv" >>"$log" 2>&1 || echo "bench --float --phi 2 failed" >>"$log"
+    --no-phases --csv "$logs/fp32-phi2.csv" >>"$log" 2>&1 || echo "bench --float --phi 2 failed" >>"$log"
   "$bench" --float --complex --shapes 8192 --configs native,default,crt:auto --reps "$reps" \
-    --no-phases --csv "$out/fp32-complex.csv" >>"$log" 2>&1 || echo "bench --float --complex failed" >>"$log"
+    --no-phases --csv "$logs/fp32-complex.csv" >>"$log" 2>&1 || echo "bench --float --complex failed" >>"$log"
+  # The three benchmark tables in one file, each with its header.
+  cat "$logs/fp32-real.csv" "$logs/fp32-phi2.csv" "$logs/fp32-complex.csv" >"$out/fp32-bench.csv" 2>/dev/null || true
   local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so round
   echo "== torch_matmul float32: label,n,ms,tflops,error" >"$csv"
   for round in 1 2; do
@@ -752,12 +759,13 @@ cmd_capture_check() {
   build_cuda_logged "$log" \
     "captured_cuda cuda_backend_cuda componentwise_cuda ozaki_cublas cublas_client cublas_client_linked" ||
     return 1
-  local t
+  local t logs=$repo/build-cuda/logs
+  mkdir -p "$logs"
   for t in captured_cuda cuda_backend_cuda componentwise_cuda; do
     echo "== $t" >>"$log"
-    "$repo/build-cuda/unit_tests/$t" >"$out/$t.log" 2>&1 && echo "$t: passed" >>"$log" ||
-      { echo "$t: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$out/$t.log" | head -60 >>"$log"; }
-    grep -E "^\[  (PASSED|FAILED)" "$out/$t.log" >>"$log" || true
+    "$repo/build-cuda/unit_tests/$t" >"$logs/$t.log" 2>&1 && echo "$t: passed" >>"$log" ||
+      { echo "$t: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$logs/$t.log" | head -60 >>"$log"; }
+    grep -E "^\[  (PASSED|FAILED)" "$logs/$t.log" >>"$log" || true
   done
   (cd "$repo/build-cuda" && ctest --output-on-failure -R "interposer_client" 2>&1) >>"$log" || true
   local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
