@@ -70,6 +70,25 @@ inline const char* name(Layout l) {
   return l == Layout::Left ? "Left" : l == Layout::Right ? "Right" : "Stride";
 }
 
+/// Copies between a (possibly non-contiguous) view on Space's memory and a contiguous
+/// column-major one, on Space: Kokkos cannot deep_copy strided views across memory spaces.
+template <class Space = TestSpace, class Strided, class Contiguous>
+void copy_on_device(const Strided& strided, const Contiguous& contiguous, bool to_strided) {
+  const std::int64_t rows = strided.extent(0), cols = strided.extent(1);
+  Kokkos::parallel_for(
+      "test::copy",
+      Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(Space(), 0, rows * cols),
+      KOKKOS_LAMBDA(const std::int64_t idx) {
+        const std::int64_t i = idx % rows, j = idx / rows;
+        if (to_strided) {
+          strided(i, j) = contiguous(i, j);
+        } else {
+          contiguous(i, j) = strided(i, j);
+        }
+      });
+  Kokkos::fence();
+}
+
 /// A rows x cols matrix of T on Space's memory in the given layout (Layout::Stride: every
 /// other row and column of a larger row-major matrix), copied from and back to column-major
 /// host values through a contiguous buffer on the device (Kokkos cannot deep_copy strided
@@ -124,19 +143,7 @@ struct DeviceOf {
     Kokkos::View<T**, Kokkos::LayoutLeft, Mem> tmp("tmp", rows, cols);
     Kokkos::View<T**, Kokkos::LayoutLeft, Kokkos::HostSpace> host(values, rows, cols);
     if (to_device) Kokkos::deep_copy(tmp, host);
-    const auto v = view;
-    Kokkos::parallel_for(
-        "test::copy",
-        Kokkos::RangePolicy<Space, Kokkos::IndexType<std::int64_t>>(Space(), 0, rows * cols),
-        KOKKOS_LAMBDA(const std::int64_t idx) {
-          const std::int64_t i = idx % rows, j = idx / rows;
-          if (to_device) {
-            v(i, j) = tmp(i, j);
-          } else {
-            tmp(i, j) = v(i, j);
-          }
-        });
-    Kokkos::fence();
+    copy_on_device<Space>(view, tmp, to_device);
     if (!to_device) Kokkos::deep_copy(host, tmp);
   }
 };
@@ -156,25 +163,6 @@ struct HostMatrix {
   ozaki::serial::ConstMatrixRef cref() const { return {values.data(), rows, cols, 1, rows}; }
   double operator()(std::int64_t i, std::int64_t j) const { return values[i + j * rows]; }
 };
-
-/// Copies between a (possibly non-contiguous) device view and a contiguous column-major one,
-/// on the device: Kokkos cannot deep_copy strided views across memory spaces.
-inline void copy_on_device(const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& strided,
-                           const Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace>& contiguous,
-                           bool to_strided) {
-  const std::int64_t rows = strided.extent(0), cols = strided.extent(1);
-  Kokkos::parallel_for(
-      "test::copy", Kokkos::RangePolicy<TestSpace, Kokkos::IndexType<std::int64_t>>(0, rows * cols),
-      KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t i = idx % rows, j = idx / rows;
-        if (to_strided) {
-          strided(i, j) = contiguous(i, j);
-        } else {
-          contiguous(i, j) = strided(i, j);
-        }
-      });
-  Kokkos::fence();
-}
 
 inline HostMatrix to_host(const Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>& v) {
   HostMatrix h;

@@ -279,20 +279,16 @@ TEST(Trmm, EveryCaseWithinItsBoundWideSpreadAndOtherAlgorithms) {
   }
 }
 
-TEST(Trmm, AlphaZeroAndBadArguments) {
+TEST(Trmm, BadArgumentsThrowAndLeaveBUntouched) {
   Random rng(12);
   const Host<double> a = triangular<double>(16, true, false, 1.0, rng);
-  Host<double> b(16, 4);
-  for (auto& x : b.values) x = std::numeric_limits<double>::quiet_NaN();
+  const Host<double> b = random_matrix<double>(16, 4, 1.0, rng);
   DeviceOf<double> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
-  ozaki::trmm(TestSpace(), "L", "U", "N", "N", 0.0, A.view, B.view);
-  for (double x : to_host(B).values) EXPECT_EQ(x, 0.0);
-  const Host<double> before = to_host(B);
   EXPECT_THROW(ozaki::trmm(TestSpace(), "R", "U", "N", "N", 1.0, A.view, B.view),
                ozaki::InvalidArgument);  // A must be 4 x 4
   EXPECT_THROW(ozaki::trmm(TestSpace(), "L", "U", "N", "Q", 1.0, A.view, B.view),
                ozaki::InvalidArgument);
-  EXPECT_TRUE(same_bits(to_host(B), before));
+  EXPECT_TRUE(same_bits(to_host(B), b));
 }
 
 TEST(Trsm, OneDiagonalBlockIsSubstitutionAlone) {
@@ -307,14 +303,20 @@ TEST(Trsm, OneDiagonalBlockIsSubstitutionAlone) {
   EXPECT_LE(backward_error(a, {'L', 'L', 'N', 'N'}, 1.0, b, to_host(B)), r.error_bound);
 }
 
-TEST(Trsm, AlphaZeroWritesZerosWithoutReadingB) {
+TEST(Trsm, AlphaZeroWritesZerosWithoutReadingBTrmmToo) {
   Random rng(6);
   const Host<double> a = triangular<double>(30, true, false, 1.0, rng);
   Host<double> b(30, 9);
   for (auto& x : b.values) x = std::numeric_limits<double>::quiet_NaN();
-  DeviceOf<double> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
-  ozaki::trsm(TestSpace(), "L", "U", "N", "N", 0.0, A.view, B.view);
-  for (double x : to_host(B).values) EXPECT_EQ(x, 0.0);
+  for (bool multiply : {false, true}) {
+    DeviceOf<double> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
+    if (multiply) {
+      ozaki::trmm(TestSpace(), "L", "U", "N", "N", 0.0, A.view, B.view);
+    } else {
+      ozaki::trsm(TestSpace(), "L", "U", "N", "N", 0.0, A.view, B.view);
+    }
+    for (double x : to_host(B).values) EXPECT_EQ(x, 0.0);
+  }
 }
 
 TEST(Trsm, EmptyBIsANoOp) {

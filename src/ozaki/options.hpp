@@ -145,7 +145,7 @@ struct Tuning {
   /// workspaces each, kept for the process's life).  Host spaces' emulation of a capture
   /// follows it too.
   bool graph_products = true;
-  /// syrk, herk and trsm: the rows of the diagonal blocks their recursion stops at (at least
+  /// trsm, trmm, syrk and herk: the rows of the diagonal blocks their recursion stops at (at least
   /// 1).  Empty: the library's choice (level3/common.hpp).  The same bound either way; other
   /// bits.
   std::optional<std::int64_t> level3_leaf;

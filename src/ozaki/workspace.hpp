@@ -163,7 +163,7 @@ class Workspace {
   Impl::ScratchBuffer<ExecSpace> buffer_;
   Impl::ScratchBuffer<ExecSpace> operands_;  // complex calls' real embedding
   Impl::ScratchBuffer<ExecSpace> staged_;    // FP32 calls' data in FP64
-  Impl::ScratchBuffer<ExecSpace> blocks_;    // syrk/herk's diagonal blocks (level3/)
+  Impl::ScratchBuffer<ExecSpace> blocks_;    // level-3 routines' own (level3/)
 };
 
 namespace Impl {

@@ -38,7 +38,7 @@ class LibraryScratch {
     ScratchBuffer<ExecSpace> buffer;
     ScratchBuffer<ExecSpace> operands;  // complex calls' real embedding (complex/driver.hpp)
     ScratchBuffer<ExecSpace> staged;    // FP32 calls' data in FP64 (single/driver.hpp)
-    ScratchBuffer<ExecSpace> blocks;    // syrk/herk's diagonal blocks (level3/)
+    ScratchBuffer<ExecSpace> blocks;    // level-3 routines' own (level3/)
     void release() {
       buffer.release();
       operands.release();

@@ -1,12 +1,14 @@
 #pragma once
 /// \file common.hpp
-/// What ozaki's level-3 routines (syrk.hpp, trsm.hpp) share: their arguments, their scratch,
-/// the blocks their recursion splits a matrix into, the GEMM calls it makes and the Report
-/// that sums them (docs/design.md §12).
+/// What ozaki's level-3 routines (triangular.hpp, syrk.hpp, symmetric.hpp) share: their arguments,
+/// their scratch, the blocks their recursion splits a matrix into, the GEMM calls it makes and the
+/// Report that sums them (docs/design.md §12).
 
 #include <ozaki/errors.hpp>
 #include <ozaki/gemm.hpp>
+#include <ozaki/impl/common/arguments.hpp>
 #include <ozaki/impl/common/bounds.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/scratch.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/library_scratch.hpp>
@@ -24,16 +26,22 @@
 namespace ozaki {
 namespace Impl {
 
-/// One character argument that must be one of two letters (either case): returns whether it
-/// is `yes`; throws InvalidArgument naming `which` otherwise.
-inline bool parse_choice(const char* arg, const char* which, char yes, char no) {
+/// A one-letter argument, upper-cased, that must be one of `allowed`; throws InvalidArgument
+/// naming `which` otherwise.
+inline char argument_letter(const char* arg, const char* which, const std::string& allowed) {
   const char c = arg == nullptr ? '\0' : arg[0];
-  const auto upper = [](char x) { return x >= 'a' && x <= 'z' ? static_cast<char>(x - 32) : x; };
-  if (upper(c) == yes) return true;
-  if (upper(c) == no) return false;
-  throw InvalidArgument(std::string(which) + " = '" +
-                        (c == '\0' ? std::string("(empty)") : std::string(1, c)) + "': expected '" +
-                        yes + "' or '" + no + "'");
+  const char u = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
+  if (u == '\0' || allowed.find(u) == std::string::npos) {
+    throw InvalidArgument(std::string(which) + " = '" +
+                          (c == '\0' ? std::string("(empty)") : std::string(1, c)) +
+                          "': expected one of '" + allowed + "'");
+  }
+  return u;
+}
+
+/// A one-letter argument that must be `yes` or `no`: whether it is `yes`.
+inline bool parse_choice(const char* arg, const char* which, char yes, char no) {
+  return argument_letter(arg, which, std::string{yes, no}) == yes;
 }
 
 /// A transpose argument of a level-3 routine: op(X) = X, X^T or X^H.
@@ -43,13 +51,7 @@ enum class Op { None, Transpose, ConjugateTranspose };
 /// routine takes (herk: "NC", syrk on complex data: "NT").
 template <class T>
 Op parse_op(const char* arg, const char* which, const char* allowed) {
-  const char c = arg == nullptr ? '\0' : arg[0];
-  const char u = c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
-  if (u == '\0' || std::string(allowed).find(u) == std::string::npos) {
-    throw InvalidArgument(std::string(which) + " = '" +
-                          (c == '\0' ? std::string("(empty)") : std::string(1, c)) +
-                          "': expected one of '" + allowed + "'");
-  }
+  const char u = argument_letter(arg, which, allowed);
   if (u == 'N') return Op::None;
   if (u == 'T' || std::is_same<T, double>::value) return Op::Transpose;
   return Op::ConjugateTranspose;
@@ -70,7 +72,8 @@ KOKKOS_INLINE_FUNCTION Kokkos::complex<double> conj_if(const Kokkos::complex<dou
 KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
 KOKKOS_INLINE_FUNCTION double real_part(const Kokkos::complex<double>& x) { return x.real(); }
 
-/// The scratch of one level-3 call: the GEMM calls' three buffers and the routine's own.
+/// The scratch of one level-3 call: the GEMM calls' three buffers and the routine's own
+/// (syrk and herk's diagonal blocks, symm and hemm's filled-in operand).
 template <class ExecSpace>
 struct Level3Scratch {
   ScratchBuffer<ExecSpace>& buffer;
@@ -125,6 +128,15 @@ Matrix block(const Matrix& X, std::int64_t r0, std::int64_t r1, std::int64_t c0,
 inline std::int64_t split_point(std::int64_t n) {
   const std::int64_t half = (n / 2 + 15) / 16 * 16;
   return half > 0 && half < n ? half : n / 2;
+}
+
+/// The checks every level-3 call makes before it writes anything, beside its own arguments':
+/// the options, and whether the execution space can run here.
+template <class ExecSpace>
+void check_call(const ExecSpace& space, const Options& options) {
+  check_options(options);
+  check_tuning(options.experimental);
+  if (const char* why = compat::unusable_here(space)) throw BackendError(why);
 }
 
 /// Rows of the diagonal blocks the recursion stops at: Options::experimental.level3_leaf, or

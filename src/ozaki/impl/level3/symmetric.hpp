@@ -62,9 +62,7 @@ Report symmetric_views_strided(const ExecSpace& space, bool hermitian, const cha
   if (overlaps(C, A)) {
     throw InvalidArgument(std::string(name) + ": C overlaps A in memory (C must not alias A)");
   }
-  check_options(options);
-  check_tuning(options.experimental);
-  if (const char* why = compat::unusable_here(space)) throw BackendError(why);
+  check_call(space, options);
   ReportSum sum;
   if (n == 0 || C.extent(0) == 0 || C.extent(1) == 0) return sum.report();
   auto* bytes = scratch.blocks.reserve(static_cast<std::size_t>(n * n) * sizeof(T));

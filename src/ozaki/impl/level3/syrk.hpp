@@ -73,14 +73,12 @@ class RankKUpdate {
       throw InvalidArgument(os.str());
     }
     if (overlaps(C, A)) throw InvalidArgument("C overlaps A in memory (C must not alias A)");
-    check_options(options);
-    check_tuning(options.experimental);
-    if (const char* why = compat::unusable_here(space)) throw BackendError(why);
+    check_call(space, options);
     leaf_ = leaf_rows<ExecSpace>(options, 128, 1024);
   }
 
   Report run() {
-    const std::int64_t n = C_.extent(0), k = op_ == Op::None ? A_.extent(1) : A_.extent(0);
+    const std::int64_t n = C_.extent(0), k = inner_length();
     Report& report = sum_.report();
     if (n == 0) return report;
     if (k == 0 || alpha_ == T(0)) {
@@ -103,9 +101,12 @@ class RankKUpdate {
     return std::is_same<T, double>::value ? "NTC" : "NT";
   }
 
+  /// K: the columns of op(A).
+  std::int64_t inner_length() const { return op_ == Op::None ? A_.extent(1) : A_.extent(0); }
+
   /// Rows [r0, r1) of op(A) as a GEMM's first operand.
   ConstMatrix rows_of_op(std::int64_t r0, std::int64_t r1) const {
-    const std::int64_t k = op_ == Op::None ? A_.extent(1) : A_.extent(0);
+    const std::int64_t k = inner_length();
     return op_ == Op::None ? block(A_, r0, r1, 0, k) : block(A_, 0, k, r0, r1);
   }
   /// The transpose (herk: conjugate transpose) that makes rows_of_op the second operand.

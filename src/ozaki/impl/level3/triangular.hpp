@@ -92,9 +92,7 @@ class TriangularRoutine {
     // column j (side R) where op(A) is upper.
     before_ = left_ ? op_lower : !op_lower;
     check_shapes();
-    check_options(options);
-    check_tuning(options.experimental);
-    if (const char* why = compat::unusable_here(space)) throw BackendError(why);
+    check_call(space, options);
     leaf_ = leaf_rows<ExecSpace>(options, 64, 128);
   }
 
