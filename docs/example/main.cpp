@@ -82,5 +82,40 @@ int main(int argc, char* argv[]) {
       ozaki::to_string(zreport.algorithm), zreport.moduli, zreport.complex_products, zworst,
       zbound);
   if (!(zworst <= zbound) || zreport.algorithm != ozaki::Algorithm::Int8Crt) ++failures;
+
+  // A triangular solve, X = L^-1 B, L the lower triangle of a diagonally dominant matrix (its
+  // upper triangle is not read), with the updates as INT8 GEMMs.  The Report bounds the
+  // backward error, |B - L X| <= error_bound (|L||X| + |B|); the residual computed here in
+  // FP64 adds its own gamma_(t+2).
+  const int t = m;
+  Kokkos::View<double**> L("L", t, t), Bt("Bt", t, n), X("X", t, n);
+  Kokkos::fill_random(L, pool, -1.0, 1.0);
+  Kokkos::fill_random(Bt, pool, -1.0, 1.0);
+  Kokkos::parallel_for(
+      "diagonally dominant", t, KOKKOS_LAMBDA(const int i) {
+        double off = 1;
+        for (int s = 0; s < i; ++s) off += L(i, s) < 0 ? -L(i, s) : L(i, s);
+        L(i, i) = off;
+      });
+  Kokkos::deep_copy(X, Bt);
+  const ozaki::Report treport = ozaki::trsm("L", "L", "N", "N", 1.0, L, X, crt);
+  double tworst = 0;
+  Kokkos::parallel_reduce(
+      "residual", Kokkos::MDRangePolicy<Kokkos::Rank<2>>({0, 0}, {t, n}),
+      KOKKOS_LAMBDA(const int i, const int j, double& w) {
+        double r = Bt(i, j), scale = Bt(i, j) < 0 ? -Bt(i, j) : Bt(i, j);
+        for (int s = 0; s <= i; ++s) {
+          const double term = L(i, s) * X(s, j);
+          r -= term;
+          scale += term < 0 ? -term : term;
+        }
+        const double ratio = (r < 0 ? -r : r) / scale;
+        w = w > ratio ? w : ratio;
+      },
+      Kokkos::Max<double>(tworst));
+  const double tbound = treport.error_bound + (t + 2) * 0x1p-53 / (1 - (t + 2) * 0x1p-53);
+  std::printf("ozaki::trsm: updates by %s, %d INT8 GEMMs; backward error %.3e (bound %.3e)\n",
+              ozaki::to_string(treport.algorithm), treport.int8_gemms, tworst, tbound);
+  if (!(tworst <= tbound) || treport.int8_gemms == 0) ++failures;
   return failures == 0 ? 0 : 1;
 }
