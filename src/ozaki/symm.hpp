@@ -31,7 +31,7 @@ Report symm(const ExecSpace& space, const char side[], const char uplo[],
             const typename CViewType::non_const_value_type& alpha, const AViewType& A,
             const BViewType& B, const typename CViewType::non_const_value_type& beta,
             const CViewType& C, const Options& options, Workspace<ExecSpace>& workspace) {
-  return Impl::with_workspace(workspace, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::symmetric_views(space, false, side, uplo, alpha, A, B, beta, C, options, scratch);
   });
 }
@@ -43,7 +43,7 @@ Report symm(const ExecSpace& space, const char side[], const char uplo[],
             const typename CViewType::non_const_value_type& alpha, const AViewType& A,
             const BViewType& B, const typename CViewType::non_const_value_type& beta,
             const CViewType& C, const Options& options = Options{}) {
-  return Impl::with_library_scratch(space, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::symmetric_views(space, false, side, uplo, alpha, A, B, beta, C, options, scratch);
   });
 }
@@ -57,7 +57,7 @@ Report hemm(const ExecSpace& space, const char side[], const char uplo[],
   static_assert(
       std::is_same<typename CViewType::non_const_value_type, Kokkos::complex<double>>::value,
       "ozaki::hemm: C must hold Kokkos::complex<double>");
-  return Impl::with_workspace(workspace, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::symmetric_views(space, true, side, uplo, alpha, A, B, beta, C, options, scratch);
   });
 }
@@ -72,7 +72,7 @@ Report hemm(const ExecSpace& space, const char side[], const char uplo[],
   static_assert(
       std::is_same<typename CViewType::non_const_value_type, Kokkos::complex<double>>::value,
       "ozaki::hemm: C must hold Kokkos::complex<double>");
-  return Impl::with_library_scratch(space, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::symmetric_views(space, true, side, uplo, alpha, A, B, beta, C, options, scratch);
   });
 }

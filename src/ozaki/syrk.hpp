@@ -38,7 +38,7 @@ Report syrk(const ExecSpace& space, const char uplo[], const char trans[],
             const typename CViewType::non_const_value_type& alpha, const AViewType& A,
             const typename CViewType::non_const_value_type& beta, const CViewType& C,
             const Options& options, Workspace<ExecSpace>& workspace) {
-  return Impl::with_workspace(workspace, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::rank_k_views(space, false, uplo, trans, alpha, A, beta, C, options, scratch);
   });
 }
@@ -50,7 +50,7 @@ Report syrk(const ExecSpace& space, const char uplo[], const char trans[],
             const typename CViewType::non_const_value_type& alpha, const AViewType& A,
             const typename CViewType::non_const_value_type& beta, const CViewType& C,
             const Options& options = Options{}) {
-  return Impl::with_library_scratch(space, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::rank_k_views(space, false, uplo, trans, alpha, A, beta, C, options, scratch);
   });
 }
@@ -71,7 +71,7 @@ template <class ExecSpace, class AViewType, class CViewType>
 Report herk(const ExecSpace& space, const char uplo[], const char trans[], double alpha,
             const AViewType& A, double beta, const CViewType& C, const Options& options,
             Workspace<ExecSpace>& workspace) {
-  return Impl::with_workspace(workspace, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::hermitian_views(space, uplo, trans, alpha, A, beta, C, options, scratch);
   });
 }
@@ -82,7 +82,7 @@ template <class ExecSpace, class AViewType, class CViewType,
 Report herk(const ExecSpace& space, const char uplo[], const char trans[], double alpha,
             const AViewType& A, double beta, const CViewType& C,
             const Options& options = Options{}) {
-  return Impl::with_library_scratch(space, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::hermitian_views(space, uplo, trans, alpha, A, beta, C, options, scratch);
   });
 }

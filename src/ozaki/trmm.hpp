@@ -37,7 +37,7 @@ Report trmm(const ExecSpace& space, const char side[], const char uplo[], const 
             const char diag[], const typename BViewType::non_const_value_type& alpha,
             const AViewType& A, const BViewType& B, const Options& options,
             Workspace<ExecSpace>& workspace) {
-  return Impl::with_workspace(workspace, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::triangular_views(space, true, side, uplo, trans, diag, alpha, A, B, options,
                                   scratch);
   });
@@ -49,7 +49,7 @@ template <class ExecSpace, class AViewType, class BViewType,
 Report trmm(const ExecSpace& space, const char side[], const char uplo[], const char trans[],
             const char diag[], const typename BViewType::non_const_value_type& alpha,
             const AViewType& A, const BViewType& B, const Options& options = Options{}) {
-  return Impl::with_library_scratch(space, [&](Impl::Level3Scratch<ExecSpace>& scratch) {
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::triangular_views(space, true, side, uplo, trans, diag, alpha, A, B, options,
                                   scratch);
   });

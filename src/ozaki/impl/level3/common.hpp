@@ -8,6 +8,7 @@
 #include <ozaki/gemm.hpp>
 #include <ozaki/impl/common/arguments.hpp>
 #include <ozaki/impl/common/bounds.hpp>
+#include <ozaki/impl/common/gemm_parts.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/scratch.hpp>
 #include <ozaki/impl/common/views.hpp>
@@ -72,34 +73,6 @@ KOKKOS_INLINE_FUNCTION Kokkos::complex<double> conj_if(const Kokkos::complex<dou
 KOKKOS_INLINE_FUNCTION double real_part(double x) { return x; }
 KOKKOS_INLINE_FUNCTION double real_part(const Kokkos::complex<double>& x) { return x.real(); }
 
-/// The scratch of one level-3 call: the GEMM calls' three buffers and the routine's own
-/// (syrk and herk's diagonal blocks, symm and hemm's filled-in operand).
-template <class ExecSpace>
-struct Level3Scratch {
-  ScratchBuffer<ExecSpace>& buffer;
-  ScratchBuffer<ExecSpace>& operands;
-  ScratchBuffer<ExecSpace>& staged;
-  ScratchBuffer<ExecSpace>& blocks;
-};
-
-/// f(scratch) with a Workspace's buffers.
-template <class ExecSpace, class F>
-Report with_workspace(Workspace<ExecSpace>& workspace, F&& f) {
-  using Access = WorkspaceAccess<ExecSpace>;
-  Level3Scratch<ExecSpace> scratch{Access::buffer(workspace), Access::operands(workspace),
-                                   Access::staged(workspace), Access::blocks(workspace)};
-  return f(scratch);
-}
-
-/// f(scratch) with the library's buffers of `space`'s instance, held for the call.
-template <class ExecSpace, class F>
-Report with_library_scratch(const ExecSpace& space, F&& f) {
-  auto lease = LibraryScratch<ExecSpace>::lease(space);
-  Level3Scratch<ExecSpace> scratch{lease.buffer(), lease.operands(), lease.staged(),
-                                   lease.blocks()};
-  return f(scratch);
-}
-
 /// A rank-2 View as the strided view of the same memory the routines work on (Strided:
 /// StridedViews<ExecSpace, T>::Matrix or ::ConstMatrix).
 template <class ExecSpace, class Strided, class View>
@@ -154,71 +127,15 @@ std::int64_t leaf_rows(const Options& options, std::int64_t host, std::int64_t d
   return is_host_space<ExecSpace>() ? host : device;
 }
 
-/// The Report of a level-3 call, summed over its GEMM calls: the algorithm, options and counts
-/// of the largest (by 2MNK), the largest error bound, any fallback with the first reason,
-/// operations and scratch summed or maximized.
-class ReportSum {
- public:
-  void add(const Report& part, double flops) {
-    if (flops > largest_) {
-      const Report kept = total_;
-      total_ = part;
-      total_.fallback = kept.fallback;
-      total_.reason = kept.reason;
-      total_.error_bound = kept.error_bound;
-      total_.int8_operations = kept.int8_operations;
-      total_.int8_gemms = kept.int8_gemms;
-      total_.workspace_bytes = kept.workspace_bytes;
-      total_.scratch_allocated = kept.scratch_allocated;
-      total_.seconds_decision = kept.seconds_decision;
-      largest_ = flops;
-    }
-    if (part.fallback && !total_.fallback) {
-      total_.fallback = true;
-      total_.reason = part.reason;
-    }
-    total_.error_bound = std::max(total_.error_bound, part.error_bound);
-    // A product without a bound (an explicit slice count) leaves the sum without one.
-    if (part.algorithm != Algorithm::None && part.error_bound == 0) bounded_ = false;
-    total_.int8_operations += part.int8_operations;
-    total_.int8_gemms += part.int8_gemms;
-    total_.workspace_bytes = std::max(total_.workspace_bytes, part.workspace_bytes);
-    total_.scratch_allocated = total_.scratch_allocated || part.scratch_allocated;
-    total_.seconds_decision += part.seconds_decision;
-  }
-  Report& report() { return total_; }
-  /// Whether every GEMM with a product stated its bound.
-  bool bounded() const { return bounded_; }
-
- private:
-  bool bounded_ = true;
-  Report total_;
-  double largest_ = -1;
-};
-
-/// C = alpha op(A) op(B) + beta C as one of a level-3 call's GEMMs, added to `sum`; returns
-/// its Report's error bound.
+/// C = alpha op(A) op(B) + beta C as one of a level-3 call's GEMMs, added to `sum`
+/// (gemm_part); returns its Report's error bound.
 template <class ExecSpace, class ConstMatrix, class Matrix, class T>
 double level3_gemm(const ExecSpace& space, Op opA, const ConstMatrix& A, Op opB,
                    const ConstMatrix& B, const T& alpha, const T& beta, const Matrix& C,
-                   const Options& options, Level3Scratch<ExecSpace>& scratch, ReportSum& sum) {
-  Report part;
-  try {
-    part = gemm_with_scratch(space, op_letters(opA), op_letters(opB), alpha, A, B, beta, C, options,
-                             scratch.buffer, scratch.operands, scratch.staged);
-  } catch (const ScratchUnavailable& e) {
-    // The GEMM threw before writing C; half of the routine's output may be written already,
-    // so this update runs native (no scratch) rather than leave it half done.
-    Options native = options;
-    native.algorithm = Algorithm::Native;
-    part = gemm_with_scratch(space, op_letters(opA), op_letters(opB), alpha, A, B, beta, C, native,
-                             scratch.buffer, scratch.operands, scratch.staged);
-    part.fallback = true;
-    part.reason = std::string(e.what()) + ": this update ran native GEMM";
-  }
-  const double k = static_cast<double>(opA == Op::None ? A.extent(1) : A.extent(0));
-  sum.add(part, 2.0 * static_cast<double>(C.extent(0)) * static_cast<double>(C.extent(1)) * k);
-  return part.error_bound;
+                   const Options& options, PartsScratch<ExecSpace>& scratch, ReportSum& sum) {
+  return gemm_part(space, op_letters(opA), op_letters(opB), alpha, A, B, beta, C, options, scratch,
+                   sum)
+      .error_bound;
 }
 
 /// The element types the level-3 routines take.

@@ -45,7 +45,7 @@ Report symmetric_views_strided(const ExecSpace& space, bool hermitian, const cha
                                const typename StridedViews<ExecSpace, T>::ConstMatrix& A,
                                const typename StridedViews<ExecSpace, T>::ConstMatrix& B,
                                const T& beta, const typename StridedViews<ExecSpace, T>::Matrix& C,
-                               const Options& options, Level3Scratch<ExecSpace>& scratch) {
+                               const Options& options, PartsScratch<ExecSpace>& scratch) {
   using Matrix = typename StridedViews<ExecSpace, T>::Matrix;
   const char* name = hermitian ? "hemm" : "symm";
   const bool left = parse_choice(side, "side", 'L', 'R');
@@ -84,7 +84,7 @@ template <class ExecSpace, class AViewType, class BViewType, class CViewType, cl
 Report symmetric_views(const ExecSpace& space, bool hermitian, const char side[], const char uplo[],
                        const T& alpha, const AViewType& A, const BViewType& B, const T& beta,
                        const CViewType& C, const Options& options,
-                       Level3Scratch<ExecSpace>& scratch) {
+                       PartsScratch<ExecSpace>& scratch) {
   static_assert(is_level3_scalar<T>::value,
                 "ozaki::symm, ozaki::hemm: C must hold double or Kokkos::complex<double>");
   using V = StridedViews<ExecSpace, T>;

@@ -53,7 +53,7 @@ class RankKUpdate {
   /// Checks every argument before anything is written (a throw leaves C untouched).
   RankKUpdate(const ExecSpace& space, bool hermitian, const char uplo[], const char trans[],
               const T& alpha, const ConstMatrix& A, const T& beta, const Matrix& C,
-              const Options& options, Level3Scratch<ExecSpace>& scratch)
+              const Options& options, PartsScratch<ExecSpace>& scratch)
       : space_(space),
         hermitian_(hermitian),
         upper_(parse_choice(uplo, "uplo", 'U', 'L')),
@@ -149,7 +149,7 @@ class RankKUpdate {
   ConstMatrix A_;
   Matrix C_;
   Options options_;
-  Level3Scratch<ExecSpace>& scratch_;
+  PartsScratch<ExecSpace>& scratch_;
   std::int64_t leaf_ = 1;
   ReportSum sum_;
 };
@@ -158,7 +158,7 @@ class RankKUpdate {
 template <class ExecSpace, class AViewType, class CViewType, class T>
 Report rank_k_views(const ExecSpace& space, bool hermitian, const char uplo[], const char trans[],
                     const T& alpha, const AViewType& A, const T& beta, const CViewType& C,
-                    const Options& options, Level3Scratch<ExecSpace>& scratch) {
+                    const Options& options, PartsScratch<ExecSpace>& scratch) {
   static_assert(is_level3_scalar<T>::value,
                 "ozaki::syrk: C must hold double or Kokkos::complex<double>");
   using V = StridedViews<ExecSpace, T>;
@@ -172,7 +172,7 @@ Report rank_k_views(const ExecSpace& space, bool hermitian, const char uplo[], c
 template <class ExecSpace, class AViewType, class CViewType>
 Report hermitian_views(const ExecSpace& space, const char uplo[], const char trans[], double alpha,
                        const AViewType& A, double beta, const CViewType& C, const Options& options,
-                       Level3Scratch<ExecSpace>& scratch) {
+                       PartsScratch<ExecSpace>& scratch) {
   using T = typename CViewType::non_const_value_type;
   static_assert(std::is_same<T, Kokkos::complex<double>>::value,
                 "ozaki::herk: C must hold Kokkos::complex<double>");

@@ -74,7 +74,7 @@ class TriangularRoutine {
   /// `multiply`: trmm, else trsm.
   TriangularRoutine(const ExecSpace& space, bool multiply, const char side[], const char uplo[],
                     const char trans[], const char diag[], const T& alpha, const ConstMatrix& A,
-                    const Matrix& B, const Options& options, Level3Scratch<ExecSpace>& scratch)
+                    const Matrix& B, const Options& options, PartsScratch<ExecSpace>& scratch)
       : space_(space),
         multiply_(multiply),
         left_(parse_choice(side, "side", 'L', 'R')),
@@ -209,7 +209,7 @@ class TriangularRoutine {
   ConstMatrix A_;
   Matrix B_;
   Options options_;
-  Level3Scratch<ExecSpace>& scratch_;
+  PartsScratch<ExecSpace>& scratch_;
   std::int64_t leaf_ = 1;
   ReportSum sum_;
 };
@@ -219,7 +219,7 @@ template <class ExecSpace, class AViewType, class BViewType, class T>
 Report triangular_views(const ExecSpace& space, bool multiply, const char side[], const char uplo[],
                         const char trans[], const char diag[], const T& alpha, const AViewType& A,
                         const BViewType& B, const Options& options,
-                        Level3Scratch<ExecSpace>& scratch) {
+                        PartsScratch<ExecSpace>& scratch) {
   static_assert(is_level3_scalar<T>::value,
                 "ozaki::trsm, ozaki::trmm: B must hold double or Kokkos::complex<double>");
   using V = StridedViews<ExecSpace, T>;
