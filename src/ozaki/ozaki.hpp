@@ -2,6 +2,7 @@
 /// \file ozaki.hpp
 /// Everything a user of ozaki needs: ozaki::gemm, its Options and Report, its exceptions, the
 /// caller-owned Workspace, prepared operands and the library scratch's controls.
+#include <ozaki/batched.hpp>
 #include <ozaki/errors.hpp>
 #include <ozaki/gemm.hpp>
 #include <ozaki/options.hpp>

@@ -1,0 +1,222 @@
+#pragma once
+/// \file batched.hpp
+/// Many products in one call: a strided batch, a list of problems of any shapes, and the two
+/// groupings of mixtures of experts.
+///
+///   ozaki::gemm_batched(space, "N", "N", alpha, A, B, beta, C);   // A, B, C: rank 3
+///   ozaki::gemm_grouped(space, problems);                          // any shapes
+///   ozaki::gemm_grouped_masked(space, "N", "T", alpha, A, B, masked_m, beta, C);
+///   ozaki::gemm_grouped_contiguous(space, "N", "T", alpha, A, B, m_indices, beta, C);
+///
+/// gemm_batched: C(i,:,:) = alpha op(A(i,:,:)) op(B(i,:,:)) + beta C(i,:,:) for every i, the
+/// batch along extent 0 (KokkosBatched's BatchLayout::Left), any layouts; an A or a B with a
+/// batch extent of 1 serves every product (a stride of 0, as cuBLAS's strided batch allows).
+///
+/// gemm_grouped: every GemmProblem of the list, each with its own transposes, scalars and
+/// shapes (cuBLAS's grouped batch is a list whose groups share a shape).
+///
+/// gemm_grouped_masked (DeepGEMM's masked layout): A (groups x max_m x K for "N"), B (groups,
+/// or 1), C (groups x max_m x N); group g multiplies the first masked_m(g) rows of
+/// op(A(g,:,:)) into the same rows of C(g,:,:), whose other rows are not touched.
+///
+/// gemm_grouped_contiguous (DeepGEMM's contiguous layout): op(A) and C stack the groups' rows
+/// (rank 2, rows x K and rows x N), B holds one matrix per group (rank 3); row r multiplies
+/// op(B(m_indices(r),:,:)), and rows whose index is -1 are not touched.
+///
+/// masked_m and m_indices are rank-1 Views of integers, read on the host before anything is
+/// computed: in place where they are host memory, otherwise copied on `space` and waited for
+/// (which a stream being captured into a graph cannot do: there they must be host memory).
+///
+/// Scalars as gemm takes them (double, Kokkos::complex<double>, float, Kokkos::complex<float>;
+/// FP32 operands with an FP64 C).  Each product keeps gemm's componentwise promise with its
+/// own count; the Report is the call's: the algorithm and counts of the largest product, the
+/// largest error bound (docs/design.md §13), INT8 operations and GEMM calls summed.  Every
+/// product is checked before any is computed: shapes, transposes, options, indices, and
+/// aliasing within a product and between products (no C may overlap another product's A, B
+/// or C); a bad one throws InvalidArgument and leaves every C untouched.  A Workspace
+/// reserved for the largest product serves the call (the products run one after another on
+/// `space`).
+
+#include <ozaki/impl/batched/layouts.hpp>
+#include <ozaki/impl/batched/products.hpp>
+#include <ozaki/options.hpp>
+#include <ozaki/report.hpp>
+#include <ozaki/workspace.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <type_traits>
+#include <vector>
+
+namespace ozaki {
+
+/// One product of a grouped call: C = alpha op(A) op(B) + beta C, in gemm's argument order.
+template <class AViewType, class BViewType, class CViewType>
+struct GemmProblem {
+  using scalar_type = typename CViewType::non_const_value_type;
+  const char* transA = "N";
+  const char* transB = "N";
+  scalar_type alpha = scalar_type(1);
+  AViewType A;
+  BViewType B;
+  scalar_type beta = scalar_type(0);
+  CViewType C;
+};
+
+namespace Impl {
+
+/// A grouped call's problems as a list of products.
+template <class ExecSpace, class AView, class BView, class CView>
+typename ProductTypes<ExecSpace, AView, BView, CView>::List grouped_products(
+    const std::vector<GemmProblem<AView, BView, CView>>& problems) {
+  using Types = ProductTypes<ExecSpace, AView, BView, CView>;
+  static_assert(AView::rank == 2 && BView::rank == 2 && CView::rank == 2,
+                "ozaki::gemm_grouped: every problem's A, B and C are rank-2 Views");
+  typename Types::List products;
+  products.items.reserve(problems.size());
+  for (const auto& q : problems) {
+    auto p = product_head<typename Types::Item>(q.transA, q.transB, q.alpha, q.beta);
+    p.A = typename Types::ConstMatrix(
+        q.A.data(),
+        Kokkos::LayoutStride(q.A.extent(0), q.A.stride(0), q.A.extent(1), q.A.stride(1)));
+    p.B = typename Types::ConstMatrix(
+        q.B.data(),
+        Kokkos::LayoutStride(q.B.extent(0), q.B.stride(0), q.B.extent(1), q.B.stride(1)));
+    p.C = typename Types::Matrix(q.C.data(), Kokkos::LayoutStride(q.C.extent(0), q.C.stride(0),
+                                                                  q.C.extent(1), q.C.stride(1)));
+    products.items.push_back(p);
+  }
+  return products;
+}
+
+}  // namespace Impl
+
+/// C(i,:,:) = alpha op(A(i,:,:)) op(B(i,:,:)) + beta C(i,:,:) for every i, on `space`, with
+/// scratch from `workspace`.
+template <class ExecSpace, class AViewType, class BViewType, class CViewType>
+Report gemm_batched(const ExecSpace& space, const char transA[], const char transB[],
+                    const typename CViewType::non_const_value_type& alpha, const AViewType& A,
+                    const BViewType& B, const typename CViewType::non_const_value_type& beta,
+                    const CViewType& C, const Options& options, Workspace<ExecSpace>& workspace) {
+  const auto products =
+      Impl::strided_batch_products<ExecSpace>(transA, transB, alpha, A, B, beta, C);
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+/// The same with the library's scratch for `space`'s instance.
+template <class ExecSpace, class AViewType, class BViewType, class CViewType,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+Report gemm_batched(const ExecSpace& space, const char transA[], const char transB[],
+                    const typename CViewType::non_const_value_type& alpha, const AViewType& A,
+                    const BViewType& B, const typename CViewType::non_const_value_type& beta,
+                    const CViewType& C, const Options& options = Options{}) {
+  const auto products =
+      Impl::strided_batch_products<ExecSpace>(transA, transB, alpha, A, B, beta, C);
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+/// The same on a default-constructed instance of C's execution space.
+template <class AViewType, class BViewType, class CViewType,
+          class = std::enable_if_t<Kokkos::is_view<CViewType>::value>>
+Report gemm_batched(const char transA[], const char transB[],
+                    const typename CViewType::non_const_value_type& alpha, const AViewType& A,
+                    const BViewType& B, const typename CViewType::non_const_value_type& beta,
+                    const CViewType& C, const Options& options = Options{}) {
+  return gemm_batched(typename CViewType::execution_space(), transA, transB, alpha, A, B, beta, C,
+                      options);
+}
+
+/// Every problem of the list, on `space`, with scratch from `workspace`.
+template <class ExecSpace, class AViewType, class BViewType, class CViewType>
+Report gemm_grouped(const ExecSpace& space,
+                    const std::vector<GemmProblem<AViewType, BViewType, CViewType>>& problems,
+                    const Options& options, Workspace<ExecSpace>& workspace) {
+  const auto products = Impl::grouped_products<ExecSpace>(problems);
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+/// The same with the library's scratch for `space`'s instance.
+template <class ExecSpace, class AViewType, class BViewType, class CViewType,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+Report gemm_grouped(const ExecSpace& space,
+                    const std::vector<GemmProblem<AViewType, BViewType, CViewType>>& problems,
+                    const Options& options = Options{}) {
+  const auto products = Impl::grouped_products<ExecSpace>(problems);
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+/// The same on a default-constructed instance of C's execution space.
+template <class AViewType, class BViewType, class CViewType>
+Report gemm_grouped(const std::vector<GemmProblem<AViewType, BViewType, CViewType>>& problems,
+                    const Options& options = Options{}) {
+  return gemm_grouped(typename CViewType::execution_space(), problems, options);
+}
+
+/// The masked grouping on `space`, with scratch from `workspace`.
+template <class ExecSpace, class AViewType, class BViewType, class CountView, class CViewType>
+Report gemm_grouped_masked(const ExecSpace& space, const char transA[], const char transB[],
+                           const typename CViewType::non_const_value_type& alpha,
+                           const AViewType& A, const BViewType& B, const CountView& masked_m,
+                           const typename CViewType::non_const_value_type& beta, const CViewType& C,
+                           const Options& options, Workspace<ExecSpace>& workspace) {
+  const auto products = Impl::masked_products<ExecSpace>(
+      transA, transB, alpha, A, B, Impl::host_values(space, masked_m, "masked_m"), beta, C);
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+/// The same with the library's scratch for `space`'s instance.
+template <class ExecSpace, class AViewType, class BViewType, class CountView, class CViewType,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+Report gemm_grouped_masked(const ExecSpace& space, const char transA[], const char transB[],
+                           const typename CViewType::non_const_value_type& alpha,
+                           const AViewType& A, const BViewType& B, const CountView& masked_m,
+                           const typename CViewType::non_const_value_type& beta, const CViewType& C,
+                           const Options& options = Options{}) {
+  const auto products = Impl::masked_products<ExecSpace>(
+      transA, transB, alpha, A, B, Impl::host_values(space, masked_m, "masked_m"), beta, C);
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+/// The contiguous grouping on `space`, with scratch from `workspace`.
+template <class ExecSpace, class AViewType, class BViewType, class IndexView, class CViewType>
+Report gemm_grouped_contiguous(const ExecSpace& space, const char transA[], const char transB[],
+                               const typename CViewType::non_const_value_type& alpha,
+                               const AViewType& A, const BViewType& B, const IndexView& m_indices,
+                               const typename CViewType::non_const_value_type& beta,
+                               const CViewType& C, const Options& options,
+                               Workspace<ExecSpace>& workspace) {
+  const auto products = Impl::contiguous_products<ExecSpace>(
+      transA, transB, alpha, A, B, Impl::host_values(space, m_indices, "m_indices"), beta, C);
+  return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+/// The same with the library's scratch for `space`'s instance.
+template <class ExecSpace, class AViewType, class BViewType, class IndexView, class CViewType,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+Report gemm_grouped_contiguous(const ExecSpace& space, const char transA[], const char transB[],
+                               const typename CViewType::non_const_value_type& alpha,
+                               const AViewType& A, const BViewType& B, const IndexView& m_indices,
+                               const typename CViewType::non_const_value_type& beta,
+                               const CViewType& C, const Options& options = Options{}) {
+  const auto products = Impl::contiguous_products<ExecSpace>(
+      transA, transB, alpha, A, B, Impl::host_values(space, m_indices, "m_indices"), beta, C);
+  return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
+    return Impl::run_products(space, products, options, scratch);
+  });
+}
+
+}  // namespace ozaki

@@ -1,0 +1,198 @@
+#pragma once
+/// \file layouts.hpp
+/// The layouts of batched.hpp as lists of products (products.hpp): a strided batch of rank-3
+/// Views, a list of problems, and the two groupings of mixtures of experts (masked: a count
+/// of valid rows per group; contiguous: a group index per row).
+
+#include <ozaki/errors.hpp>
+#include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/batched/products.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace ozaki {
+namespace Impl {
+
+template <class ExecSpace, class AView, class BView, class CView>
+struct ProductTypes {
+  using T = typename AView::non_const_value_type;
+  using CT = typename CView::non_const_value_type;
+  static_assert(Kokkos::is_view<AView>::value && Kokkos::is_view<BView>::value &&
+                    Kokkos::is_view<CView>::value,
+                "ozaki batched and grouped calls: A, B and C are Views");
+  static_assert(std::is_same<typename BView::non_const_value_type, T>::value,
+                "ozaki batched and grouped calls: A and B hold the same scalar");
+  static_assert(!std::is_const<typename CView::value_type>::value,
+                "ozaki batched and grouped calls: C must be a View of non-const scalars");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecSpace, typename BView::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecSpace, typename CView::memory_space>::accessible,
+      "ozaki batched and grouped calls: A, B and C must be accessible from the "
+      "execution space");
+  using Item = Product<ExecSpace, T, CT>;
+  using List = ProductList<ExecSpace, T, CT>;
+  using ConstMatrix = typename StridedViews<ExecSpace, T>::ConstMatrix;
+  using Matrix = typename StridedViews<ExecSpace, CT>::Matrix;
+};
+
+/// The products' transposes and scalars.
+template <class Item>
+Item product_head(const char* transA, const char* transB, const typename Item::Scalar& alpha,
+                  const typename Item::Scalar& beta) {
+  Item p;
+  parse_product_trans(transA, "transA", p.transpose_a, p.conjugate_a);
+  parse_product_trans(transB, "transB", p.transpose_b, p.conjugate_b);
+  p.alpha = alpha;
+  p.beta = beta;
+  return p;
+}
+
+/// Checks that a rank-3 operand's batch extent is the batch's, or 1 (one operand for all).
+template <class View>
+void check_batch_extent(const View& X, std::int64_t batch, const char* which) {
+  const std::int64_t e = X.extent(0);
+  if (e != batch && e != 1) {
+    throw InvalidArgument(std::string(which) + " holds " + std::to_string(e) +
+                          " matrices along extent 0 and C holds " + std::to_string(batch) +
+                          ": expected " + std::to_string(batch) + ", or 1 for one " + which +
+                          " for every product");
+  }
+}
+
+/// Product i of a strided batch: C(i,:,:) = alpha op(A(i,:,:)) op(B(i,:,:)) + beta C(i,:,:).
+template <class ExecSpace, class AView, class BView, class CView>
+typename ProductTypes<ExecSpace, AView, BView, CView>::List strided_batch_products(
+    const char* transA, const char* transB, const typename CView::non_const_value_type& alpha,
+    const AView& A, const BView& B, const typename CView::non_const_value_type& beta,
+    const CView& C) {
+  using Types = ProductTypes<ExecSpace, AView, BView, CView>;
+  static_assert(AView::rank == 3 && BView::rank == 3 && CView::rank == 3,
+                "ozaki::gemm_batched: A, B and C are rank-3 Views, the batch along extent 0");
+  const auto head = product_head<typename Types::Item>(transA, transB, alpha, beta);
+  const std::int64_t batch = C.extent(0);
+  check_batch_extent(A, batch, "A");
+  check_batch_extent(B, batch, "B");
+  typename Types::List products;
+  products.items.assign(batch, head);
+  for (std::int64_t i = 0; i < batch; ++i) {
+    products.items[i].A = batch_item<typename Types::ConstMatrix>(A, i);
+    products.items[i].B = batch_item<typename Types::ConstMatrix>(B, i);
+    products.items[i].C = batch_item<typename Types::Matrix>(C, i);
+  }
+  products.outputs_disjoint = injective(C);
+  return products;
+}
+
+/// A rank-1 View of group indices or counts on the host: read in place where it is host
+/// memory, otherwise copied on `space` and waited for (the caller's instance only).  A stream
+/// being captured into a graph cannot wait, so there the View must be host memory.
+template <class ExecSpace, class IndexView>
+std::vector<std::int64_t> host_values(const ExecSpace& space, const IndexView& x,
+                                      const char* which) {
+  static_assert(Kokkos::is_view<IndexView>::value && IndexView::rank == 1 &&
+                    std::is_integral<typename IndexView::non_const_value_type>::value,
+                "ozaki grouped calls: group counts and indices are rank-1 Views of integers");
+  std::vector<std::int64_t> values(x.extent(0));
+  using Memory = typename IndexView::memory_space;
+  if constexpr (std::is_same<Memory, Kokkos::HostSpace>::value) {
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = x(i);
+  } else {
+    if (captured(space)) {
+      throw InvalidArgument(std::string(which) +
+                            " is in device memory and the stream is being captured into a "
+                            "graph, where its values cannot be read: pass a HostSpace View");
+    }
+    const auto mirror = Kokkos::create_mirror_view(x);
+    Kokkos::deep_copy(space, mirror, x);
+    space.fence();
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = mirror(i);
+  }
+  return values;
+}
+
+/// The masked grouping: group g multiplies the first masked_m[g] rows of op(A(g,:,:)) by
+/// op(B(g,:,:)) into the same rows of C(g,:,:); C's other rows are not touched.
+template <class ExecSpace, class AView, class BView, class CView>
+typename ProductTypes<ExecSpace, AView, BView, CView>::List masked_products(
+    const char* transA, const char* transB, const typename CView::non_const_value_type& alpha,
+    const AView& A, const BView& B, const std::vector<std::int64_t>& masked_m,
+    const typename CView::non_const_value_type& beta, const CView& C) {
+  static_assert(AView::rank == 3 && BView::rank == 3 && CView::rank == 3,
+                "ozaki::gemm_grouped_masked: A, B and C are rank-3 Views, the groups along "
+                "extent 0");
+  typename ProductTypes<ExecSpace, AView, BView, CView>::List products =
+      strided_batch_products<ExecSpace>(transA, transB, alpha, A, B, beta, C);
+  if (masked_m.size() != products.items.size()) {
+    throw InvalidArgument("masked_m holds " + std::to_string(masked_m.size()) +
+                          " counts and C holds " + std::to_string(products.items.size()) +
+                          " groups: expected one count per group");
+  }
+  const std::int64_t rows = C.extent(1);
+  for (std::size_t g = 0; g < products.items.size(); ++g) {
+    const std::int64_t m = masked_m[g];
+    if (m < 0 || m > rows) {
+      throw InvalidArgument("masked_m(" + std::to_string(g) + ") = " + std::to_string(m) +
+                            ": expected 0.." + std::to_string(rows) + " (the rows of C)");
+    }
+    auto& p = products.items[g];
+    if (static_cast<std::int64_t>(transposed_if(p.A, p.transpose_a).extent(0)) != rows) continue;
+    p.A = op_rows(p.A, p.transpose_a, 0, m);
+    p.C = block(p.C, 0, m, 0, p.C.extent(1));
+  }
+  return products;
+}
+
+/// The contiguous grouping: row r of op(A) and C belongs to group m_indices[r] (-1: to none,
+/// C's row not touched), and each run of consecutive rows of one group is one product with
+/// op(B(g,:,:)).
+template <class ExecSpace, class AView, class BView, class CView>
+typename ProductTypes<ExecSpace, AView, BView, CView>::List contiguous_products(
+    const char* transA, const char* transB, const typename CView::non_const_value_type& alpha,
+    const AView& A, const BView& B, const std::vector<std::int64_t>& m_indices,
+    const typename CView::non_const_value_type& beta, const CView& C) {
+  using Types = ProductTypes<ExecSpace, AView, BView, CView>;
+  static_assert(AView::rank == 2 && BView::rank == 3 && CView::rank == 2,
+                "ozaki::gemm_grouped_contiguous: A and C are rank-2 Views (the groups' rows "
+                "stacked), B a rank-3 View (the groups along extent 0)");
+  const auto head = product_head<typename Types::Item>(transA, transB, alpha, beta);
+  const typename Types::ConstMatrix a(
+      A.data(), Kokkos::LayoutStride(A.extent(0), A.stride(0), A.extent(1), A.stride(1)));
+  const typename Types::Matrix c(
+      C.data(), Kokkos::LayoutStride(C.extent(0), C.stride(0), C.extent(1), C.stride(1)));
+  const std::int64_t rows = C.extent(0), groups = B.extent(0);
+  const std::int64_t op_a_rows = transposed_if(a, head.transpose_a).extent(0);
+  if (static_cast<std::int64_t>(m_indices.size()) != rows || op_a_rows != rows) {
+    throw InvalidArgument("m_indices holds " + std::to_string(m_indices.size()) +
+                          " indices, op(A) " + std::to_string(op_a_rows) + " rows and C " +
+                          std::to_string(rows) + ": expected one index per row of each");
+  }
+  typename Types::List products;
+  products.outputs_disjoint = injective(C);
+  for (std::int64_t r0 = 0; r0 < rows;) {
+    const std::int64_t g = m_indices[r0];
+    if (g < -1 || g >= groups) {
+      throw InvalidArgument("m_indices(" + std::to_string(r0) + ") = " + std::to_string(g) +
+                            ": expected -1 (no group) or 0.." + std::to_string(groups - 1));
+    }
+    std::int64_t r1 = r0 + 1;
+    while (r1 < rows && m_indices[r1] == g) ++r1;
+    if (g >= 0) {
+      auto p = head;
+      p.A = op_rows(a, p.transpose_a, r0, r1 - r0);
+      p.B = batch_item<typename Types::ConstMatrix>(B, g);
+      p.C = block(c, r0, r1, 0, c.extent(1));
+      products.items.push_back(p);
+    }
+    r0 = r1;
+  }
+  return products;
+}
+
+}  // namespace Impl
+}  // namespace ozaki

@@ -1,0 +1,436 @@
+// ozaki::gemm_batched, gemm_grouped, gemm_grouped_masked and gemm_grouped_contiguous on the
+// test space (batched.hpp, docs/design.md §13): every product bitwise the ozaki::gemm of that
+// product with the same options (so the serial oracle's and every backend's bits, as the gemm
+// tests show), within the Report's componentwise bound of a long double reference, on data
+// whose exponent spread differs from product to product; operands shared across the batch;
+// rows that masks and indices leave out untouched to the bit; empty batches, groups and K;
+// bad shapes, indices, options and overlaps throw before any C is written.
+
+#include "common.hpp"
+
+#include <ozaki/batched.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ozaki_test;
+
+using ozaki::Algorithm;
+using ozaki::Options;
+using KC = Kokkos::complex<double>;
+using KF = Kokkos::complex<float>;
+
+template <class T>
+T random_value(Random& rng, double phi) {
+  return static_cast<T>(rng.spread(phi));
+}
+template <>
+KC random_value<KC>(Random& rng, double phi) {
+  const double re = rng.spread(phi);
+  return KC(re, rng.spread(phi));
+}
+template <>
+KF random_value<KF>(Random& rng, double phi) {
+  const float re = static_cast<float>(rng.spread(phi));
+  return KF(re, static_cast<float>(rng.spread(phi)));
+}
+
+/// A rank-3 View on the test space with random values: item i with exponent spread
+/// phi (1 + i / 2), so that every product of a batch needs its own count.
+template <class T, class Layout>
+Kokkos::View<T***, Layout, MemSpace> random_batch(std::int64_t items, std::int64_t rows,
+                                                  std::int64_t cols, double phi, Random& rng) {
+  Kokkos::View<T***, Layout, MemSpace> x("batch", items, rows, cols);
+  auto h = Kokkos::create_mirror_view(x);
+  for (std::int64_t i = 0; i < items; ++i)
+    for (std::int64_t c = 0; c < cols; ++c)
+      for (std::int64_t r = 0; r < rows; ++r)
+        h(i, r, c) = random_value<T>(rng, phi * (1 + 0.5 * i));
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
+template <class T, class Layout>
+Kokkos::View<T**, Layout, MemSpace> random_matrix(std::int64_t rows, std::int64_t cols, double phi,
+                                                  Random& rng) {
+  Kokkos::View<T**, Layout, MemSpace> x("matrix", rows, cols);
+  auto h = Kokkos::create_mirror_view(x);
+  for (std::int64_t c = 0; c < cols; ++c)
+    for (std::int64_t r = 0; r < rows; ++r) h(r, c) = random_value<T>(rng, phi);
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
+/// A copy of a View (same layout and extents) on the test space.
+template <class View>
+View copy_of(const View& x) {
+  View y(Kokkos::view_alloc(std::string(x.label()) + "_copy"), x.layout());
+  Kokkos::deep_copy(y, x);
+  return y;
+}
+
+/// Whether two Views hold the same bits.
+template <class V1, class V2>
+bool same_bits(const V1& x, const V2& y) {
+  const auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  const auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  return hx.span() == hy.span() &&
+         std::memcmp(hx.data(), hy.data(), hx.span() * sizeof(typename V1::value_type)) == 0;
+}
+
+template <class View>
+auto item(const View& x, std::int64_t i) {
+  return Kokkos::subview(x, i, Kokkos::ALL(), Kokkos::ALL());
+}
+
+Options crt_auto() {
+  Options o;
+  o.algorithm = Algorithm::Int8Crt;
+  return o;
+}
+/// Scheme I with a given slice count (an automatic one hands data with this spread to native
+/// GEMM, where the componentwise promise needs more slices than it allows).
+Options slices_fixed() {
+  Options o;
+  o.algorithm = Algorithm::Int8Slices;
+  o.slices = 8;
+  return o;
+}
+Options crt_rule(ozaki::CrtScaling scaling) {
+  Options o = crt_auto();
+  o.crt_scaling = scaling;
+  return o;
+}
+
+/// gemm_batched against one ozaki::gemm per item, with the same options: the same bits.
+template <class T, class CT, class Layout>
+void batched_matches_one_gemm_per_item(const char* ta, const char* tb, const Options& options,
+                                       double phi = 0.5) {
+  Random rng(41);
+  const std::int64_t items = 4, M = 37, N = 29, K = 70;
+  const bool at = ta[0] != 'N', bt = tb[0] != 'N';
+  const auto A = random_batch<T, Layout>(items, at ? K : M, at ? M : K, phi, rng);
+  const auto B = random_batch<T, Layout>(items, bt ? N : K, bt ? K : N, phi, rng);
+  const auto C = random_batch<CT, Layout>(items, M, N, phi, rng);
+  const auto expected = copy_of(C);
+  const CT alpha = static_cast<CT>(0.75), beta = static_cast<CT>(-0.5);
+  const ozaki::Report r = ozaki::gemm_batched(TestSpace(), ta, tb, alpha, A, B, beta, C, options);
+  ozaki::Report largest;
+  for (std::int64_t i = 0; i < items; ++i) {
+    largest = ozaki::gemm(TestSpace(), ta, tb, alpha, item(A, i), item(B, i), beta,
+                          item(expected, i), options);
+  }
+  EXPECT_TRUE(same_bits(C, expected)) << ta << tb;
+  EXPECT_EQ(r.algorithm, largest.algorithm);
+  EXPECT_FALSE(r.fallback) << r.reason;
+  EXPECT_GT(r.int8_gemms, largest.int8_gemms);  // summed over the items
+}
+
+TEST(GemmBatched, EveryItemBitwiseItsOwnGemmDouble) {
+  for (const char* ta : {"N", "T"})
+    for (const char* tb : {"N", "T"}) {
+      batched_matches_one_gemm_per_item<double, double, Kokkos::LayoutLeft>(ta, tb, crt_auto());
+      batched_matches_one_gemm_per_item<double, double, Kokkos::LayoutRight>(ta, tb,
+                                                                             slices_fixed());
+    }
+}
+
+TEST(GemmBatched, EveryItemBitwiseItsOwnGemmComplexAndFloat) {
+  batched_matches_one_gemm_per_item<KC, KC, Kokkos::LayoutLeft>("C", "N", crt_auto());
+  batched_matches_one_gemm_per_item<KC, KC, Kokkos::LayoutRight>("N", "T", crt_auto());
+  batched_matches_one_gemm_per_item<float, float, Kokkos::LayoutLeft>("N", "N", crt_auto());
+  batched_matches_one_gemm_per_item<KF, KF, Kokkos::LayoutRight>("T", "C", crt_auto());
+}
+
+/// |C - A B| <= error_bound (|A||B|) entry by entry, against a long double reference, for
+/// items whose exponent spreads differ (the Report's bound is the largest of the items').
+TEST(GemmBatched, WithinTheReportsComponentwiseBound) {
+  Random rng(7);
+  const std::int64_t items = 3, M = 24, N = 33, K = 300;
+  const auto A = random_batch<double, Kokkos::LayoutLeft>(items, M, K, 1.0, rng);
+  const auto B = random_batch<double, Kokkos::LayoutLeft>(items, K, N, 1.0, rng);
+  Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> C("C", items, M, N);
+  for (const Options& options :
+       {crt_auto(), crt_rule(ozaki::CrtScaling::Fast), crt_rule(ozaki::CrtScaling::Accurate)}) {
+    const ozaki::Report r = ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, options);
+    ASSERT_EQ(r.algorithm, Algorithm::Int8Crt) << r.reason;
+    ASSERT_GT(r.error_bound, 0.0);
+    EXPECT_LE(r.error_bound, ozaki::Impl::gamma_bound(K + 2, ozaki::Impl::fp64_unit_roundoff));
+    const auto hA = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+    const auto hB = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B);
+    const auto hC = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+    double worst = 0;
+    for (std::int64_t i = 0; i < items; ++i)
+      for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t m = 0; m < M; ++m) {
+          long double exact = 0, scale = 0;
+          for (std::int64_t k = 0; k < K; ++k) {
+            exact += static_cast<long double>(hA(i, m, k)) * hB(i, k, n);
+            scale += std::fabs(static_cast<long double>(hA(i, m, k)) * hB(i, k, n));
+          }
+          worst = std::max(worst, static_cast<double>(std::fabs(hC(i, m, n) - exact) / scale));
+        }
+    EXPECT_LE(worst, r.error_bound);
+    EXPECT_GT(worst, 0.0);  // the check saw rounding, not integers
+  }
+}
+
+TEST(GemmBatched, OneBForEveryItemAndEmptyBatches) {
+  Random rng(3);
+  const std::int64_t items = 3, M = 20, N = 18, K = 40;
+  const auto A = random_batch<double, Kokkos::LayoutRight>(items, M, K, 0.5, rng);
+  const auto B = random_batch<double, Kokkos::LayoutRight>(1, K, N, 0.5, rng);
+  Kokkos::View<double***, Kokkos::LayoutRight, MemSpace> C("C", items, M, N);
+  const auto expected = copy_of(C);
+  ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, crt_auto());
+  for (std::int64_t i = 0; i < items; ++i)
+    ozaki::gemm(TestSpace(), "N", "N", 1.0, item(A, i), item(B, 0), 0.0, item(expected, i),
+                crt_auto());
+  EXPECT_TRUE(same_bits(C, expected));
+
+  // No items: nothing computed.
+  Kokkos::View<double***, Kokkos::LayoutRight, MemSpace> none_a("A", 0, M, K), none_b("B", 0, K, N),
+      none_c("C", 0, M, N);
+  const ozaki::Report r =
+      ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, none_a, none_b, 0.0, none_c);
+  EXPECT_EQ(r.algorithm, Algorithm::None);
+  EXPECT_FALSE(r.reason.empty());
+
+  // K = 0: C = beta C, as gemm.
+  Kokkos::View<double***, Kokkos::LayoutRight, MemSpace> flat_a("A", items, M, 0),
+      flat_b("B", items, 0, N);
+  const auto scaled = copy_of(C);
+  ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, flat_a, flat_b, 0.5, C);
+  for (std::int64_t i = 0; i < items; ++i)
+    ozaki::gemm(TestSpace(), "N", "N", 1.0, item(flat_a, i), item(flat_b, i), 0.5, item(scaled, i));
+  EXPECT_TRUE(same_bits(C, scaled));
+}
+
+/// The default space overload and a Workspace reserved for one item serve the batch without
+/// growing.
+TEST(GemmBatched, AWorkspaceForOneItemServesTheBatch) {
+  Random rng(5);
+  const std::int64_t items = 3, M = 40, N = 36, K = 50;
+  const auto A = random_batch<double, Kokkos::LayoutLeft>(items, M, K, 0.5, rng);
+  const auto B = random_batch<double, Kokkos::LayoutLeft>(items, K, N, 0.5, rng);
+  Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> C("C", items, M, N);
+  const auto expected = copy_of(C);
+  ozaki::Workspace<TestSpace> ws(TestSpace(), M, N, K, crt_auto());
+  const std::int64_t before = ws.allocations();
+  const ozaki::Report r =
+      ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, crt_auto(), ws);
+  EXPECT_EQ(ws.allocations(), before);
+  EXPECT_FALSE(r.scratch_allocated);
+  ozaki::gemm_batched("N", "N", 1.0, A, B, 0.0, expected, crt_auto());
+  EXPECT_TRUE(same_bits(C, expected));
+}
+
+TEST(GemmGrouped, EveryProblemBitwiseItsOwnGemm) {
+  Random rng(11);
+  using Const = Kokkos::View<const double**, Kokkos::LayoutLeft, MemSpace>;
+  using Out = Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace>;
+  struct Shape {
+    const char *ta, *tb;
+    std::int64_t m, n, k;
+  };
+  const std::vector<Shape> shapes = {{"N", "N", 50, 20, 33}, {"T", "N", 7, 64, 120},
+                                     {"N", "T", 1, 1, 500},  {"T", "T", 64, 3, 16},
+                                     {"N", "N", 0, 5, 5},    {"N", "N", 9, 9, 0}};
+  std::vector<ozaki::GemmProblem<Const, Const, Out>> problems;
+  std::vector<Out> expected;
+  for (std::size_t g = 0; g < shapes.size(); ++g) {
+    const Shape& s = shapes[g];
+    const bool at = s.ta[0] != 'N', bt = s.tb[0] != 'N';
+    const Out A =
+        random_matrix<double, Kokkos::LayoutLeft>(at ? s.k : s.m, at ? s.m : s.k, 0.5 + g, rng);
+    const Out B =
+        random_matrix<double, Kokkos::LayoutLeft>(bt ? s.n : s.k, bt ? s.k : s.n, 0.5, rng);
+    const Out C = random_matrix<double, Kokkos::LayoutLeft>(s.m, s.n, 0.5, rng);
+    const double alpha = 1.0 + static_cast<double>(g), beta = g % 2 ? 0.0 : -1.0;
+    problems.push_back({s.ta, s.tb, alpha, A, B, beta, C});
+    expected.push_back(copy_of(C));
+    ozaki::gemm(TestSpace(), s.ta, s.tb, alpha, Const(A), Const(B), beta, expected.back(),
+                crt_auto());
+  }
+  const ozaki::Report r = ozaki::gemm_grouped(TestSpace(), problems, crt_auto());
+  for (std::size_t g = 0; g < shapes.size(); ++g)
+    EXPECT_TRUE(same_bits(problems[g].C, expected[g])) << "problem " << g;
+  EXPECT_EQ(r.algorithm, Algorithm::Int8Crt);
+  EXPECT_GT(r.error_bound, 0.0);
+}
+
+/// Masked groups: the first masked_m(g) rows of C(g,:,:) bitwise the gemm of those rows; the
+/// others untouched to the bit (NaN sentinels stay).
+template <class IndexMemory>
+void masked_rows(const char* ta) {
+  Random rng(13);
+  const std::int64_t groups = 4, max_m = 24, N = 20, K = 48;
+  const bool at = ta[0] != 'N';
+  const auto A =
+      random_batch<double, Kokkos::LayoutRight>(groups, at ? K : max_m, at ? max_m : K, 0.5, rng);
+  const auto B = random_batch<double, Kokkos::LayoutRight>(groups, N, K, 0.5, rng);
+  Kokkos::View<double***, Kokkos::LayoutRight, MemSpace> C("C", groups, max_m, N);
+  Kokkos::deep_copy(C, std::numeric_limits<double>::quiet_NaN());
+  const auto expected = copy_of(C);
+  const std::vector<int> counts = {0, 5, max_m, 17};
+  Kokkos::View<int*, IndexMemory> masked_m("masked_m", groups);
+  auto h = Kokkos::create_mirror_view(masked_m);
+  for (std::int64_t g = 0; g < groups; ++g) h(g) = counts[g];
+  Kokkos::deep_copy(masked_m, h);
+  ozaki::gemm_grouped_masked(TestSpace(), ta, "T", 1.0, A, B, masked_m, 0.0, C, crt_auto());
+  for (std::int64_t g = 0; g < groups; ++g) {
+    const auto rows = std::make_pair<std::int64_t, std::int64_t>(0, counts[g]);
+    const auto a = at ? Kokkos::subview(A, g, Kokkos::ALL(), rows)
+                      : Kokkos::subview(A, g, rows, Kokkos::ALL());
+    ozaki::gemm(TestSpace(), ta, "T", 1.0, a, item(B, g), 0.0,
+                Kokkos::subview(expected, g, rows, Kokkos::ALL()), crt_auto());
+  }
+  EXPECT_TRUE(same_bits(C, expected)) << ta;
+}
+
+TEST(GemmGroupedMasked, ValidRowsBitwiseTheirGemmOthersUntouched) {
+  masked_rows<Kokkos::HostSpace>("N");
+  masked_rows<MemSpace>("T");
+}
+
+/// Contiguous groups: runs of rows with one index multiply that group's B; rows with -1 are
+/// untouched; a group may come back in a later run.
+TEST(GemmGroupedContiguous, RunsBitwiseTheirGemmUnassignedRowsUntouched) {
+  Random rng(17);
+  const std::int64_t groups = 3, N = 24, K = 40;
+  const std::vector<int> index = {0, 0, 0, 0, 0, -1, -1, 2, 2, 2, 2, 2, 2, 2, 1, 0, 0, 0, -1, 1};
+  const std::int64_t rows = index.size();
+  for (const char* tb : {"N", "T"}) {
+    const bool bt = tb[0] != 'N';
+    const auto A = random_matrix<double, Kokkos::LayoutLeft>(rows, K, 1.0, rng);
+    const auto B =
+        random_batch<double, Kokkos::LayoutLeft>(groups, bt ? N : K, bt ? K : N, 0.5, rng);
+    Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> C("C", rows, N);
+    Kokkos::deep_copy(C, std::numeric_limits<double>::quiet_NaN());
+    const auto expected = copy_of(C);
+    Kokkos::View<int*, MemSpace> m_indices("m_indices", rows);
+    auto h = Kokkos::create_mirror_view(m_indices);
+    for (std::int64_t r = 0; r < rows; ++r) h(r) = index[r];
+    Kokkos::deep_copy(m_indices, h);
+    const ozaki::Report report = ozaki::gemm_grouped_contiguous(TestSpace(), "N", tb, 1.0, A, B,
+                                                                m_indices, 0.0, C, crt_auto());
+    for (std::int64_t r0 = 0; r0 < rows;) {
+      std::int64_t r1 = r0 + 1;
+      while (r1 < rows && index[r1] == index[r0]) ++r1;
+      if (index[r0] >= 0) {
+        const auto run = std::make_pair(r0, r1);
+        ozaki::gemm(TestSpace(), "N", tb, 1.0, Kokkos::subview(A, run, Kokkos::ALL()),
+                    item(B, index[r0]), 0.0, Kokkos::subview(expected, run, Kokkos::ALL()),
+                    crt_auto());
+      }
+      r0 = r1;
+    }
+    EXPECT_TRUE(same_bits(C, expected)) << tb;
+    EXPECT_EQ(report.algorithm, Algorithm::Int8Crt);
+  }
+}
+
+/// Every bad call throws InvalidArgument and leaves every C as it was.
+TEST(GemmBatched, BadCallsThrowAndLeaveEveryCUntouched) {
+  Random rng(19);
+  const std::int64_t items = 3, M = 16, N = 16, K = 16;
+  const auto A = random_batch<double, Kokkos::LayoutLeft>(items, M, K, 0.5, rng);
+  const auto B = random_batch<double, Kokkos::LayoutLeft>(items, K, N, 0.5, rng);
+  const auto C = random_batch<double, Kokkos::LayoutLeft>(items, M, N, 0.5, rng);
+  const auto before = copy_of(C);
+  const auto throws = [&](const auto& call, const char* what) {
+    EXPECT_THROW(call(), ozaki::InvalidArgument) << what;
+    EXPECT_TRUE(same_bits(C, before)) << what;
+  };
+  const auto two_a = random_batch<double, Kokkos::LayoutLeft>(2, M, K, 0.5, rng);
+  throws([&] { ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, two_a, B, 0.0, C); },
+         "batch extents differ");
+  const auto wide_b = random_batch<double, Kokkos::LayoutLeft>(items, K + 1, N, 0.5, rng);
+  throws([&] { ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, wide_b, 0.0, C); },
+         "shapes of an item");
+  throws([&] { ozaki::gemm_batched(TestSpace(), "X", "N", 1.0, A, B, 0.0, C); }, "transA");
+  Options pairs;
+  pairs.algorithm = Algorithm::Int8Slices;
+  pairs.pairs = ozaki::PairPolicy::Count;
+  pairs.pair_count = 3;
+  throws([&] { ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, pairs); },
+         "a pair count with an automatic slice count");
+  // C's items on one matrix (batch stride 0): every product would write the same C.
+  const Kokkos::View<double***, Kokkos::LayoutStride, MemSpace> same_c(
+      C.data(), Kokkos::LayoutStride(items, 0, M, C.stride(1), N, C.stride(2)));
+  throws([&] { ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, same_c); },
+         "C items overlap");
+  // Item 1's C is item 0's A.
+  using Const = Kokkos::View<const double**, Kokkos::LayoutStride, MemSpace>;
+  using Out = Kokkos::View<double**, Kokkos::LayoutStride, MemSpace>;
+  std::vector<ozaki::GemmProblem<Const, Const, Out>> problems = {
+      {"N", "N", 1.0, item(C, 2), item(B, 0), 0.0, item(C, 0)},
+      {"N", "N", 1.0, item(A, 1), item(B, 1), 0.0, item(C, 2)}};
+  throws([&] { ozaki::gemm_grouped(TestSpace(), problems); }, "C of one problem is another's A");
+
+  // Masked and contiguous: counts and indices out of range, wrong lengths.
+  Kokkos::View<int*, Kokkos::HostSpace> masked_m("masked_m", items);
+  masked_m(0) = 1;
+  masked_m(1) = M + 1;
+  masked_m(2) = 0;
+  throws([&] { ozaki::gemm_grouped_masked(TestSpace(), "N", "N", 1.0, A, B, masked_m, 0.0, C); },
+         "masked_m above the rows");
+  masked_m(1) = -1;
+  throws([&] { ozaki::gemm_grouped_masked(TestSpace(), "N", "N", 1.0, A, B, masked_m, 0.0, C); },
+         "negative masked_m");
+  Kokkos::View<int*, Kokkos::HostSpace> short_m("short_m", items - 1);
+  throws([&] { ozaki::gemm_grouped_masked(TestSpace(), "N", "N", 1.0, A, B, short_m, 0.0, C); },
+         "masked_m of the wrong length");
+
+  const auto stacked_a = random_matrix<double, Kokkos::LayoutLeft>(M, K, 0.5, rng);
+  const auto stacked_c = random_matrix<double, Kokkos::LayoutLeft>(M, N, 0.5, rng);
+  const auto stacked_before = copy_of(stacked_c);
+  Kokkos::View<int*, Kokkos::HostSpace> m_indices("m_indices", M);
+  for (std::int64_t r = 0; r < M; ++r) m_indices(r) = static_cast<int>(r % items);
+  m_indices(M - 1) = static_cast<int>(items);  // one past the last group
+  EXPECT_THROW(ozaki::gemm_grouped_contiguous(TestSpace(), "N", "N", 1.0, stacked_a, B, m_indices,
+                                              0.0, stacked_c),
+               ozaki::InvalidArgument);
+  m_indices(M - 1) = -2;
+  EXPECT_THROW(ozaki::gemm_grouped_contiguous(TestSpace(), "N", "N", 1.0, stacked_a, B, m_indices,
+                                              0.0, stacked_c),
+               ozaki::InvalidArgument);
+  Kokkos::View<int*, Kokkos::HostSpace> short_indices("short", M - 1);
+  EXPECT_THROW(ozaki::gemm_grouped_contiguous(TestSpace(), "N", "N", 1.0, stacked_a, B,
+                                              short_indices, 0.0, stacked_c),
+               ozaki::InvalidArgument);
+  EXPECT_TRUE(same_bits(stacked_c, stacked_before));
+}
+
+/// NaN in one item: that item's C is FP64 GEMM's (NaN where it propagates), the others keep
+/// their own algorithm, and the Report says a product fell back.
+TEST(GemmBatched, NanInOneItemFallsBackForThatItemOnly) {
+  Random rng(23);
+  const std::int64_t items = 3, M = 16, N = 16, K = 32;
+  const auto A = random_batch<double, Kokkos::LayoutLeft>(items, M, K, 0.5, rng);
+  const auto B = random_batch<double, Kokkos::LayoutLeft>(items, K, N, 0.5, rng);
+  Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> C("C", items, M, N);
+  Kokkos::deep_copy(Kokkos::subview(A, 1, 2, 3), std::numeric_limits<double>::quiet_NaN());
+  const auto expected = copy_of(C);
+  const ozaki::Report r = ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, crt_auto());
+  for (std::int64_t i = 0; i < items; ++i)
+    ozaki::gemm(TestSpace(), "N", "N", 1.0, item(A, i), item(B, i), 0.0, item(expected, i),
+                crt_auto());
+  EXPECT_TRUE(same_bits(C, expected));
+  EXPECT_TRUE(r.fallback);
+  EXPECT_FALSE(r.reason.empty());
+  const auto hC = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  EXPECT_TRUE(std::isnan(hC(1, 2, 0)));
+  EXPECT_FALSE(std::isnan(hC(0, 2, 0)));
+}
+
+}  // namespace
