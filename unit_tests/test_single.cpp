@@ -600,6 +600,40 @@ TEST(Single, NanAndInfGiveTheIeeeResultAndSaySo) {
   }
 }
 
+/// Options::experimental.native_gemm (the cuBLAS interposer's: the caller's own SGEMM, CGEMM or
+/// cublasLtMatmul) writes the FP32 C itself: it stands for native FP32 GEMM, and never for the
+/// staged FP64 call's fallbacks, whose result is rounded into C afterwards (called there, it
+/// would have its C overwritten by the unwritten staged result).
+template <class T>
+void check_native_callback() {
+  Random rng(4112);
+  Host<T> A = random_matrix<T>(30, 64, 1.0, rng);
+  const Host<T> B = random_matrix<T>(64, 20, 1.0, rng), C0 = random_matrix<T>(30, 20, 1.0, rng);
+  const T alpha = scalar<T>(1.5, -0.5), beta = scalar<T>(0.5, 0.25);
+  A(3, 5) = scalar<T>(std::numeric_limits<double>::quiet_NaN(), 0);
+  int calls = 0;
+  for (const Options& o : {crt(), slices()}) {
+    const CallRun<T> alone = run_gemm('N', 'N', alpha, A, B, beta, C0, o);
+    Options with_callback = o;
+    with_callback.experimental.native_gemm = [&] { ++calls; };
+    const CallRun<T> run = run_gemm('N', 'N', alpha, A, B, beta, C0, with_callback);
+    EXPECT_EQ(calls, 0) << to_string(o.algorithm);
+    EXPECT_EQ(run.report.algorithm, Algorithm::Native) << run.report.reason;
+    expect_bitwise(run.C, alone.C, std::string("NaN fallback, ") + to_string(o.algorithm));
+  }
+  Options o = native();
+  o.experimental.native_gemm = [&] { ++calls; };  // writes nothing: C must stay C0
+  const CallRun<T> run = run_gemm('N', 'N', alpha, A, B, beta, C0, o);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(run.report.backend, "the caller's native GEMM");
+  expect_bitwise(run.C, C0, "Algorithm::Native with the caller's GEMM");
+}
+
+TEST(Single, FloatTakesTheCallersNativeGemmForNativeFp32Only) { check_native_callback<float>(); }
+TEST(Single, ComplexFloatTakesTheCallersNativeGemmForNativeFp32Only) {
+  check_native_callback<CF>();
+}
+
 TEST(Single, BadArgumentsThrowAndLeaveCUntouched) {
   Random rng(4109);
   const Host<float> A = random_matrix<float>(10, 12, 1.0, rng),

@@ -219,8 +219,19 @@ class SingleGemm {
   }
 
   /// The options of the FP64 call: the accuracy resolved to a precision (a float C's
-  /// MatchNative is FP32's, a double C's FP64's).
-  Options staged_options() const { return rounds ? fp32_call_options(options_) : options_; }
+  /// MatchNative is FP32's, a double C's FP64's).  An FP32 C's FP64 call goes without the
+  /// caller's native GEMM (Options::experimental.native_gemm): that GEMM writes C, whereas the
+  /// FP64 call writes the staged result that is rounded into C after it; so the FP64 call's
+  /// fallbacks (NaN/Inf, ...) run native FP64 GEMM on the staged operands.
+  Options staged_options() const {
+    if constexpr (!rounds) {
+      return options_;
+    } else {
+      Options o = fp32_call_options(options_);
+      o.experimental.native_gemm = nullptr;
+      return o;
+    }
+  }
 
   /// The promise of the FP64 call (0: the FP64 call's own): for an FP32 C at FP32's accuracy,
   /// native FP32 GEMM's bound less the room the final rounding takes; with a double C, or FP64
@@ -230,13 +241,19 @@ class SingleGemm {
     return staged_promise(native_fp32_bound(shape.k, complex));
   }
 
-  /// Native GEMM in C's precision on the caller's views.
+  /// Native GEMM in C's precision on the caller's views (the caller's own, where it gave one:
+  /// Options::experimental.native_gemm).
   Report native(BlasOp op_a, BlasOp op_b, const std::string& why, bool fallback = false) {
     Report report;
     if constexpr (rounds) {
-      NativeGemm<ExecSpace>::run(space_, op_a, op_b, alpha_, A_, B_, beta_, C_);
+      if (options_.experimental.native_gemm) {
+        options_.experimental.native_gemm();  // the caller's own GEMM of this call (options.hpp)
+        report.backend = "the caller's native GEMM";
+      } else {
+        NativeGemm<ExecSpace>::run(space_, op_a, op_b, alpha_, A_, B_, beta_, C_);
+        report.backend = NativeGemm<ExecSpace>::name();
+      }
       report.algorithm = Algorithm::Native;
-      report.backend = NativeGemm<ExecSpace>::name();
       report.reason = why;
       report.fallback = fallback;
       const std::int64_t K = op_a.transpose ? A_.extent(0) : A_.extent(1);
