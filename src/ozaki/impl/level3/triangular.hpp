@@ -6,7 +6,7 @@
 /// feed is one GEMM (Int8Crt, Int8Slices, Auto or native, as Options say):
 ///   trsm: solve S, then B_U -= op(A)_US X_S, then solve U;
 ///   trmm: multiply U, then B_U += op(A)_US B_S (B_S not yet overwritten), then multiply S.
-/// Diagonal blocks are solved or multiplied in FP64, one right-hand side per thread.
+/// Diagonal blocks are solved or multiplied in FP64, one team per right-hand side.
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/common/arguments.hpp>
@@ -26,14 +26,25 @@
 namespace ozaki {
 namespace Impl {
 
-/// A diagonal block [b0, b1) of op(A) applied in FP64: side L to rows [b0, b1) of B, vector v
-/// a column of B; side R to its columns, v a row.  `before`: op(A)'s off-diagonal entries of a
-/// row (side L) or column (side R) lie at smaller indices.  Solve: x_i = (b_i - sum_s
-/// op(A)_is x_s) / op(A)_ii in the order that finds the x_s done; multiply: b_i = op(A)_ii b_i
-/// + sum_s op(A)_is b_s in the order that finds the b_s not yet written.
-template <class ConstMatrix, class Matrix>
+/// A diagonal block [b0, b1) of op(A) applied in FP64 to each vector v of B, one team per
+/// vector: side L to rows [b0, b1) of B, v a column of B; side R to its columns, v a row.
+/// Position q of the block is row b0 + q where `before` (op(A)'s off-diagonal entries of a
+/// row (side L) or column (side R) lie at smaller indices), row b1 - 1 - q otherwise, so that
+/// position q depends on positions below q only.
+///   solve, q ascending:      x_q = b_q / op(A)_qq, then b_r -= op(A)_rq x_q for every r > q;
+///   multiply, q descending:  t = b_q, b_q = op(A)_qq b_q, then b_r += op(A)_rq t for r > q
+/// (t is b_q before any write: multiply reads only entries not yet written).  Each entry gets
+/// its terms one at a time in the order of q, so it is the recursive summation of substitution
+/// (docs/design.md §12.2: gamma_b, the same bits for any team size).  Thread m of the team
+/// owns the positions q = m mod (team size) and alone reads and writes their entries; the
+/// step's x_q (or t) reaches the others through one of two scratch slots, which alternate so
+/// that one barrier per step orders them.
+template <class ExecSpace, class ConstMatrix, class Matrix>
 struct DiagonalBlock {
   using T = typename Matrix::non_const_value_type;
+  using Team = typename TeamLaunch<ExecSpace>::member_type;
+  using Slots = Kokkos::View<T[2], typename ExecSpace::scratch_memory_space,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   ConstMatrix A;
   Matrix B;
   std::int64_t b0, b1;
@@ -42,25 +53,64 @@ struct DiagonalBlock {
   KOKKOS_INLINE_FUNCTION T op_a(std::int64_t r, std::int64_t s) const {
     return conj_if(transposed ? A(s, r) : A(r, s), conjugate);
   }
-  KOKKOS_INLINE_FUNCTION void apply(std::int64_t v, std::int64_t i) const {
-    T sum = 0;
-    const std::int64_t first = before ? b0 : i + 1, last = before ? i : b1;
-    for (std::int64_t s = first; s < last; ++s) {
-      sum += left ? op_a(i, s) * B(s, v) : B(v, s) * op_a(s, i);
+  KOKKOS_INLINE_FUNCTION std::int64_t row(std::int64_t q) const {
+    return before ? b0 + q : b1 - 1 - q;
+  }
+  KOKKOS_INLINE_FUNCTION T& entry(std::int64_t v, std::int64_t i) const {
+    return left ? B(i, v) : B(v, i);
+  }
+  /// op(A)_ri x (side L) or x op(A)_ir (side R): the term vector entry r gets from entry i.
+  KOKKOS_INLINE_FUNCTION T term(std::int64_t r, std::int64_t i, const T& x) const {
+    return left ? op_a(r, i) * x : x * op_a(i, r);
+  }
+  /// Step `step` of vector v's thread `me` of `threads`: the owner of position q writes its
+  /// entry and puts x_q (or t) in `slot`; after `barrier`, every thread applies it to its own
+  /// positions above q.
+  template <class Slot, class Barrier>
+  KOKKOS_INLINE_FUNCTION void step(std::int64_t v, std::int64_t step, std::int64_t threads,
+                                   std::int64_t me, Slot& slot, const Barrier& barrier) const {
+    const std::int64_t n = b1 - b0;
+    const std::int64_t q = multiply ? n - 1 - step : step;
+    const std::int64_t i = row(q);
+    if (q % threads == me) {
+      T& b = entry(v, i);
+      if (multiply) {
+        slot = b;
+        if (!unit) b = op_a(i, i) * b;
+      } else {
+        if (!unit) b = b / op_a(i, i);
+        slot = b;
+      }
     }
-    T& b = left ? B(i, v) : B(v, i);
-    if (multiply) {
-      b = (unit ? b : op_a(i, i) * b) + sum;
-    } else {
-      b = unit ? b - sum : (b - sum) / op_a(i, i);
+    barrier();
+    const T x = slot;
+    // This thread's positions above q: the first is q + 1 + ((me - q - 1) mod threads).
+    const std::int64_t first = q + 1 + ((me - q - 1) % threads + threads) % threads;
+    for (std::int64_t r = first; r < n; r += threads) {
+      const std::int64_t j = row(r);
+      T& b = entry(v, j);
+      b = multiply ? b + term(j, i, x) : b - term(j, i, x);
     }
   }
+  /// GPU spaces: one team per vector.
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    Slots slots(team.team_scratch(0));
+    const auto barrier = [&]() { team.team_barrier(); };
+    for (std::int64_t s = 0; s < b1 - b0; ++s) {
+      step(team.league_rank(), s, team.team_size(), team.team_rank(), slots(s % 2), barrier);
+    }
+  }
+  /// Host spaces: one thread per vector, the same steps (and bits) without a team.
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t v) const {
-    const bool forward = before != multiply;
-    for (std::int64_t step = 0; step < b1 - b0; ++step)
-      apply(v, forward ? b0 + step : b1 - 1 - step);
+    T slot{};
+    const auto barrier = []() {};
+    for (std::int64_t s = 0; s < b1 - b0; ++s) step(v, s, 1, 0, slot, barrier);
   }
 };
+
+/// Threads per team of DiagonalBlock on GPU spaces: one warp (its barrier is cheap, and its
+/// threads' entries are consecutive rows of a column-major B).
+constexpr int diagonal_team_size = 32;
 
 /// B := alpha op(A)^-1 B or alpha op(A) B (side L), alpha B op(A)^-1 or alpha B op(A) (side R),
 /// A triangular (`uplo` read, a unit diagonal not read).
@@ -93,7 +143,7 @@ class TriangularRoutine {
     before_ = left_ ? op_lower : !op_lower;
     check_shapes();
     check_call(space, options);
-    leaf_ = leaf_rows<ExecSpace>(options, 64, 128);
+    leaf_ = leaf_rows<ExecSpace>(options, 64, 256);
   }
 
   Report run() {
@@ -174,17 +224,26 @@ class TriangularRoutine {
   /// op(A)'s diagonal block [b0, b1) applied to B's rows or columns; its bound.
   double recurse(std::int64_t b0, std::int64_t b1) {
     if (b1 - b0 <= leaf_) {
-      const DiagonalBlock<ConstMatrix, Matrix> f{A_,
-                                                 B_,
-                                                 b0,
-                                                 b1,
-                                                 left_,
-                                                 op_ != Op::None,
-                                                 op_ == Op::ConjugateTranspose,
-                                                 before_,
-                                                 unit_diagonal_,
-                                                 multiply_};
-      flat_for("ozaki::triangular_diagonal_block", space_, left_ ? B_.extent(1) : B_.extent(0), f);
+      using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
+      const Block f{A_,
+                    B_,
+                    b0,
+                    b1,
+                    left_,
+                    op_ != Op::None,
+                    op_ == Op::ConjugateTranspose,
+                    before_,
+                    unit_diagonal_,
+                    multiply_};
+      const std::int64_t vectors = left_ ? B_.extent(1) : B_.extent(0);
+      if constexpr (is_host_space<ExecSpace>()) {
+        Kokkos::parallel_for("ozaki::triangular_diagonal_block",
+                             RangeLaunch<ExecSpace>(space_, 0, vectors), f);
+      } else {
+        TeamLaunch<ExecSpace> policy(space_, static_cast<int>(vectors), diagonal_team_size);
+        policy.set_scratch_size(0, Kokkos::PerTeam(Block::Slots::shmem_size()));
+        Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, f);
+      }
       return diagonal_bound(b1 - b0);
     }
     const std::int64_t h = b0 + split_point(b1 - b0);
