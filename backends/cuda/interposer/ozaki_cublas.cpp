@@ -1,13 +1,16 @@
-// libozaki_cublas.so: cuBLAS's FP64 GEMM entry points, answered by ozaki::gemm where that is
-// faster at FP64-equivalent accuracy and passed to the real cuBLAS otherwise (double and double
-// complex: cublasDgemm_v2, cublasZgemm_v2, cublasGemmEx, their strided batches), for programs
-// that were not written for ozaki (LD_PRELOAD, or linked ahead of libcublas).
+// libozaki_cublas.so: cuBLAS's GEMM entry points, answered by ozaki::gemm where that is
+// faster at FP64-equivalent (or, with OZAKI_CUBLAS_FP32=1, FP32) accuracy and passed to the real
+// cuBLAS otherwise (double and double complex: cublasDgemm_v2, cublasZgemm_v2, cublasGemmEx,
+// their strided batches; float and float complex; cublasLtMatmul in those types, without an
+// epilogue or with a bias), for programs that were not written for ozaki (LD_PRELOAD, or linked
+// ahead of libcublas).
 //
 // What a call keeps of the caller's cuBLAS state: the handle's stream (the Kokkos::Cuda
 // instance the call runs on), its pointer mode (alpha and beta read from the device where it
 // says so), leading dimensions (strided Views), transposes, beta, and the current device.
 // Everything else of the handle (math mode, workspace, atomics) is cuBLAS's own, used only on
-// the calls that pass through.
+// the calls that pass through.  A cublasLtMatmul call brings its stream and its descriptors:
+// what ozaki cannot answer exactly (lt_matmul_plan) passes through whole.
 //
 // This library carries its own copy of Kokkos, hidden by its version script: it initialises
 // that copy on the first call it takes (on the current device) and finalises it at exit.  A
@@ -19,11 +22,16 @@
 
 #include <ozaki/ozaki.hpp>
 
+#include <ozaki/impl/common/kernels.hpp>
+
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <Kokkos_Core.hpp>
 
 #include <atomic>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -48,6 +56,17 @@ struct Guard {
   ~Guard() { --inside_ozaki; }
 };
 
+/// > 0 while this thread is in a real cuBLAS call made for the caller (a pass-through, or the
+/// caller's own call as ozaki's native GEMM): libcublas calls cuBLASLt through cuBLASLt's
+/// exported cublasLtMatmul, which this library's definition interposes, and such calls are
+/// cuBLAS's own, to go straight to cuBLASLt.
+thread_local int inside_cublas = 0;
+
+struct InCublas {
+  InCublas() { ++inside_cublas; }
+  ~InCublas() { --inside_cublas; }
+};
+
 /// Why a call passed through to cuBLAS without entering ozaki, on the paths every call may
 /// take (counted without a lock: these paths must cost next to nothing).
 enum class Passed : int {
@@ -57,6 +76,10 @@ enum class Passed : int {
   StreamCapture,
   Fp32Off,
   Tf32,
+  LtTypes,
+  LtEpilogue,
+  LtLayout,
+  LtSettings,
   Count
 };
 
@@ -66,7 +89,14 @@ const char* passed_reason(Passed p) {
                                       "below OZAKI_CUBLAS_MIN",
                                       "stream capture",
                                       "FP32 (OZAKI_CUBLAS_FP32 unset)",
-                                      "the handle's math mode allows TF32"};
+                                      "the handle's math mode allows TF32",
+                                      "cublasLtMatmul in other types (not FP64 or FP32 "
+                                      "throughout: TF32, BF16, FP16, FP8, pedantic, emulated)",
+                                      "cublasLtMatmul with an epilogue other than bias",
+                                      "cublasLtMatmul on batched, row-major or planar layouts",
+                                      "cublasLtMatmul settings ozaki does not answer (scale or "
+                                      "amax pointers, vector scalars, SM count target, C and "
+                                      "D overlapping in other layouts)"};
   return names[static_cast<int>(p)];
 }
 
@@ -205,9 +235,10 @@ void print_summary() {
   std::fprintf(stderr,
                "ozaki_cublas: %ld GEMM calls, %ld through ozaki's INT8 products (%.3g "
                "TFLOP), %ld where Auto chose native GEMM (%ld from the shape alone), %ld passed "
-               "through to cuBLAS (%s)",
+               "through to cuBLAS (%s%s%s)",
                calls, t.through_ozaki.load(), t.ozaki_flops * 1e-12, native,
-               t.native_by_shape.load(), passed, real_cublas_path().c_str());
+               t.native_by_shape.load(), passed, real_cublas_path().c_str(),
+               real_cublas_path(true).empty() ? "" : ", ", real_cublas_path(true).c_str());
   for (int i = 0; i < static_cast<int>(Passed::Count); ++i) {
     const long n = t.passed[i].load();
     if (n > 0) std::fprintf(stderr, "; %ld: %s", n, passed_reason(static_cast<Passed>(i)));
@@ -323,6 +354,43 @@ static_assert(sizeof(cuComplex) == sizeof(Kokkos::complex<float>) &&
                   alignof(cuComplex) == alignof(Kokkos::complex<float>),
               "cuComplex and Kokkos::complex<float> must share a layout");
 
+/// A cublasLtMatmul call as the caller made it, D = alpha op(A) op(B) + beta C (+ bias), and
+/// what its descriptors say beyond the Gemm it becomes (whose C is D).  `pass` is the caller's
+/// call on the real cuBLASLt, unchanged: for the calls ozaki does not answer, and as the native
+/// GEMM of those it does.
+struct LtCall {
+  cublasLtHandle_t handle;
+  cublasLtMatmulDesc_t desc;
+  const void* alpha;
+  const void* A;
+  cublasLtMatrixLayout_t a_layout;
+  const void* B;
+  cublasLtMatrixLayout_t b_layout;
+  const void* beta;
+  const void* C;
+  cublasLtMatrixLayout_t c_layout;
+  void* D;
+  cublasLtMatrixLayout_t d_layout;
+  const cublasLtMatmulAlgo_t* algo;
+  void* workspace;
+  size_t workspace_bytes;
+  cudaStream_t stream;
+  // From the descriptors (lt_matmul_plan):
+  bool device_scalars = false;  // CUBLASLT_POINTER_MODE_DEVICE
+  std::int64_t ldc = 0;         // C's leading dimension (D's is the Gemm's)
+  const void* bias = nullptr;   // CUBLASLT_EPILOGUE_BIAS: one value per row of D, D's type
+
+  static decltype(&cublasLtMatmul) real_matmul() {
+    static const auto f = real<decltype(&cublasLtMatmul)>("cublasLtMatmul");  // found once
+    return f;
+  }
+  cublasStatus_t pass() const {
+    const InCublas in_cublas;
+    return real_matmul()(handle, desc, alpha, A, a_layout, B, b_layout, beta, C, c_layout, D,
+                         d_layout, algo, workspace, workspace_bytes, stream);
+  }
+};
+
 /// One GEMM (double, double complex, float or float complex) in cuBLAS's column-major terms.
 template <class T>
 struct Gemm {
@@ -337,6 +405,7 @@ struct Gemm {
   const T* beta;
   T* C;
   int ldc;
+  const LtCall* lt = nullptr;  // a cublasLtMatmul call (handle is null then)
 
   /// The stored shapes of A (rows_a x cols_a) and B: op(A) is m x k, op(B) is k x n.
   int rows_a() const { return transa == CUBLAS_OP_N ? m : k; }
@@ -345,12 +414,16 @@ struct Gemm {
   int cols_b() const { return transb == CUBLAS_OP_N ? n : k; }
 };
 
+void log_line(const char* entry, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+              int k, const std::string& what, double seconds) {
+  if (config().log != 1) return;
+  std::fprintf(stderr, "ozaki_cublas: %s %c%c %dx%dx%d -> %s, %.3f ms\n", entry, op_letter(transa),
+               op_letter(transb), m, n, k, what.c_str(), seconds * 1e3);
+}
+
 template <class T>
 void log_call(const Gemm<T>& g, const std::string& what, double seconds) {
-  if (config().log != 1) return;
-  std::fprintf(stderr, "ozaki_cublas: %s %c%c %dx%dx%d -> %s, %.3f ms\n", g.entry,
-               op_letter(g.transa), op_letter(g.transb), g.m, g.n, g.k, what.c_str(),
-               seconds * 1e3);
+  log_line(g.entry, g.transa, g.transb, g.m, g.n, g.k, what, seconds);
 }
 
 /// Why this call cannot or should not go through ozaki (false: it can).
@@ -378,9 +451,10 @@ bool ineligible(const Gemm<T>& g, Passed& why) {
       why = Passed::Fp32Off;
       return true;
     }
-    // A handle that allows TF32 asked for less than FP32 accuracy: its call is cuBLAS's.
+    // A handle that allows TF32 asked for less than FP32 accuracy: its call is cuBLAS's.  (A
+    // cublasLtMatmul call says so with its compute type, lt_matmul_plan.)
     cublasMath_t math = CUBLAS_DEFAULT_MATH;
-    real<decltype(&cublasGetMathMode)>("cublasGetMathMode")(g.handle, &math);
+    if (g.lt == nullptr) real<decltype(&cublasGetMathMode)>("cublasGetMathMode")(g.handle, &math);
     if ((static_cast<int>(math) & static_cast<int>(CUBLAS_TF32_TENSOR_OP_MATH)) != 0) {
       why = Passed::Tf32;
       return true;
@@ -396,11 +470,23 @@ template <class T>
 using Matrix = Kokkos::View<typename Scalar<T>::Element**, Kokkos::LayoutStride, Kokkos::CudaSpace,
                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
-/// The caller's call, unchanged, on the real cuBLAS.
+/// The caller's call, unchanged, on the real cuBLAS (or cuBLASLt).
 template <class T>
 cublasStatus_t pass_through(typename Scalar<T>::RealGemm real_gemm, const Gemm<T>& g) {
+  if (g.lt != nullptr) return g.lt->pass();
+  const InCublas in_cublas;
   return real_gemm(g.handle, g.transa, g.transb, g.m, g.n, g.k, g.alpha, g.A, g.lda, g.B, g.ldb,
                    g.beta, g.C, g.ldc);
+}
+
+/// Whether alpha and beta are device pointers (the handle's pointer mode, or the cublasLtMatmul
+/// descriptor's).
+template <class T>
+bool scalars_on_device(const Gemm<T>& g) {
+  if (g.lt != nullptr) return g.lt->device_scalars;
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
+  return mode == CUBLAS_POINTER_MODE_DEVICE;
 }
 
 /// A cuBLAS operation as ozaki's transpose character: conjugation is the identity on real
@@ -420,33 +506,99 @@ typename Scalar<T>::Element element(const T& x) {
   }
 }
 
-/// The call through ozaki::gemm; false (with why) where it could not run there.  C is left
-/// untouched whenever it returns false (ozaki's guarantee on exceptions).  Where ozaki runs
-/// native FP64 GEMM (Auto's choice, or a fallback), that is the caller's own call on the real
-/// cuBLAS (Options::experimental.native_gemm), whose status `status` returns.  `space`: the
-/// stream's instance.
+/// alpha and beta on the host; where they are device pointers, read in stream order (earlier
+/// work on this stream may write them).  False where they cannot be read.
 template <class T>
-bool run_ozaki_on(const Gemm<T>& g, const Kokkos::Cuda& space, cudaStream_t stream,
-                  typename Scalar<T>::RealGemm real_gemm, cublasStatus_t& status,
-                  std::string& what) {
-  using Element = typename Scalar<T>::Element;
-  T alpha{}, beta{};
-  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
-  real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
-  if (mode == CUBLAS_POINTER_MODE_DEVICE) {
-    // Scalars on the device, written by earlier work on this stream: read in stream order.
-    if (cudaMemcpyAsync(&alpha, g.alpha, sizeof alpha, cudaMemcpyDeviceToHost, stream) !=
-            cudaSuccess ||
-        cudaMemcpyAsync(&beta, g.beta, sizeof beta, cudaMemcpyDeviceToHost, stream) !=
-            cudaSuccess ||
-        cudaStreamSynchronize(stream) != cudaSuccess) {
-      what = "alpha or beta unreadable on the device";
-      return false;
-    }
-  } else {
+bool read_scalars(const Gemm<T>& g, cudaStream_t stream, T& alpha, T& beta) {
+  if (!scalars_on_device(g)) {
     alpha = *g.alpha;
     beta = *g.beta;
+    return true;
   }
+  return cudaMemcpyAsync(&alpha, g.alpha, sizeof alpha, cudaMemcpyDeviceToHost, stream) ==
+             cudaSuccess &&
+         cudaMemcpyAsync(&beta, g.beta, sizeof beta, cudaMemcpyDeviceToHost, stream) ==
+             cudaSuccess &&
+         cudaStreamSynchronize(stream) == cudaSuccess;
+}
+
+/// A cublasLtMatmul call whose D is not its C, with beta != 0: D = C first, in stream order on
+/// `stream`, because ozaki computes C = alpha op(A) op(B) + beta C in place (on D).  C itself
+/// stays untouched, so the caller's own call (ozaki's native GEMM, or the pass-through after a
+/// refusal) still finds it.  lt_matmul_plan took only a D that does not overlap C.
+template <class T>
+bool copy_c_into_d(const Gemm<T>& g, const T& beta, cudaStream_t stream, std::string& what) {
+  using Element = typename Scalar<T>::Element;
+  if (g.lt == nullptr || g.lt->C == g.lt->D || element(beta) == Element(0)) return true;
+  const size_t bytes = sizeof(T);
+  if (g.lt->C == nullptr ||
+      cudaMemcpy2DAsync(g.C, g.ldc * bytes, g.lt->C, g.lt->ldc * bytes, g.m * bytes, g.n,
+                        cudaMemcpyDeviceToDevice, stream) != cudaSuccess) {
+    cudaGetLastError();  // the copy's error is not the caller's: the call passes through
+    what = "C could not be copied into D";
+    return false;
+  }
+  return true;
+}
+
+/// D(i, j) += bias(i): CUBLASLT_EPILOGUE_BIAS, added in D's precision to the D that ozaki
+/// wrote (alpha op(A) op(B) + beta C, rounded).  One rounding more than the call without a
+/// bias, as in cuBLAS's epilogue, which adds the bias to its own alpha op(A) op(B) + beta C in
+/// the compute type: D stays within ozaki's bound plus u (|alpha op(A) op(B) + beta C| +
+/// |bias|).  Folding the bias into C beforehand would save that rounding where beta = 0, but
+/// would change a C that the caller's own call (ozaki's native GEMM) may still read.
+template <class E>
+struct AddBias {
+  Kokkos::View<E**, Kokkos::LayoutStride, Kokkos::CudaSpace,
+               Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+      D;
+  const E* bias;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t j) const {
+    D(i, j) += bias[i];
+  }
+};
+
+/// AddBias on `space`, after ozaki's kernels in stream order (real types only: a complex bias
+/// passes through, lt_matmul_plan).  False where the kernel could not be launched.
+template <class T>
+bool add_bias(const Kokkos::Cuda& space, const Matrix<T>& D, const void* bias) {
+  if constexpr (!Scalar<T>::complex) {
+    try {
+      ozaki::Impl::grid_for("ozaki_cublas::bias", space, D.extent(0), D.extent(1),
+                            AddBias<T>{D, static_cast<const T*>(bias)});
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// What ran, for the log ("Int8Crt L=14 x3", "Native", ...).
+std::string describe(const ozaki::Report& r) {
+  std::string what = ozaki::to_string(r.algorithm);
+  if (r.algorithm == ozaki::Algorithm::Int8Crt) what += " L=" + std::to_string(r.moduli);
+  if (r.complex_products > 0) what += " x" + std::to_string(r.complex_products);
+  if (r.algorithm == ozaki::Algorithm::Int8Slices) what += " S=" + std::to_string(r.slices);
+  return what;
+}
+
+/// The call through ozaki::gemm; false (with why) where it could not run there.  C is left
+/// untouched whenever it returns false (ozaki's guarantee on exceptions; a cublasLtMatmul D
+/// may hold a copy of C, which the caller's call that follows overwrites).  Where ozaki runs
+/// native GEMM (Auto's choice, or a fallback), that is the caller's own call on the real cuBLAS
+/// (Options::experimental.native_gemm), whose status `status` returns.  `space`: the stream's
+/// instance.  `d_holds_c`: a cublasLtMatmul D was given its C already (captured_gemm).
+template <class T>
+bool run_ozaki_on(const Gemm<T>& g, const Kokkos::Cuda& space, cudaStream_t stream,
+                  typename Scalar<T>::RealGemm real_gemm, cublasStatus_t& status, std::string& what,
+                  bool d_holds_c = false) {
+  using Element = typename Scalar<T>::Element;
+  T alpha{}, beta{};
+  if (!read_scalars(g, stream, alpha, beta)) {
+    what = "alpha or beta unreadable on the device";
+    return false;
+  }
+  if (!d_holds_c && !copy_c_into_d(g, beta, stream, what)) return false;
   const auto* a = reinterpret_cast<const Element*>(g.A);
   const auto* b = reinterpret_cast<const Element*>(g.B);
   auto* c = reinterpret_cast<Element*>(g.C);
@@ -456,15 +608,21 @@ bool run_ozaki_on(const Gemm<T>& g, const Kokkos::Cuda& space, cudaStream_t stre
   const char ta[2] = {trans_char<T>(g.transa), '\0'};
   const char tb[2] = {trans_char<T>(g.transb), '\0'};
   ozaki::Options options = config().options;
-  options.experimental.native_gemm = [&] { status = pass_through<T>(real_gemm, g); };
+  bool callers_call = false;  // the caller's own call wrote C (D), its epilogue included
+  options.experimental.native_gemm = [&] {
+    callers_call = true;
+    status = pass_through<T>(real_gemm, g);
+  };
   try {
     const Guard inside;
     const ozaki::Report r =
         ozaki::gemm(space, ta, tb, element(alpha), A, B, element(beta), C, options);
-    what = ozaki::to_string(r.algorithm);
-    if (r.algorithm == ozaki::Algorithm::Int8Crt) what += " L=" + std::to_string(r.moduli);
-    if (r.complex_products > 0) what += " x" + std::to_string(r.complex_products);
-    if (r.algorithm == ozaki::Algorithm::Int8Slices) what += " S=" + std::to_string(r.slices);
+    what = describe(r);
+    if (g.lt != nullptr && g.lt->bias != nullptr && !callers_call) {
+      // D holds ozaki's result now: a failed launch is this call's failure, not a refusal.
+      if (!add_bias<T>(space, C, g.lt->bias)) status = CUBLAS_STATUS_EXECUTION_FAILED;
+      what += " + bias";
+    }
     if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
     Tally& t = tally();
     if (r.algorithm == ozaki::Algorithm::Native) {
@@ -572,12 +730,15 @@ bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
   return native;
 }
 
-/// cublasGetStream_v2 of the real cuBLAS, found once.
-cudaStream_t stream_of(cublasHandle_t handle) {
+/// The call's stream: its handle's (cublasGetStream_v2 of the real cuBLAS, found once), or the
+/// one a cublasLtMatmul call names.
+template <class T>
+cudaStream_t stream_of(const Gemm<T>& g) {
+  if (g.lt != nullptr) return g.lt->stream;
   using GetStream = decltype(&cublasGetStream_v2);
   static const GetStream get_stream = real<GetStream>("cublasGetStream_v2");
   cudaStream_t stream = nullptr;
-  if (get_stream != nullptr) get_stream(handle, &stream);
+  if (get_stream != nullptr) get_stream(g.handle, &stream);
   return stream;
 }
 
@@ -595,11 +756,8 @@ cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
   std::optional<Runtime::CaptureLane> lane;
   if (config().options.experimental.graph_products && std::is_same<T, double>::value) {
     int device = 0;
-    cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
-    real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
     Runtime& runtime = Runtime::get();
-    if (mode == CUBLAS_POINTER_MODE_HOST && cudaGetDevice(&device) == cudaSuccess &&
-        runtime.started(device)) {
+    if (!scalars_on_device(g) && cudaGetDevice(&device) == cudaSuccess && runtime.started(device)) {
       lane = runtime.capture_lane();
     }
   }
@@ -608,15 +766,18 @@ cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
     return pass_through<T>(real_gemm, g);
   }
   std::lock_guard<std::mutex> hold(*lane->lock);
-  if (cudaEventRecord(lane->forked, stream) != cudaSuccess ||
+  std::string what;
+  // A cublasLtMatmul D gets its C on the caller's stream before the fork, so that both the
+  // lane and the caller's own call (the native branch taken on the caller's stream) see it.
+  if (!copy_c_into_d(g, *g.beta, stream, what) ||
+      cudaEventRecord(lane->forked, stream) != cudaSuccess ||
       cudaStreamWaitEvent(lane->stream, lane->forked, 0) != cudaSuccess) {
     cudaGetLastError();
     count_pass(Passed::StreamCapture);
     return pass_through<T>(real_gemm, g);
   }
-  std::string what;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  const bool through = run_ozaki_on<T>(g, lane->space, stream, real_gemm, status, what);
+  const bool through = run_ozaki_on<T>(g, lane->space, stream, real_gemm, status, what, true);
   // The join: the caller's stream continues after everything the call put on the lane.
   cudaEventRecord(lane->joined, lane->stream);
   cudaStreamWaitEvent(stream, lane->joined, 0);
@@ -632,7 +793,7 @@ template <class T>
 cublasStatus_t gemm(const Gemm<T>& g) {
   using RealGemm = typename Scalar<T>::RealGemm;
   const RealGemm real_gemm = Scalar<T>::real_gemm();
-  if (real_gemm == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (real_gemm == nullptr && g.lt == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
   if (inside_ozaki > 0) return pass_through<T>(real_gemm, g);
   Passed passed = Passed::Count;
   if (ineligible(g, passed)) {
@@ -640,7 +801,7 @@ cublasStatus_t gemm(const Gemm<T>& g) {
     if (config().log == 1) log_call(g, std::string("cuBLAS (") + passed_reason(passed) + ")", 0);
     return pass_through<T>(real_gemm, g);
   }
-  const cudaStream_t stream = stream_of(g.handle);
+  const cudaStream_t stream = stream_of(g);
   if (capturing(stream)) return captured_gemm<T>(g, stream, real_gemm);
   CallTimer timer(stream);
   if (auto_declines(g, stream)) {
@@ -662,18 +823,22 @@ cublasStatus_t gemm(const Gemm<T>& g) {
 }
 
 /// A strided batch: where Auto declines the products' shape, or the call is not ozaki's, the
-/// batch passes through whole (`pass_whole`: one cuBLAS call, cuBLAS's strength for many small
+/// batch passes through whole (`real_batch`: one cuBLAS call, cuBLAS's strength for many small
 /// products); otherwise each product goes to ozaki one by one.
 template <class T, class PassWhole>
 cublasStatus_t strided_batched(const Gemm<T>& first, long long stride_a, long long stride_b,
-                               long long stride_c, int batch_count, const PassWhole& pass_whole) {
+                               long long stride_c, int batch_count, const PassWhole& real_batch) {
+  const auto pass_whole = [&] {
+    const InCublas in_cublas;
+    return real_batch();
+  };
   if (inside_ozaki > 0 || batch_count < 1) return pass_whole();
   Passed passed = Passed::Count;
   if (ineligible(first, passed)) {
     count_pass(passed);
     return pass_whole();
   }
-  const cudaStream_t stream = stream_of(first.handle);
+  const cudaStream_t stream = stream_of(first);
   if (capturing(stream)) {
     count_pass(Passed::StreamCapture);
     return pass_whole();
@@ -691,6 +856,258 @@ cublasStatus_t strided_batched(const Gemm<T>& first, long long stride_a, long lo
     if (status != CUBLAS_STATUS_SUCCESS) return status;
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/// The cublasLtMatmul descriptor's attributes that ozaki answers, or must find at their
+/// defaults.
+struct LtDesc {
+  std::int32_t compute = -1, scale = -1, pointer_mode = CUBLASLT_POINTER_MODE_HOST;
+  std::int32_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N, transc = CUBLAS_OP_N;
+  std::int32_t fill = CUBLAS_FILL_MODE_FULL, sm_count = 0, bias_type = -1;
+  std::uint32_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;
+  std::int8_t fast_accum = 0;
+  bool scaled = false;  // scale, amax or auxiliary pointers, scale modes, emulation: passed
+};
+
+/// One attribute of a cublasLtMatmul descriptor, read by the real cuBLASLt.
+template <class V>
+bool desc_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, V& value) {
+  using Get = decltype(&cublasLtMatmulDescGetAttribute);
+  static const Get get = real<Get>("cublasLtMatmulDescGetAttribute");  // found once
+  size_t written = 0;
+  return get != nullptr &&
+         get(desc, attribute, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS;
+}
+
+bool read_lt_desc(cublasLtMatmulDesc_t desc, LtDesc& d) {
+  if (!desc_attribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, d.compute) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, d.scale) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, d.pointer_mode) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, d.transa) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, d.transb) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSC, d.transc) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_FILL_MODE, d.fill) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, d.epilogue) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, d.bias) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, d.bias_type) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, d.sm_count) ||
+      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, d.fast_accum)) {
+    return false;
+  }
+  // Scaling factors, amax and auxiliary outputs: ozaki makes none of them.
+  for (const auto attribute :
+       {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+        CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, CUBLASLT_MATMUL_DESC_D_SCALE_POINTER,
+        CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+        CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER,
+        CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER}) {
+    const void* pointer = nullptr;
+    if (!desc_attribute(desc, attribute, pointer)) return false;
+    d.scaled = d.scaled || pointer != nullptr;
+  }
+  // Attributes of later cuBLASLt releases: where the library the call reaches does not know
+  // one, the caller cannot have set it.
+#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 120800
+  for (const auto attribute :
+       {CUBLASLT_MATMUL_DESC_A_SCALE_MODE, CUBLASLT_MATMUL_DESC_B_SCALE_MODE,
+        CUBLASLT_MATMUL_DESC_C_SCALE_MODE, CUBLASLT_MATMUL_DESC_D_SCALE_MODE,
+        CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_MODE, CUBLASLT_MATMUL_DESC_D_OUT_SCALE_MODE}) {
+    std::int32_t mode = 0;
+    if (desc_attribute(desc, attribute, mode)) d.scaled = d.scaled || mode != 0;
+  }
+  const void* d_out_scale = nullptr;
+  if (desc_attribute(desc, CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER, d_out_scale)) {
+    d.scaled = d.scaled || d_out_scale != nullptr;
+  }
+#endif
+#if defined(CUBLAS_VERSION) && CUBLAS_VERSION >= 130100
+  cublasLtEmulationDesc_t emulation = nullptr;  // the caller asked for cuBLAS's emulation
+  if (desc_attribute(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, emulation)) {
+    d.scaled = d.scaled || emulation != nullptr;
+  }
+#endif
+  return true;
+}
+
+/// A cublasLtMatmul matrix layout's attributes.
+struct LtMatrix {
+  std::uint32_t type = 0;
+  std::int32_t order = CUBLASLT_ORDER_COL, batch = 1;
+  std::uint64_t rows = 0, cols = 0;
+  std::int64_t ld = 0, plane_offset = 0;
+};
+
+bool read_lt_matrix(cublasLtMatrixLayout_t layout, LtMatrix& x) {
+  using Get = decltype(&cublasLtMatrixLayoutGetAttribute);
+  static const Get get = real<Get>("cublasLtMatrixLayoutGetAttribute");  // found once
+  const auto attribute = [&](cublasLtMatrixLayoutAttribute_t which, auto& value) {
+    size_t written = 0;
+    return get(layout, which, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS;
+  };
+  return get != nullptr && attribute(CUBLASLT_MATRIX_LAYOUT_TYPE, x.type) &&
+         attribute(CUBLASLT_MATRIX_LAYOUT_ORDER, x.order) &&
+         attribute(CUBLASLT_MATRIX_LAYOUT_ROWS, x.rows) &&
+         attribute(CUBLASLT_MATRIX_LAYOUT_COLS, x.cols) &&
+         attribute(CUBLASLT_MATRIX_LAYOUT_LD, x.ld) &&
+         attribute(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, x.batch) &&
+         attribute(CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, x.plane_offset);
+}
+
+/// The GEMM a cublasLtMatmul call is, where ozaki may answer it.
+struct LtShape {
+  std::uint32_t type = CUDA_R_64F;  // of A, B, C, D, alpha and beta
+  cublasOperation_t transa = CUBLAS_OP_N, transb = CUBLAS_OP_N;
+  int m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldd = 0;
+};
+
+/// op(A) m x k, op(B) k x n, C and D m x n, in int (the Gemm's): the shape, or why not (calls
+/// whose layouts disagree are cuBLAS's to report).
+Passed lt_shape(const LtDesc& d, const LtMatrix& a, const LtMatrix& b, const LtMatrix& c,
+                const LtMatrix& dm, LtShape& s) {
+  for (const LtMatrix* x : {&a, &b, &c, &dm}) {
+    if (x->rows > INT_MAX || x->cols > INT_MAX || x->ld > INT_MAX) return Passed::LtLayout;
+  }
+  for (const std::int32_t op : {d.transa, d.transb}) {
+    if (op != CUBLAS_OP_N && op != CUBLAS_OP_T && op != CUBLAS_OP_C) {
+      return Passed::InvalidArguments;
+    }
+  }
+  s.transa = static_cast<cublasOperation_t>(d.transa);
+  s.transb = static_cast<cublasOperation_t>(d.transb);
+  const bool ta = s.transa != CUBLAS_OP_N, tb = s.transb != CUBLAS_OP_N;
+  s.m = static_cast<int>(dm.rows);
+  s.n = static_cast<int>(dm.cols);
+  s.k = static_cast<int>(ta ? a.rows : a.cols);
+  s.lda = static_cast<int>(a.ld);
+  s.ldb = static_cast<int>(b.ld);
+  s.ldd = static_cast<int>(dm.ld);
+  s.type = dm.type;
+  const std::uint64_t m = dm.rows, n = dm.cols, k = s.k;
+  if ((ta ? a.cols : a.rows) != m || (tb ? b.cols : b.rows) != k || (tb ? b.rows : b.cols) != n ||
+      c.rows != m || c.cols != n) {
+    return Passed::InvalidArguments;
+  }
+  return Passed::Count;
+}
+
+/// FP64 (real or complex) data, scalars and compute, or FP32 likewise: no TF32, BF16, FP16 or
+/// emulated compute type (which ask for less, or for cuBLAS's own method), no pedantic one
+/// (which asks for cuBLAS's own order), no mixed types.
+bool lt_types_answered(const LtDesc& d, const LtMatrix& a, const LtMatrix& b, const LtMatrix& c,
+                       const LtMatrix& dm) {
+  const std::uint32_t t = dm.type;
+  const bool fp64 = t == CUDA_R_64F || t == CUDA_C_64F, fp32 = t == CUDA_R_32F || t == CUDA_C_32F;
+  const std::int32_t compute = fp64 ? CUBLAS_COMPUTE_64F : CUBLAS_COMPUTE_32F;
+  return (fp64 || fp32) && a.type == t && b.type == t && c.type == t &&
+         d.scale == static_cast<std::int32_t>(t) && d.compute == compute;
+}
+
+/// Whether two column-major m x n matrices of `bytes`-byte elements share memory.
+bool overlap(const void* x, std::int64_t ldx, const void* y, std::int64_t ldy, std::int64_t m,
+             std::int64_t n, std::size_t bytes) {
+  if (m == 0 || n == 0) return false;
+  const auto first_x = reinterpret_cast<std::uintptr_t>(x),
+             first_y = reinterpret_cast<std::uintptr_t>(y);
+  const std::uintptr_t end_x = first_x + static_cast<std::uintptr_t>((n - 1) * ldx + m) * bytes,
+                       end_y = first_y + static_cast<std::uintptr_t>((n - 1) * ldy + m) * bytes;
+  return first_x < end_y && first_y < end_x;
+}
+
+/// Whether ozaki answers this cublasLtMatmul call exactly (Passed::Count), or why it passes
+/// through whole.  Fills `s` (as far as the descriptors were read: the log shows it) and the
+/// call's pointer mode, C's leading dimension and bias.
+Passed lt_matmul_plan(LtCall& call, LtShape& s) {
+  LtDesc d;
+  LtMatrix a, b, c, dm;
+  if (!read_lt_desc(call.desc, d)) return Passed::LtSettings;
+  if (!read_lt_matrix(call.a_layout, a) || !read_lt_matrix(call.b_layout, b) ||
+      !read_lt_matrix(call.c_layout, c) || !read_lt_matrix(call.d_layout, dm)) {
+    return Passed::LtLayout;
+  }
+  const Passed shaped = lt_shape(d, a, b, c, dm, s);
+  if (shaped != Passed::Count) return shaped;
+  if (!lt_types_answered(d, a, b, c, dm)) return Passed::LtTypes;
+  for (const LtMatrix* x : {&a, &b, &c, &dm}) {
+    if (x->order != CUBLASLT_ORDER_COL || x->batch != 1 || x->plane_offset != 0) {
+      return Passed::LtLayout;
+    }
+  }
+  const bool complex = dm.type == CUDA_C_64F || dm.type == CUDA_C_32F;
+  if (d.epilogue == CUBLASLT_EPILOGUE_BIAS) {
+    if (complex || d.bias == nullptr ||
+        (d.bias_type != -1 && d.bias_type != static_cast<std::int32_t>(dm.type))) {
+      return Passed::LtEpilogue;
+    }
+    call.bias = d.bias;
+  } else if (d.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    return Passed::LtEpilogue;
+  }
+  if (d.scaled || d.transc != CUBLAS_OP_N || d.fill != CUBLAS_FILL_MODE_FULL || d.sm_count != 0 ||
+      d.fast_accum != 0 ||
+      (d.pointer_mode != CUBLASLT_POINTER_MODE_HOST &&
+       d.pointer_mode != CUBLASLT_POINTER_MODE_DEVICE)) {
+    return Passed::LtSettings;
+  }
+  // D is computed in place: C itself (same layout), or a D apart from C that gets C's copy.
+  const std::size_t bytes = (dm.type == CUDA_R_32F ? 4 : dm.type == CUDA_C_64F ? 16 : 8);
+  if (call.C == call.D
+          ? c.ld != dm.ld
+          : call.C != nullptr && overlap(call.C, c.ld, call.D, dm.ld, s.m, s.n, bytes)) {
+    return Passed::LtSettings;
+  }
+  call.device_scalars = d.pointer_mode == CUBLASLT_POINTER_MODE_DEVICE;
+  call.ldc = c.ld;
+  return Passed::Count;
+}
+
+/// The Gemm of a cublasLtMatmul call that lt_matmul_plan took: its C is D.
+template <class T>
+Gemm<T> lt_gemm(const LtCall& call, const LtShape& s) {
+  return {"cublasLtMatmul",
+          nullptr,
+          s.transa,
+          s.transb,
+          s.m,
+          s.n,
+          s.k,
+          static_cast<const T*>(call.alpha),
+          static_cast<const T*>(call.A),
+          s.lda,
+          static_cast<const T*>(call.B),
+          s.ldb,
+          static_cast<const T*>(call.beta),
+          static_cast<T*>(call.D),
+          s.ldd,
+          &call};
+}
+
+/// cublasLtMatmul: the GEMM that lt_matmul_plan finds goes the way of the cuBLAS entry points
+/// of its type (gemm: FP32 only with OZAKI_CUBLAS_FP32=1); everything else passes through.
+cublasStatus_t lt_matmul(LtCall& call) {
+  if (LtCall::real_matmul() == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  // ozaki's own INT8 products through cuBLASLt, and cuBLAS's own calls of cuBLASLt
+  if (inside_ozaki > 0 || inside_cublas > 0) return call.pass();
+  if (config().mode == Mode::Off) {
+    count_pass(Passed::Off);
+    return call.pass();
+  }
+  LtShape s;
+  const Passed why = lt_matmul_plan(call, s);
+  if (why != Passed::Count) {
+    count_pass(why);
+    if (config().log == 1) {
+      log_line("cublasLtMatmul", s.transa, s.transb, s.m, s.n, s.k,
+               std::string("cuBLAS (") + passed_reason(why) + ")", 0);
+    }
+    return call.pass();
+  }
+  switch (s.type) {
+    case CUDA_R_64F: return gemm<double>(lt_gemm<double>(call, s));
+    case CUDA_C_64F: return gemm<cuDoubleComplex>(lt_gemm<cuDoubleComplex>(call, s));
+    case CUDA_R_32F: return gemm<float>(lt_gemm<float>(call, s));
+    default: return gemm<cuComplex>(lt_gemm<cuComplex>(call, s));
+  }
 }
 
 }  // namespace
@@ -777,6 +1194,7 @@ cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t 
                                         cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
   const RealGemmEx pass = real<RealGemmEx>("cublasGemmEx");
   if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const InCublas in_cublas;
   return pass(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype,
               ldc, computeType, algo);
 }
@@ -830,4 +1248,20 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
                                               strideA, B, ldb, strideB, beta, C, ldc, strideC,
                                               batchCount);
                                 });
+}
+
+// cublasLtMatmul: FP64 and FP32 (real or complex; FP32 with OZAKI_CUBLAS_FP32=1) without an
+// epilogue or with a bias (real), on single column-major matrices; everything else, and
+// cuBLASLt's own calls from inside ozaki, passes to the real cuBLASLt (lt_matmul_plan).  The
+// algorithm and workspace serve only the calls that pass through.
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasLtMatmul(
+    cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, const void* alpha,
+    const void* A, cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc,
+    const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D,
+    cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace,
+    size_t workspaceSizeInBytes, cudaStream_t stream) {
+  LtCall call{
+      lightHandle, computeDesc,          alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo,
+      workspace,   workspaceSizeInBytes, stream};
+  return lt_matmul(call);
 }

@@ -20,10 +20,14 @@ std::mutex& lookup_mutex() {
   return *m;
 }
 
-std::string& found_path() {
-  static std::string* p = new std::string;
-  return *p;
+/// Where the cuBLAS symbols were found ([0]) and the cuBLASLt ones ([1]).
+std::string& found_path(bool lt) {
+  static std::string* p = new std::string[2];
+  return p[lt ? 1 : 0];
 }
+
+/// The cuBLASLt functions live in their own library.
+bool is_lt(const char* name) { return std::strncmp(name, "cublasLt", 8) == 0; }
 
 /// This library's own file, so that the search never returns our own definitions.
 std::string own_path() {
@@ -34,27 +38,30 @@ std::string own_path() {
   return "";
 }
 
-/// Paths of the libcublas.so* objects mapped into the process (not libcublasLt).
-std::vector<std::string> mapped_cublas() {
-  std::vector<std::string> paths;
+/// Paths of the libcublas.so* objects mapped into the process (with `lt`, the
+/// libcublasLt.so* ones).
+std::vector<std::string> mapped_cublas(bool lt) {
+  struct Search {
+    const char* prefix;
+    std::vector<std::string> paths;
+  } search{lt ? "libcublasLt.so" : "libcublas.so", {}};
   dl_iterate_phdr(
       [](dl_phdr_info* info, size_t, void* data) -> int {
+        auto* s = static_cast<Search*>(data);
         const char* path = info->dlpi_name;
         if (path == nullptr || *path == '\0') return 0;
         const char* base = std::strrchr(path, '/');
         base = base ? base + 1 : path;
-        if (std::strncmp(base, "libcublas.so", 12) == 0) {
-          static_cast<std::vector<std::string>*>(data)->push_back(path);
-        }
+        if (std::strncmp(base, s->prefix, std::strlen(s->prefix)) == 0) s->paths.push_back(path);
         return 0;
       },
-      &paths);
-  return paths;
+      &search);
+  return search.paths;
 }
 
-void* path_of(void* symbol) {
+void* path_of(void* symbol, bool lt) {
   Dl_info info{};
-  if (symbol && dladdr(symbol, &info) && info.dli_fname) found_path() = info.dli_fname;
+  if (symbol && dladdr(symbol, &info) && info.dli_fname) found_path(lt) = info.dli_fname;
   return symbol;
 }
 
@@ -68,7 +75,7 @@ void* real_symbol(const char* name) {
   void* symbol = dlsym(RTLD_NEXT, name);
   if (symbol == nullptr) {
     const std::string self = own_path();
-    for (const std::string& path : mapped_cublas()) {
+    for (const std::string& path : mapped_cublas(is_lt(name))) {
       if (path == self) continue;
       void* object = dlopen(path.c_str(), RTLD_NOLOAD | RTLD_LAZY);
       if (object == nullptr) continue;
@@ -76,13 +83,13 @@ void* real_symbol(const char* name) {
       if (symbol) break;
     }
   }
-  (*cache)[name] = path_of(symbol);
+  (*cache)[name] = path_of(symbol, is_lt(name));
   return symbol;
 }
 
-std::string real_cublas_path() {
+std::string real_cublas_path(bool lt) {
   std::lock_guard<std::mutex> lock(lookup_mutex());
-  return found_path();
+  return found_path(lt);
 }
 
 }  // namespace ozaki_cublas
