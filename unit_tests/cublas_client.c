@@ -5,9 +5,11 @@
  * and checks C against a long-double reference on sampled entries (double and double complex,
  * conjugate transposes included): the FP64 cases within
  * 2^-50 of (|alpha||A||B| + |beta C0|) (docs/design.md, "The cuBLAS interposer"), the FP32
- * case within 2^-18.  It prints one line per case with the error and a hash of C's bits;
+ * case within 2^-18.  cublasLtMatmul cases (run_lt_case) add a bias epilogue's |bias| to that
+ * scale.  It prints one line per case with the error and a hash of C's bits;
  * unit_tests/interposer_check.sh runs it with and without libozaki_cublas.so and compares.
  * Exit status: the number of cases outside their bound. */
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -94,8 +96,55 @@ static double sampled_error(const Case* c, const double* A, int lda, const doubl
   return worst;
 }
 
-/* Double complex: cublasZgemm and cublasGemmEx with CUDA_C_64F, conjugate transposes included. */
-enum ZApi { ZGEMM, GEMM_EX_C64F };
+/* Double complex: cublasZgemm, cublasGemmEx with CUDA_C_64F and cublasLtMatmul with CUDA_C_64F,
+   conjugate transposes included. */
+enum ZApi { ZGEMM, GEMM_EX_C64F, LT_MATMUL_C64F };
+
+/* The cuBLASLt handle of every cublasLtMatmul case (made in main). */
+static cublasLtHandle_t lt_handle;
+
+/* cublasLtMatmul with one descriptor per matrix, D = C unless `D` differs; the descriptors are
+   the caller's, destroyed here after the call.  `workspace`: 4 MiB of device memory for the
+   algorithm cuBLASLt picks. */
+static void lt_matmul(cublasLtMatmulDesc_t desc, const void* alpha, const void* A,
+                      cublasLtMatrixLayout_t la, const void* B, cublasLtMatrixLayout_t lb,
+                      const void* beta, const void* C, cublasLtMatrixLayout_t lc, void* D,
+                      cublasLtMatrixLayout_t ld, cudaStream_t stream) {
+  const size_t workspace_bytes = (size_t)4 << 20;
+  void* workspace;
+  CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
+  CHECK_CUBLAS(cublasLtMatmul(lt_handle, desc, alpha, A, la, B, lb, beta, C, lc, D, ld, NULL,
+                              workspace, workspace_bytes, stream));
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  cudaFree(workspace);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  if (ld != lc) cublasLtMatrixLayoutDestroy(ld);
+  cublasLtMatmulDescDestroy(desc);
+}
+
+/* A cuBLASLt descriptor of compute type `compute` and scale type `type`, with its transposes
+   and pointer mode set. */
+static cublasLtMatmulDesc_t lt_desc(cublasComputeType_t compute, cudaDataType type,
+                                    cublasOperation_t ta, cublasOperation_t tb,
+                                    int device_scalars) {
+  cublasLtMatmulDesc_t desc;
+  CHECK_CUBLAS(cublasLtMatmulDescCreate(&desc, compute, type));
+  CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  const cublasLtPointerMode_t mode =
+      device_scalars ? CUBLASLT_POINTER_MODE_DEVICE : CUBLASLT_POINTER_MODE_HOST;
+  CHECK_CUBLAS(
+      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof mode));
+  return desc;
+}
+
+static cublasLtMatrixLayout_t lt_layout(cudaDataType type, int rows, int cols, int ld) {
+  cublasLtMatrixLayout_t layout;
+  CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&layout, type, (uint64_t)rows, (uint64_t)cols, ld));
+  return layout;
+}
 
 typedef struct {
   const char* name;
@@ -189,6 +238,11 @@ static int run_zcase(const ZCase* c, cudaStream_t stream) {
   if (c->api == ZGEMM) {
     CHECK_CUBLAS(cublasZgemm(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA, lda, dB, ldb, beta,
                              dC, ldc));
+  } else if (c->api == LT_MATMUL_C64F) {
+    const cublasLtMatrixLayout_t lc = lt_layout(CUDA_C_64F, c->m, c->n, ldc);
+    lt_matmul(lt_desc(CUBLAS_COMPUTE_64F, CUDA_C_64F, c->ta, c->tb, c->device_scalars), alpha, dA,
+              lt_layout(CUDA_C_64F, rows_a, cols_a, lda), dB,
+              lt_layout(CUDA_C_64F, rows_b, cols_b, ldb), beta, dC, lc, dC, lc, stream);
   } else {
     CHECK_CUBLAS(cublasGemmEx(handle, c->ta, c->tb, c->m, c->n, c->k, alpha, dA, CUDA_C_64F, lda,
                               dB, CUDA_C_64F, ldb, beta, dC, CUDA_C_64F, ldc, CUBLAS_COMPUTE_64F,
@@ -471,6 +525,162 @@ static int run_moved_handle(cudaStream_t a, cudaStream_t b) {
   return failed;
 }
 
+/* cublasLtMatmul, real FP64 or FP32: D = epilogue(alpha op(A) op(B) + beta C [+ bias]), the
+   bias one value per row of D.  D is C itself (torch's nn.Linear: beta 0, bias) or a matrix of
+   its own with a wider leading dimension, whose rows past m must stay as they were. */
+typedef struct {
+  const char* name;
+  cudaDataType type; /* of A, B, C, D, alpha, beta and the bias */
+  cublasComputeType_t compute;
+  cublasLtEpilogue_t epilogue; /* DEFAULT, BIAS or GELU_BIAS */
+  int m, n, k;
+  cublasOperation_t ta, tb;
+  int pad; /* added to every leading dimension */
+  double alpha, beta;
+  int device_scalars; /* CUBLASLT_POINTER_MODE_DEVICE */
+  int d_apart;        /* D is not C: leading dimension ldc + 2 */
+  double bound;       /* per sampled entry, relative to |alpha||A||B| + |beta C0| + |bias| */
+} LtCase;
+
+static int lt_has_bias(const LtCase* c) {
+  return c->epilogue == CUBLASLT_EPILOGUE_BIAS || c->epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
+}
+
+/* The GELU of cuBLASLt's epilogue, in its tanh form (the erf form differs by less than 5e-4,
+   far below the bound of the GELU case relative to its scale). */
+static long double gelu(long double x) {
+  return 0.5L * x * (1.0L + tanhl(0.7978845608028654L * (x + 0.044715L * x * x * x)));
+}
+
+/* max over sampled (i, j) of |D - ref| / (|alpha| (|op(A)||op(B)|)_ij + |beta C0_ij| +
+   |bias_i|), against a long-double reference of the values as stored (FP32 ones rounded). */
+static double lt_sampled_error(const LtCase* c, const double* A, int lda, const double* B, int ldb,
+                               const double* C0, int ldc, const double* bias, const double* D,
+                               int ldd) {
+  double worst = 0;
+  for (int s = 0; s < 97; ++s) {
+    const int i = (int)(((long long)s * 7919) % c->m), j = (int)(((long long)s * 104729) % c->n);
+    long double sum = 0, magnitude = 0;
+    for (int p = 0; p < c->k; ++p) {
+      const double a = c->ta == CUBLAS_OP_N ? at(A, lda, i, p) : at(A, lda, p, i);
+      const double b = c->tb == CUBLAS_OP_N ? at(B, ldb, p, j) : at(B, ldb, j, p);
+      sum += (long double)a * b;
+      magnitude += fabsl((long double)a * b);
+    }
+    const long double shift = lt_has_bias(c) ? bias[i] : 0.0L;
+    long double ref = c->alpha * sum + c->beta * (long double)at(C0, ldc, i, j) + shift;
+    if (c->epilogue == CUBLASLT_EPILOGUE_GELU_BIAS) ref = gelu(ref);
+    const long double scale =
+        fabsl(c->alpha) * magnitude + fabsl(c->beta * at(C0, ldc, i, j)) + fabsl(shift);
+    const double e = scale > 0 ? (double)(fabsl(at(D, ldd, i, j) - ref) / scale) : 0.0;
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+/* n values of X (doubles) on the device in `type` (FP32 ones rounded, and X rounded with them,
+   so that the reference sees the values the GPU multiplies). */
+static void* to_device(double* X, size_t n, cudaDataType type) {
+  void* d;
+  if (type == CUDA_R_32F) {
+    float* f = malloc(sizeof(float) * n);
+    for (size_t i = 0; i < n; ++i) X[i] = f[i] = (float)X[i];
+    CHECK_CUDA(cudaMalloc(&d, sizeof(float) * n));
+    CHECK_CUDA(cudaMemcpy(d, f, sizeof(float) * n, cudaMemcpyHostToDevice));
+    free(f);
+  } else {
+    CHECK_CUDA(cudaMalloc(&d, sizeof(double) * n));
+    CHECK_CUDA(cudaMemcpy(d, X, sizeof(double) * n, cudaMemcpyHostToDevice));
+  }
+  return d;
+}
+
+/* n values of `type` on the device back into X (doubles); frees the device copy. */
+static void from_device(double* X, void* d, size_t n, cudaDataType type) {
+  if (type == CUDA_R_32F) {
+    float* f = malloc(sizeof(float) * n);
+    CHECK_CUDA(cudaMemcpy(f, d, sizeof(float) * n, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < n; ++i) X[i] = f[i];
+    free(f);
+  } else {
+    CHECK_CUDA(cudaMemcpy(X, d, sizeof(double) * n, cudaMemcpyDeviceToHost));
+  }
+  cudaFree(d);
+}
+
+/* The descriptor of an LtCase: its compute and scale types, transposes, pointer mode and
+   epilogue with its bias. */
+static cublasLtMatmulDesc_t lt_case_desc(const LtCase* c, const void* bias) {
+  cublasLtMatmulDesc_t desc = lt_desc(c->compute, c->type, c->ta, c->tb, c->device_scalars);
+  if (c->epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &c->epilogue,
+                                                sizeof c->epilogue));
+  }
+  if (lt_has_bias(c)) {
+    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                                sizeof bias));
+  }
+  return desc;
+}
+
+static int run_lt_case(const LtCase* c, cudaStream_t stream) {
+  const int rows_a = c->ta == CUBLAS_OP_N ? c->m : c->k,
+            cols_a = c->ta == CUBLAS_OP_N ? c->k : c->m;
+  const int rows_b = c->tb == CUBLAS_OP_N ? c->k : c->n,
+            cols_b = c->tb == CUBLAS_OP_N ? c->n : c->k;
+  const int lda = rows_a + c->pad, ldb = rows_b + c->pad, ldc = c->m + c->pad;
+  const int ldd = c->d_apart ? ldc + 2 : ldc;
+  const size_t sa = (size_t)lda * cols_a, sb = (size_t)ldb * cols_b, sc = (size_t)ldc * c->n,
+               sd = (size_t)ldd * c->n;
+  double* A = malloc(sizeof(double) * sa);
+  double* B = malloc(sizeof(double) * sb);
+  double* C0 = malloc(sizeof(double) * sc);
+  double* D0 = malloc(sizeof(double) * sd);
+  double* D = malloc(sizeof(double) * sd);
+  double* bias = malloc(sizeof(double) * c->m);
+  double scalars[2] = {c->alpha, c->beta};
+  fill(A, sa, 61 + (uint64_t)c->m);
+  fill(B, sb, 67 + (uint64_t)c->n);
+  fill(C0, sc, 71 + (uint64_t)c->k);
+  fill(D0, sd, 73);
+  fill(bias, (size_t)c->m, 79);
+  void *dA = to_device(A, sa, c->type), *dB = to_device(B, sb, c->type);
+  void *dC = to_device(C0, sc, c->type), *dBias = to_device(bias, (size_t)c->m, c->type);
+  void* dD = c->d_apart ? to_device(D0, sd, c->type) : dC;
+  void* dScalars = to_device(scalars, 2, c->type);
+  const float host_scalars32[2] = {(float)c->alpha, (float)c->beta};
+  const size_t bytes = c->type == CUDA_R_32F ? sizeof(float) : sizeof(double);
+  const char* host_scalars =
+      c->type == CUDA_R_32F ? (const char*)host_scalars32 : (const char*)scalars;
+  const char* alpha = c->device_scalars ? (const char*)dScalars : host_scalars;
+  const cublasLtMatrixLayout_t lc = lt_layout(c->type, c->m, c->n, ldc);
+  lt_matmul(lt_case_desc(c, dBias), alpha, dA, lt_layout(c->type, rows_a, cols_a, lda), dB,
+            lt_layout(c->type, rows_b, cols_b, ldb), alpha + bytes, dC, lc, dD,
+            c->d_apart ? lt_layout(c->type, c->m, c->n, ldd) : lc, stream);
+  if (!c->d_apart) memcpy(D0, C0, sizeof(double) * sd);
+  from_device(D, dD, sd, c->type);
+  const double err = lt_sampled_error(c, A, lda, B, ldb, C0, ldc, bias, D, ldd);
+  int failed = !(err <= c->bound);
+  for (int j = 0; j < c->n; ++j) /* D's rows past m untouched */
+    for (int i = c->m; i < ldd; ++i)
+      if (memcmp(&D[(size_t)j * ldd + i], &D0[(size_t)j * ldd + i], sizeof(double)) != 0)
+        failed = 1;
+  printf("case %-24s err %.3e hash %016llx %s\n", c->name, err,
+         (unsigned long long)hash_bytes(D, sizeof(double) * sd), failed ? "FAIL" : "ok");
+  if (c->d_apart) cudaFree(dC);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dBias);
+  cudaFree(dScalars);
+  free(A);
+  free(B);
+  free(C0);
+  free(D0);
+  free(D);
+  free(bias);
+  return failed;
+}
+
 static void* run_job(void* arg) {
   Job* job = (Job*)arg;
   job->failed = run_case(job->c, job->stream);
@@ -532,6 +742,18 @@ int main(void) {
        {-1.0, 0.0},
        0,
        2},
+      {"lt_z64_cn_device",
+       LT_MATMUL_C64F,
+       1024,
+       1100,
+       1280,
+       CUBLAS_OP_C,
+       CUBLAS_OP_N,
+       2,
+       {0.5, -1.0},
+       {1.0, 0.5},
+       1,
+       2},
       {"pass_zgemm_small",
        ZGEMM,
        40,
@@ -545,9 +767,26 @@ int main(void) {
        0,
        1},
   };
+  /* cublasLtMatmul: FP64 without an epilogue (device scalars, D is C) and with a bias (D apart
+     from C), the interposer's to take; FP32 with a bias as torch's nn.Linear calls it (beta 0,
+     D is C), taken only with OZAKI_CUBLAS_FP32=1; a TF32 compute type and a GELU epilogue, which
+     it must pass through whole. */
+  static const LtCase lt_cases[] = {
+      {"lt_fp64_tn_device", CUDA_R_64F, CUBLAS_COMPUTE_64F, CUBLASLT_EPILOGUE_DEFAULT, 1024, 1280,
+       1100, CUBLAS_OP_T, CUBLAS_OP_N, 3, 1.5, 0.5, 1, 0, 0x1p-50},
+      {"lt_fp64_bias_nt_d_apart", CUDA_R_64F, CUBLAS_COMPUTE_64F, CUBLASLT_EPILOGUE_BIAS, 1536,
+       1024, 1024, CUBLAS_OP_N, CUBLAS_OP_T, 1, -1.0, 0.25, 0, 1, 0x1p-50},
+      {"pass_lt_fp32_bias", CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLASLT_EPILOGUE_BIAS, 1024, 1024,
+       1024, CUBLAS_OP_T, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 0, 0x1p-18},
+      {"pass_lt_tf32_bias", CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLASLT_EPILOGUE_BIAS, 1024,
+       1024, 1024, CUBLAS_OP_T, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 0, 0x1p-9},
+      {"pass_lt_gelu_bias", CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLASLT_EPILOGUE_GELU_BIAS, 1024, 1024,
+       1024, CUBLAS_OP_T, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 0, 0x1p-10},
+  };
   cudaStream_t streams[3] = {0, 0, 0};
   CHECK_CUDA(cudaStreamCreate(&streams[1]));
   CHECK_CUDA(cudaStreamCreate(&streams[2]));
+  CHECK_CUBLAS(cublasLtCreate(&lt_handle));
   int failures = 0;
   /* The program's device-wide settings stay its own: the interposer's Kokkos, started by the
      first call it takes, must not leave the device's cache preference changed. */
@@ -557,6 +796,8 @@ int main(void) {
     failures += run_case(&cases[i], streams[cases[i].stream]);
   for (size_t i = 0; i < sizeof zcases / sizeof zcases[0]; ++i)
     failures += run_zcase(&zcases[i], streams[zcases[i].stream]);
+  for (size_t i = 0; i < sizeof lt_cases / sizeof lt_cases[0]; ++i)
+    failures += run_lt_case(&lt_cases[i], streams[1 + i % 2]);
   /* Captures on a stream that synchronises with the default stream and on a non-blocking one
      (torch.cuda.graph's kind), each replayed with new data. */
   failures += run_capture(streams[1], "graph_capture");
@@ -584,6 +825,7 @@ int main(void) {
   }
   cudaStreamDestroy(streams[1]);
   cudaStreamDestroy(streams[2]);
+  cublasLtDestroy(lt_handle);
   CHECK_CUDA(cudaDeviceGetCacheConfig(&cache_after));
   if (cache_after != cache_before) {
     printf("case device_cache_config FAILED: the device's cache preference changed from %d to %d\n",
@@ -591,6 +833,8 @@ int main(void) {
     ++failures;
   }
   printf("cublas_client: %d of %d cases outside their bound\n", failures,
-         (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0]) + 5);
+         (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0] +
+               sizeof lt_cases / sizeof lt_cases[0]) +
+             5);
   return failures;
 }

@@ -5,9 +5,12 @@
 # force, and force with OZAKI_CUBLAS_GRAPHS=0.  Each run must keep every case within its bound
 # (the client's exit status); `off` must give plain cuBLAS's bits everywhere, auto and force on
 # the "pass_" cases, and force without graphs on the captured cases too; force must have taken
-# the FP64 cases through ozaki, the captured ones inside their graphs (its log), and say so in
-# its summary.  The linked client (libozaki_cublas.so ahead of libcublas, no LD_PRELOAD) must
-# do the same as force without the preload.
+# the FP64 cases through ozaki (cublasLtMatmul's among them, a bias added by the interposer),
+# the captured ones inside their graphs (its log), and say so in its summary.  A sixth run,
+# force with OZAKI_CUBLAS_FP32=1, must take the FP32 SGEMM and cublasLtMatmul-with-bias cases
+# and still pass the TF32 and GELU cublasLtMatmul cases through whole (plain cuBLAS's bits).
+# The linked client (libozaki_cublas.so ahead of libcublas, no LD_PRELOAD) must do the same as
+# force without the preload.
 set -euo pipefail
 client=$1
 lib=$2
@@ -41,25 +44,43 @@ capture_hashes() { hashes "$1" | grep '^graph_capture' || true; }
   fail "nographs: a captured call did not pass through"
 grep -q "stream capture" "$work/nographs.err" || fail "nographs: the captured calls were not passed through"
 # force: every FP64 call of at least 512 in each dimension went through ozaki: 5 real and 3
-# complex single calls, 3 products of the batch, the two captures' warm-up calls, the moved
-# handle's 2 calls, 2 threads; and the two captured calls ran scheme II inside their graphs
-# (the warm-up calls made the library's streams for graphs).
+# complex single calls, 3 products of the batch, 3 cublasLtMatmul calls (real, real with a
+# bias, complex), the two captures' warm-up calls, the moved handle's 2 calls, 2 threads; and
+# the two captured calls ran scheme II inside their graphs (the warm-up calls made the
+# library's streams for graphs).
 through=$(grep -- "-> Int8" "$work/force.err" | grep -vc "(captured into a graph)" || true)
-[ "$through" -ge 17 ] || fail "force: $through eager calls through ozaki, expected 17"
+[ "$through" -ge 20 ] || fail "force: $through eager calls through ozaki, expected 20"
 captured=$(grep -c -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/force.err" || true)
 [ "$captured" -eq 2 ] || fail "force: $captured captured calls ran scheme II inside their graph, expected 2"
 grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
 grep -q "cuBLAS (below OZAKI_CUBLAS_MIN)" "$work/force.err" || fail "force: the small call was not passed through"
+lt=$(grep -c -- "cublasLtMatmul [NTC][NTC] [0-9x]* -> Int8" "$work/force.err" || true)
+[ "$lt" -eq 3 ] || fail "force: $lt cublasLtMatmul calls through ozaki, expected 3"
+grep -q -- "cublasLtMatmul NT 1536x1024x1024 -> Int8.* + bias" "$work/force.err" ||
+  fail "force: the FP64 cublasLtMatmul with a bias did not have its bias added after ozaki"
 # FP32 through ozaki (OZAKI_CUBLAS_FP32=1): the SGEMM case runs ozaki's FP32 path, within its
 # bound; without it (every run above) it passed through with plain cuBLAS's bits.
 run fp32 LD_PRELOAD="$lib" OZAKI_CUBLAS=force OZAKI_CUBLAS_FP32=1 OZAKI_CUBLAS_LOG=1
 grep -q -- "cublasSgemm_v2 NN 1024x1024x1024 -> Int8" "$work/fp32.err" ||
   fail "fp32: the SGEMM call did not go through ozaki"
+# cublasLtMatmul in FP32 with a bias (torch's nn.Linear at precision "highest") through ozaki,
+# its bias added after; a TF32 compute type and a GELU epilogue passed through whole, with
+# plain cuBLAS's bits.
+grep -q -- "cublasLtMatmul TN 1024x1024x1024 -> Int8.* + bias" "$work/fp32.err" ||
+  fail "fp32: the FP32 cublasLtMatmul with a bias did not go through ozaki"
+grep -q -- "cublasLtMatmul TN 1024x1024x1024 -> cuBLAS (cublasLtMatmul in other types" \
+  "$work/fp32.err" || fail "fp32: the TF32 cublasLtMatmul was not passed through for its type"
+grep -q -- "cublasLtMatmul TN 1024x1024x1024 -> cuBLAS (cublasLtMatmul with an epilogue" \
+  "$work/fp32.err" || fail "fp32: the GELU cublasLtMatmul was not passed through for its epilogue"
+lt_pass_hashes() { hashes "$1" | grep -e '^pass_lt_tf32' -e '^pass_lt_gelu' || true; }
+[ -n "$(lt_pass_hashes plain)" ] || fail "plain: no TF32 or GELU cublasLtMatmul case ran"
+[ "$(lt_pass_hashes fp32)" = "$(lt_pass_hashes plain)" ] ||
+  fail "fp32: a TF32 or GELU cublasLtMatmul case changed"
 if [ -n "${3:-}" ]; then
   env OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 "$3" >"$work/linked.out" 2>"$work/linked.err" ||
     { cat "$work/linked.out" "$work/linked.err" >&2; fail "linked: cases outside their bound"; }
   linked=$(grep -c -- "-> Int8" "$work/linked.err" || true)
-  [ "$linked" -ge 17 ] || fail "linked: $linked calls through ozaki, expected 17"
+  [ "$linked" -ge 20 ] || fail "linked: $linked calls through ozaki, expected 20"
   sort "$work/linked.out" >"$work/linked.sorted"
   [ "$(pass_hashes linked)" = "$(pass_hashes plain)" ] || fail "linked changed a pass-through case"
   echo "interposer_check: the linked client took $linked calls through ozaki"
