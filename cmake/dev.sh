@@ -690,8 +690,10 @@ cmd_prebuild() {
 # tests), Kokkos Kernels' own gemm test with ozaki::gemm substituted, and the interposer's
 # client checks (its fp32 run), then ozaki_bench --float at 8192^3
 # and 16384^3 (phi = 0.5) and 8192^3 at phi = 2, complex float at 8192^3, each paired with
-# cuBLAS SGEMM or CGEMM, and torch.matmul float32 plain and under the interposer with
-# OZAKI_CUBLAS_FP32=1, alternating.  Output to $OUT/fp32.log and $OUT/fp32.csv.
+# cuBLAS SGEMM or CGEMM, and torch.matmul and nn.Linear with a bias (cublasLtMatmul with a bias
+# epilogue) in float32, plain and under the interposer with OZAKI_CUBLAS_FP32=1, alternating
+# (one more nn.Linear run logged: its calls in fp32.log).  Output to $OUT/fp32.log and
+# $OUT/fp32.csv.
 cmd_fp32() {
   local out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out"
@@ -740,6 +742,15 @@ cmd_fp32() {
     LD_PRELOAD=$lib OZAKI_CUBLAS_FP32=1 python3 "$repo/perf_tests/torch_matmul.py" --float32 \
       --sizes 8192,16384 --label ozaki >>"$csv" 2>>"$log"
   done
+  echo "== torch_matmul float32 nn.Linear with a bias: label,n,ms,tflops,error" >>"$csv"
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_matmul.py" --float32 --linear --sizes 8192,16384 \
+      --label plain-linear >>"$csv" 2>>"$log"
+    LD_PRELOAD=$lib OZAKI_CUBLAS_FP32=1 python3 "$repo/perf_tests/torch_matmul.py" --float32 \
+      --linear --sizes 8192,16384 --label ozaki-linear >>"$csv" 2>>"$log"
+  done
+  LD_PRELOAD=$lib OZAKI_CUBLAS_FP32=1 OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_matmul.py" \
+    --float32 --linear --sizes 8192 --reps 1 --label ozaki-linear-logged >>"$csv" 2>>"$log"
   echo "done: $(date -u)" >>"$log"
 }
 
