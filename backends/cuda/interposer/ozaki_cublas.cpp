@@ -29,6 +29,7 @@
 #include <cuda_runtime.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -880,12 +881,18 @@ bool desc_attribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t at
          get(desc, attribute, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS;
 }
 
-bool read_lt_desc(cublasLtMatmulDesc_t desc, LtDesc& d) {
-  if (!desc_attribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, d.compute) ||
-      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, d.scale) ||
-      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, d.pointer_mode) ||
-      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, d.transa) ||
-      !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, d.transb) ||
+/// What the call is: its compute and scale types and its transposes.
+bool read_lt_kind(cublasLtMatmulDesc_t desc, LtDesc& d) {
+  return desc_attribute(desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, d.compute) &&
+         desc_attribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, d.scale) &&
+         desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, d.transa) &&
+         desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, d.transb);
+}
+
+/// The rest: the pointer mode and the bias, which ozaki answers, and what it must find at its
+/// defaults.
+bool read_lt_settings(cublasLtMatmulDesc_t desc, LtDesc& d) {
+  if (!desc_attribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, d.pointer_mode) ||
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_TRANSC, d.transc) ||
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_FILL_MODE, d.fill) ||
       !desc_attribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, d.epilogue) ||
@@ -1020,7 +1027,7 @@ bool overlap(const void* x, std::int64_t ldx, const void* y, std::int64_t ldy, s
 Passed lt_matmul_plan(LtCall& call, LtShape& s) {
   LtDesc d;
   LtMatrix a, b, c, dm;
-  if (!read_lt_desc(call.desc, d)) return Passed::LtSettings;
+  if (!read_lt_kind(call.desc, d)) return Passed::LtSettings;
   if (!read_lt_matrix(call.a_layout, a) || !read_lt_matrix(call.b_layout, b) ||
       !read_lt_matrix(call.c_layout, c) || !read_lt_matrix(call.d_layout, dm)) {
     return Passed::LtLayout;
@@ -1033,6 +1040,12 @@ Passed lt_matmul_plan(LtCall& call, LtShape& s) {
       return Passed::LtLayout;
     }
   }
+  // The common calls that pass anyway (a model's FP32 or small layers) are decided before the
+  // other attributes are read: each read is a call into cuBLASLt.
+  const bool fp32 = dm.type == CUDA_R_32F || dm.type == CUDA_C_32F;
+  if (fp32 && !config().fp32) return Passed::Fp32Off;
+  if (std::min({s.m, s.n, s.k}) < config().min_dimension) return Passed::BelowMinimum;
+  if (!read_lt_settings(call.desc, d)) return Passed::LtSettings;
   const bool complex = dm.type == CUDA_C_64F || dm.type == CUDA_C_32F;
   if (d.epilogue == CUBLASLT_EPILOGUE_BIAS) {
     if (complex || d.bias == nullptr ||
