@@ -12,6 +12,7 @@
 #                                             ozaki_bench alternated, torch clients (cmd_pair)
 #   cmake/dev.sh pair-here DIR                the same with bench_b and the interposer built there
 #   cmake/dev.sh capture-check                on the GPU machine: the graph-capture tests and clients
+#   cmake/dev.sh breadth                      on the GPU machine: level-3 and batched tests and benchmarks
 #   cmake/dev.sh fp32                         on the GPU machine: the FP32 tests, benchmarks and torch
 #   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
@@ -686,6 +687,33 @@ cmd_prebuild() {
   echo 'carry: ["build-cuda/perf_tests/ozaki_bench", "build-cuda/perf_tests/libozaki_gpu_timeline.so"]'
 }
 
+# On the GPU machine: the level-3 routines' and the batched calls' tests (docs/design.md §12,
+# §13), and with OZAKI_LEVEL3_SIZES (e.g. "8192,16384") and OZAKI_BATCHED_CASES (e.g.
+# "strided:64x2048,grouped:8") their benchmarks against cuBLAS (level3.csv, batched.csv).
+cmd_breadth() {
+  local out=${OUT:-$repo/build-cuda/out}
+  mkdir -p "$out"
+  local log=$out/breadth.log logs=$repo/build-cuda/logs test
+  mkdir -p "$logs"
+  echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
+  nvidia-smi -L >>"$log" 2>&1 || true
+  build_cuda_logged "$log" "level3_cuda batched_cuda level3_bench batched_bench" || return 1
+  for test in level3_cuda batched_cuda; do
+    "$repo/build-cuda/unit_tests/$test" >"$logs/$test.log" 2>&1 && echo "$test: passed" >>"$log" ||
+      { echo "$test: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected|exception" -A3 "$logs/$test.log" | head -40 >>"$log"; }
+    grep -E "^\[  (PASSED|FAILED)" "$logs/$test.log" >>"$log" || true
+  done
+  if [ -n "${OZAKI_LEVEL3_SIZES:-}" ]; then
+    "$repo/build-cuda/perf_tests/level3_bench" --sizes "$OZAKI_LEVEL3_SIZES" \
+      --csv "$out/level3.csv" >>"$log" 2>&1 || echo "level3_bench failed" >>"$log"
+  fi
+  if [ -n "${OZAKI_BATCHED_CASES:-}" ]; then
+    "$repo/build-cuda/perf_tests/batched_bench" --cases "$OZAKI_BATCHED_CASES" \
+      --csv "$out/batched.csv" >>"$log" 2>&1 || echo "batched_bench failed" >>"$log"
+  fi
+  echo "done: $(date -u)" >>"$log"
+}
+
 # On the GPU machine: FP32 data (docs/design.md §9): builds and runs single_cuda (the FP32
 # tests), Kokkos Kernels' own gemm test with ozaki::gemm substituted, and the interposer's
 # client checks (its fp32 run), then ozaki_bench --float at 8192^3
@@ -709,17 +737,6 @@ cmd_fp32() {
   # Kokkos Kernels' own gemm test with ozaki::gemm (float, complex<float>, double, complex<double>)
   if (cd "$repo/build-cuda" && cmake --build . --target kokkos_kernels_gemm_cuda >>"$log" 2>&1); then
     (cd "$repo/build-cuda" && ctest --output-on-failure -R "kokkos_kernels_gemm" 2>&1) >>"$log" || true
-  fi
-  # the level-3 routines (docs/design.md §12) on the device; OZAKI_LEVEL3_SIZES (e.g.
-  # "8192,16384") also pairs them with cuBLAS's (perf_tests/level3_bench.cpp)
-  if (cd "$repo/build-cuda" && cmake --build . --target level3_cuda level3_bench >>"$log" 2>&1); then
-    "$repo/build-cuda/unit_tests/level3_cuda" >"$logs/level3_cuda.log" 2>&1 && echo "level3_cuda: passed" >>"$log" ||
-      { echo "level3_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$logs/level3_cuda.log" | head -40 >>"$log"; }
-    grep -E "^\[  (PASSED|FAILED)" "$logs/level3_cuda.log" >>"$log" || true
-    if [ -n "${OZAKI_LEVEL3_SIZES:-}" ]; then
-      "$repo/build-cuda/perf_tests/level3_bench" --sizes "$OZAKI_LEVEL3_SIZES" \
-        --csv "$out/level3.csv" >>"$log" 2>&1 || echo "level3_bench failed" >>"$log"
-    fi
   fi
   "$repo/build-cuda/unit_tests/single_cuda" >"$logs/single_cuda.log" 2>&1 && echo "single_cuda: passed" >>"$log" ||
     { echo "single_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$logs/single_cuda.log" | head -60 >>"$log"; }
@@ -867,6 +884,7 @@ pair) shift; cmd_pair "$@" ;;
 pair-here) shift; cmd_pair_here "$@" ;;
 capture-check) shift; cmd_capture_check "$@" ;;
 fp32) shift; cmd_fp32 "$@" ;;
+breadth) shift; cmd_breadth "$@" ;;
 cross-replay) shift; mkdir -p "${OUT:-$repo/build-cuda/out}"; cross_replay "${OUT:-$repo/build-cuda/out}/device.log" ;;
-*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR | pair-here DIR | capture-check" >&2; exit 2 ;;
+*) echo "usage: $0 demo [ozaki_bench options] | test | device [ozaki_bench options] | device-test <test target> [args] | interposer | clients | cross-replay | prebuild | pair DIR | pair-here DIR | capture-check | fp32 | breadth" >&2; exit 2 ;;
 esac

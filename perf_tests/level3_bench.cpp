@@ -4,7 +4,11 @@
 // reference.
 //
 //   level3_bench [--routines dsyrk,zherk,dtrsm] [--sizes 8192,16384] [--reps 5] [--phi 0.5]
-//                [--csv FILE]
+//                [--algorithm auto|native|crt] [--leaf ROWS] [--csv FILE]
+//
+// --algorithm and --leaf set Options::algorithm for every GEMM of the routine and
+// Options::experimental.level3_leaf (default: the plain call's); native GEMMs through the same
+// recursion tell what the recursion and its FP64 diagonal blocks cost.
 //
 // dsyrk: C = A A^T on the lower triangle, A n x n; zherk: C = A A^H, complex; dtrsm: left,
 // lower, no transpose, non-unit, n x n A (diagonally dominant) and an n-column B.  Errors:
@@ -170,7 +174,8 @@ void time_pair(int reps, Result& r, const Native& native, const Ozaki& ozaki, co
 }
 
 template <class T>
-Result rank_k(cublasHandle_t handle, std::int64_t n, double phi, int reps) {
+Result rank_k(cublasHandle_t handle, std::int64_t n, double phi, int reps,
+              const ozaki::Options& options) {
   const bool hermitian = !std::is_same<T, double>::value;
   Matrix<T> a("A", n, n), c("C", n, n);
   fill(a, phi, 11);
@@ -192,9 +197,9 @@ Result rank_k(cublasHandle_t handle, std::int64_t n, double phi, int reps) {
   };
   auto ozaki_call = [&] {
     if constexpr (std::is_same<T, double>::value) {
-      return ozaki::syrk(Space(), "L", "N", 1.0, a, 0.0, c);
+      return ozaki::syrk(Space(), "L", "N", 1.0, a, 0.0, c, options);
     } else {
-      return ozaki::herk(Space(), "L", "N", 1.0, a, 0.0, c);
+      return ozaki::herk(Space(), "L", "N", 1.0, a, 0.0, c, options);
     }
   };
   time_pair(reps, r, native, ozaki_call, [] {});
@@ -206,7 +211,8 @@ Result rank_k(cublasHandle_t handle, std::int64_t n, double phi, int reps) {
   return r;
 }
 
-Result triangular_solve(cublasHandle_t handle, std::int64_t n, double phi, int reps) {
+Result triangular_solve(cublasHandle_t handle, std::int64_t n, double phi, int reps,
+                        const ozaki::Options& options) {
   Matrix<double> a("A", n, n), b0("B0", n, n), b("B", n, n);
   fill(a, phi, 12);
   make_lower(a);
@@ -219,7 +225,7 @@ Result triangular_solve(cublasHandle_t handle, std::int64_t n, double phi, int r
                       CUBLAS_DIAG_NON_UNIT, ni, ni, &one, a.data(), ni, b.data(), ni),
           "cublasDtrsm");
   };
-  auto ozaki_call = [&] { return ozaki::trsm(Space(), "L", "L", "N", "N", 1.0, a, b); };
+  auto ozaki_call = [&] { return ozaki::trsm(Space(), "L", "L", "N", "N", 1.0, a, b, options); };
   auto reset = [&] { Kokkos::deep_copy(b, b0); };
   time_pair(reps, r, native, ozaki_call, reset);
   const std::vector<double> ha = to_host(a), hb = to_host(b0);
@@ -236,6 +242,7 @@ int run(int argc, char** argv) {
   std::string routines = "dsyrk,zherk,dtrsm", sizes = "8192,16384", csv;
   int reps = 5;
   double phi = 0.5;
+  ozaki::Options options;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--routines")
@@ -248,7 +255,15 @@ int run(int argc, char** argv) {
       phi = std::stod(value);
     else if (key == "--csv")
       csv = value;
-    else
+    else if (key == "--leaf")
+      options.experimental.level3_leaf = perf_tool::positive(value, "--leaf");
+    else if (key == "--algorithm" && value == "native")
+      options.algorithm = ozaki::Algorithm::Native;
+    else if (key == "--algorithm" && value == "crt")
+      options.algorithm = ozaki::Algorithm::Int8Crt;
+    else if (key == "--algorithm" && value != "auto")
+      throw std::invalid_argument("--algorithm " + value + " (expected auto, native or crt)");
+    else if (key != "--algorithm")
       throw std::invalid_argument("unknown argument " + key);
   }
   cublasHandle_t handle;
@@ -264,19 +279,20 @@ int run(int argc, char** argv) {
       const std::int64_t n = perf_tool::positive(size, "size");
       Result r;
       if (routine == "dsyrk")
-        r = rank_k<double>(handle, n, phi, reps);
+        r = rank_k<double>(handle, n, phi, reps, options);
       else if (routine == "zherk")
-        r = rank_k<KC>(handle, n, phi, reps);
+        r = rank_k<KC>(handle, n, phi, reps, options);
       else if (routine == "dtrsm")
-        r = triangular_solve(handle, n, phi, reps);
+        r = triangular_solve(handle, n, phi, reps, options);
       else
         throw std::invalid_argument("routine " + routine + " (expected dsyrk, zherk, dtrsm)");
       std::printf(
           "%-6s n=%-6lld native %9.2f ms  ozaki %9.2f ms  %5.2fx  errors %.2e / %.2e  %s L=%d "
-          "bound %.2e%s%s\n",
+          "bound %.2e int8 GEMMs %d decisions %.1f ms%s%s\n",
           routine.c_str(), static_cast<long long>(n), r.native_ms, r.ozaki_ms,
           r.native_ms / r.ozaki_ms, r.native_error, r.ozaki_error,
           ozaki::to_string(r.report.algorithm), r.report.moduli, r.report.error_bound,
+          r.report.int8_gemms, 1e3 * r.report.seconds_decision,
           r.report.fallback ? " fallback: " : "", r.report.reason.c_str());
       if (out) {
         out << routine << ',' << n << ',' << r.native_ms << ',' << r.ozaki_ms << ','
