@@ -303,6 +303,46 @@ TEST(Trsm, OneDiagonalBlockIsSubstitutionAlone) {
   EXPECT_LE(backward_error(a, {'L', 'L', 'N', 'N'}, 1.0, b, to_host(B)), r.error_bound);
 }
 
+/// One diagonal block of 200 rows (on GPUs the kernel that keeps 8 rows per thread in
+/// registers) and one of 300 (the kernel that keeps them in B), every case, trsm and trmm:
+/// the substitution's error within gamma_b (the Report's bound, no GEMM).
+template <class T>
+void check_large_diagonal_blocks() {
+  Random rng(17);
+  const T alpha = T(0.5);
+  for (const std::int64_t rows : {200, 300}) {
+    for (const bool multiply : {false, true}) {
+      for (const TrsmCase& c : trsm_cases<T>()) {
+        SCOPED_TRACE(std::string(multiply ? "trmm" : "trsm") + " rows " + std::to_string(rows) +
+                     " side " + c.side + " uplo " + c.uplo + " trans " + c.trans + " diag " +
+                     c.diag);
+        const Host<T> a = triangular<T>(rows, c.uplo == 'U', c.diag == 'U', 1.0, rng);
+        const bool left = c.side == 'L';
+        const Host<T> b = random_matrix<T>(left ? rows : 9, left ? 9 : rows, 1.0, rng);
+        DeviceOf<T> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
+        const std::string side(1, c.side), uplo(1, c.uplo), trans(1, c.trans), diag(1, c.diag);
+        const Options o = with_algorithm(Algorithm::Int8Crt, 512);
+        const ozaki::Report r =
+            multiply ? ozaki::trmm(TestSpace(), side.c_str(), uplo.c_str(), trans.c_str(),
+                                   diag.c_str(), alpha, A.view, B.view, o)
+                     : ozaki::trsm(TestSpace(), side.c_str(), uplo.c_str(), trans.c_str(),
+                                   diag.c_str(), alpha, A.view, B.view, o);
+        EXPECT_EQ(r.int8_gemms, 0);
+        const Host<T> out = to_host(B);
+        const double error =
+            multiply ? trmm_error(a, c, alpha, b, out) : backward_error(a, c, alpha, b, out);
+        EXPECT_GT(error, 0.0);
+        EXPECT_LE(error, r.error_bound);
+      }
+    }
+  }
+}
+
+TEST(Trsm, LargeDiagonalBlocksWithinTheSubstitutionsBound) {
+  check_large_diagonal_blocks<double>();
+  check_large_diagonal_blocks<KC>();
+}
+
 TEST(Trsm, AlphaZeroWritesZerosWithoutReadingBTrmmToo) {
   Random rng(6);
   const Host<double> a = triangular<double>(30, true, false, 1.0, rng);

@@ -35,7 +35,7 @@ namespace Impl {
 ///   multiply, q descending:  t = b_q, b_q = op(A)_qq b_q, then b_r += op(A)_rq t for r > q
 /// (t is b_q before any write: multiply reads only entries not yet written).  Each entry gets
 /// its terms one at a time in the order of q, so it is the recursive summation of substitution
-/// (docs/design.md §12.2: gamma_b, the same bits for any team size).  Thread m of the team
+/// (docs/design.md §12.2: gamma_b, the same steps for any team size).  Thread m of the team
 /// owns the positions q = m mod (team size) and alone reads and writes their entries; the
 /// step's x_q (or t) reaches the others through one of two scratch slots, which alternate so
 /// that one barrier per step orders them.
@@ -100,7 +100,7 @@ struct DiagonalBlock {
       step(team.league_rank(), s, team.team_size(), team.team_rank(), slots(s % 2), barrier);
     }
   }
-  /// Host spaces: one thread per vector, the same steps (and bits) without a team.
+  /// Host spaces: one thread per vector, the same steps without a team.
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t v) const {
     T slot{};
     const auto barrier = []() {};
@@ -111,6 +111,85 @@ struct DiagonalBlock {
 /// Threads per team of DiagonalBlock on GPU spaces: one warp (its barrier is cheap, and its
 /// threads' entries are consecutive rows of a column-major B).
 constexpr int diagonal_team_size = 32;
+
+/// DiagonalBlock on GPU spaces for blocks of at most 32 rows_per_lane rows: one warp takes
+/// `vectors` right-hand sides at once and each thread keeps its positions' entries of all of
+/// them in registers, so that a step reads only op(A)'s entries (each once for all the
+/// vectors) and B is read and written once per block; DiagonalBlock's own steps.  Entries kept
+/// in B cost a read and a write of B per multiply-add, which made the substitutions
+/// memory-bound (an H100 spent more time in them than cuBLAS's whole dtrsm).
+template <class ExecSpace, class ConstMatrix, class Matrix, int vectors>
+struct DiagonalBlockInRegisters {
+  static constexpr int lanes = diagonal_team_size, rows_per_lane = 8;
+  static constexpr std::int64_t max_rows = lanes * rows_per_lane;
+  using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
+  using T = typename Block::T;
+  using Team = typename Block::Team;
+  using Slots = Kokkos::View<T[2][vectors], typename ExecSpace::scratch_memory_space,
+                             Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Block block;
+  std::int64_t count;  // right-hand sides in all
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const std::int64_t me = team.team_rank();
+    const std::int64_t v0 = std::int64_t(team.league_rank()) * vectors;
+    const std::int64_t n = block.b1 - block.b0;
+    Slots slots(team.team_scratch(0));
+    T b[rows_per_lane][vectors];
+    for (int k = 0; k < rows_per_lane; ++k) {
+      const std::int64_t r = me + lanes * k;
+      for (int v = 0; v < vectors; ++v) {
+        b[k][v] = r < n && v0 + v < count ? block.entry(v0 + v, block.row(r)) : T(0);
+      }
+    }
+    for (std::int64_t step = 0; step < n; ++step) {
+      const std::int64_t q = block.multiply ? n - 1 - step : step;
+      const std::int64_t i = block.row(q);
+      const int slot = static_cast<int>(step % 2);
+      if (q % lanes == me) {
+        const T diagonal = block.unit ? T(1) : block.op_a(i, i);
+        for (int k = 0; k < rows_per_lane; ++k) {
+          if (k != q / lanes) continue;
+          for (int v = 0; v < vectors; ++v) {
+            if (block.multiply) {
+              slots(slot, v) = b[k][v];
+              if (!block.unit) b[k][v] = diagonal * b[k][v];
+            } else {
+              if (!block.unit) b[k][v] = b[k][v] / diagonal;
+              slots(slot, v) = b[k][v];
+            }
+          }
+        }
+      }
+      team.team_barrier();
+      T x[vectors];
+      for (int v = 0; v < vectors; ++v) x[v] = slots(slot, v);
+      for (int k = 0; k < rows_per_lane; ++k) {
+        const std::int64_t r = me + lanes * k;
+        if (r <= q || r >= n) continue;
+        const std::int64_t j = block.row(r);
+        const T a = block.left ? block.op_a(j, i) : block.op_a(i, j);
+        for (int v = 0; v < vectors; ++v) {
+          const T t = block.left ? a * x[v] : x[v] * a;
+          b[k][v] = block.multiply ? b[k][v] + t : b[k][v] - t;
+        }
+      }
+    }
+    for (int k = 0; k < rows_per_lane; ++k) {
+      const std::int64_t r = me + lanes * k;
+      for (int v = 0; v < vectors; ++v) {
+        if (r < n && v0 + v < count) block.entry(v0 + v, block.row(r)) = b[k][v];
+      }
+    }
+  }
+};
+
+/// Right-hand sides per warp of DiagonalBlockInRegisters: registers for 8 rows of 4 doubles or
+/// 2 complex doubles per thread.
+template <class T>
+constexpr int diagonal_vectors() {
+  return std::is_same<T, double>::value ? 4 : 2;
+}
 
 /// B := alpha op(A)^-1 B or alpha op(A) B (side L), alpha B op(A)^-1 or alpha B op(A) (side R),
 /// A triangular (`uplo` read, a unit diagonal not read).
@@ -225,6 +304,8 @@ class TriangularRoutine {
   double recurse(std::int64_t b0, std::int64_t b1) {
     if (b1 - b0 <= leaf_) {
       using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
+      using InRegisters =
+          DiagonalBlockInRegisters<ExecSpace, ConstMatrix, Matrix, diagonal_vectors<T>()>;
       const Block f{A_,
                     B_,
                     b0,
@@ -239,6 +320,11 @@ class TriangularRoutine {
       if constexpr (is_host_space<ExecSpace>()) {
         Kokkos::parallel_for("ozaki::triangular_diagonal_block",
                              RangeLaunch<ExecSpace>(space_, 0, vectors), f);
+      } else if (b1 - b0 <= InRegisters::max_rows) {
+        const std::int64_t teams = (vectors + diagonal_vectors<T>() - 1) / diagonal_vectors<T>();
+        TeamLaunch<ExecSpace> policy(space_, static_cast<int>(teams), diagonal_team_size);
+        policy.set_scratch_size(0, Kokkos::PerTeam(InRegisters::Slots::shmem_size()));
+        Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, InRegisters{f, vectors});
       } else {
         TeamLaunch<ExecSpace> policy(space_, static_cast<int>(vectors), diagonal_team_size);
         policy.set_scratch_size(0, Kokkos::PerTeam(Block::Slots::shmem_size()));
