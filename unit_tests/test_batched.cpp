@@ -184,6 +184,38 @@ TEST(GemmBatched, WithinTheReportsComponentwiseBound) {
   }
 }
 
+/// A batch that runs native GEMM (asked for, or Auto's choice from a small shape; on CUDA one
+/// strided-batched cuBLAS call): every entry within native GEMM's componentwise bound, for a
+/// column-major and a row-major batch, with an A shared by every item.
+TEST(GemmBatched, NativeBatchesWithinNativesBound) {
+  Random rng(29);
+  const std::int64_t items = 5, M = 24, N = 20, K = 44;
+  for (const Algorithm algorithm : {Algorithm::Native, Algorithm::Auto}) {
+    Options options;
+    options.algorithm = algorithm;
+    const auto A = random_batch<double, Kokkos::LayoutRight>(1, M, K, 1.0, rng);
+    const auto B = random_batch<double, Kokkos::LayoutRight>(items, K, N, 1.0, rng);
+    Kokkos::View<double***, Kokkos::LayoutRight, MemSpace> C("C", items, M, N);
+    const ozaki::Report r = ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, options);
+    if (algorithm == Algorithm::Native) EXPECT_EQ(r.algorithm, Algorithm::Native);
+    ASSERT_GT(r.error_bound, 0.0);
+    const auto hA = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+    const auto hB = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B);
+    const auto hC = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+    for (std::int64_t i = 0; i < items; ++i)
+      for (std::int64_t n = 0; n < N; ++n)
+        for (std::int64_t m = 0; m < M; ++m) {
+          long double exact = 0, scale = 0;
+          for (std::int64_t k = 0; k < K; ++k) {
+            exact += static_cast<long double>(hA(0, m, k)) * hB(i, k, n);
+            scale += std::fabs(static_cast<long double>(hA(0, m, k)) * hB(i, k, n));
+          }
+          ASSERT_LE(std::fabs(hC(i, m, n) - exact), r.error_bound * scale)
+              << "item " << i << " (" << m << ", " << n << ")";
+        }
+  }
+}
+
 TEST(GemmBatched, OneBForEveryItemAndEmptyBatches) {
   Random rng(3);
   const std::int64_t items = 3, M = 20, N = 18, K = 40;
@@ -364,6 +396,10 @@ TEST(GemmBatched, BadCallsThrowAndLeaveEveryCUntouched) {
   pairs.pair_count = 3;
   throws([&] { ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, pairs); },
          "a pair count with an automatic slice count");
+  Options callback;
+  callback.experimental.native_gemm = [] {};
+  throws([&] { ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, callback); },
+         "one call's native GEMM for a batch");
   // C's items on one matrix (batch stride 0): every product would write the same C.
   const Kokkos::View<double***, Kokkos::LayoutStride, MemSpace> same_c(
       C.data(), Kokkos::LayoutStride(items, 0, M, C.stride(1), N, C.stride(2)));

@@ -103,3 +103,60 @@ void NativeBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
 
 }  // namespace Impl
 }  // namespace ozaki
+
+namespace ozaki {
+namespace Impl {
+namespace {
+
+/// One strided-batched call of the real or complex, FP64 or FP32 GEMM on the stream's handle.
+template <class T, class Cublas, class Call>
+void strided_batch(const Kokkos::Cuda& space, const ColumnMajorProduct<T>& g, T alpha, T beta,
+                   const StridedBatch& batch, const Call& call, const char* what) {
+  if (g.m == 0 || g.n == 0 || batch.count == 0) return;
+  static_assert(sizeof(T) == sizeof(Cublas) && alignof(T) == alignof(Cublas),
+                "Kokkos' scalar and cuBLAS's must share their layout");
+  const cuda::BoundHandle h = cuda::handle_for(space.cuda_stream(), cuda::HandleUse::Fp64);
+  std::lock_guard<std::mutex> lock(*h.mutex);
+  const auto* a = reinterpret_cast<const Cublas*>(&alpha);
+  const auto* b = reinterpret_cast<const Cublas*>(&beta);
+  cuda::check(call(h.handle, cublas_op(g.op_x), cublas_op(g.op_y), g.m, g.n, g.k, a,
+                   reinterpret_cast<const Cublas*>(g.x), g.ldx, batch.stride_x,
+                   reinterpret_cast<const Cublas*>(g.y), g.ldy, batch.stride_y, b,
+                   reinterpret_cast<Cublas*>(g.c), g.ldc, batch.stride_c, batch.count),
+              what);
+  cuda::note_cublas_used();
+}
+
+}  // namespace
+
+void NativeBackend<Kokkos::Cuda>::run_strided_batch(const Kokkos::Cuda& space,
+                                                    const ColumnMajorProduct<double>& g,
+                                                    double alpha, double beta,
+                                                    const StridedBatch& batch) {
+  strided_batch<double, double>(space, g, alpha, beta, batch, cublasDgemmStridedBatched_64,
+                                "cublasDgemmStridedBatched_64");
+}
+
+void NativeBackend<Kokkos::Cuda>::run_strided_batch(
+    const Kokkos::Cuda& space, const ColumnMajorProduct<Kokkos::complex<double>>& g,
+    Kokkos::complex<double> alpha, Kokkos::complex<double> beta, const StridedBatch& batch) {
+  strided_batch<Kokkos::complex<double>, cuDoubleComplex>(
+      space, g, alpha, beta, batch, cublasZgemmStridedBatched_64, "cublasZgemmStridedBatched_64");
+}
+
+void NativeBackend<Kokkos::Cuda>::run_strided_batch(const Kokkos::Cuda& space,
+                                                    const ColumnMajorProduct<float>& g, float alpha,
+                                                    float beta, const StridedBatch& batch) {
+  strided_batch<float, float>(space, g, alpha, beta, batch, cublasSgemmStridedBatched_64,
+                              "cublasSgemmStridedBatched_64");
+}
+
+void NativeBackend<Kokkos::Cuda>::run_strided_batch(
+    const Kokkos::Cuda& space, const ColumnMajorProduct<Kokkos::complex<float>>& g,
+    Kokkos::complex<float> alpha, Kokkos::complex<float> beta, const StridedBatch& batch) {
+  strided_batch<Kokkos::complex<float>, cuComplex>(
+      space, g, alpha, beta, batch, cublasCgemmStridedBatched_64, "cublasCgemmStridedBatched_64");
+}
+
+}  // namespace Impl
+}  // namespace ozaki

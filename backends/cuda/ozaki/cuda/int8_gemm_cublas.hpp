@@ -108,6 +108,21 @@ struct NativeBackend<Kokkos::Cuda> {
                   float beta);
   static void run(const Kokkos::Cuda& space, const ColumnMajorProduct<Kokkos::complex<float>>& g,
                   Kokkos::complex<float> alpha, Kokkos::complex<float> beta);
+  /// `count` products of g's form, product i's X, Y and C at i stride_x, i stride_y and
+  /// i stride_c elements past g's: one cublas<t>gemmStridedBatched call.
+  static constexpr bool strided_batches = true;
+  static void run_strided_batch(const Kokkos::Cuda& space, const ColumnMajorProduct<double>& g,
+                                double alpha, double beta, const StridedBatch& batch);
+  static void run_strided_batch(const Kokkos::Cuda& space,
+                                const ColumnMajorProduct<Kokkos::complex<double>>& g,
+                                Kokkos::complex<double> alpha, Kokkos::complex<double> beta,
+                                const StridedBatch& batch);
+  static void run_strided_batch(const Kokkos::Cuda& space, const ColumnMajorProduct<float>& g,
+                                float alpha, float beta, const StridedBatch& batch);
+  static void run_strided_batch(const Kokkos::Cuda& space,
+                                const ColumnMajorProduct<Kokkos::complex<float>>& g,
+                                Kokkos::complex<float> alpha, Kokkos::complex<float> beta,
+                                const StridedBatch& batch);
 };
 
 template <>

@@ -6,7 +6,10 @@
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/bounds.hpp>
+#include <ozaki/impl/common/column_major.hpp>
 #include <ozaki/impl/common/gemm_parts.hpp>
+#include <ozaki/impl/common/native.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/level3/common.hpp>
 #include <ozaki/options.hpp>
@@ -196,6 +199,90 @@ void check_products(const ProductList<ExecSpace, T, CT>& list) {
   }
 }
 
+/// The bound of native GEMM in the products' precision (Report::error_bound).
+template <class T, class CT>
+double native_bound(std::int64_t k) {
+  constexpr bool complex = !std::is_same<T, double>::value && !std::is_same<T, float>::value;
+  if constexpr (is_fp32_scalar<CT>::value) {
+    return native_fp32_bound(k, complex);
+  } else if constexpr (complex) {
+    return native_complex_componentwise_bound(k);
+  } else {
+    return native_componentwise_bound(k);
+  }
+}
+
+/// Where every product runs native GEMM whatever its data (Algorithm::Native, or Auto's choice
+/// from their one shape: auto_choice) and they form one strided batch in column-major form
+/// (one operation, shape and leading dimensions; X, Y and C each a constant number of elements
+/// apart from one product to the next), runs them as one vendor call into `report` and
+/// returns true: a batch that ozaki declines costs what the vendor's batch costs, not one call
+/// per product.  False, with nothing run, otherwise.
+template <class ExecSpace, class T, class CT>
+bool native_strided_batch(const ExecSpace& space, const ProductList<ExecSpace, T, CT>& list,
+                          const Options& options, Report& report) {
+  if constexpr (!std::is_same<T, CT>::value ||
+                !runs_strided_batches<NativeBackend<ExecSpace>>::value) {
+    (void)space, (void)list, (void)options, (void)report;
+    return false;
+  } else {
+    const auto& items = list.items;
+    if (items.size() < 2) return false;
+    const auto& first = items[0];
+    const std::int64_t m = first.C.extent(0), n = first.C.extent(1);
+    const std::int64_t k = op_of(first.A, first.transpose_a).extent(1);
+    if (m == 0 || n == 0 || k == 0) return false;
+    std::string why;
+    const Algorithm choice = options.algorithm == Algorithm::Native
+                                 ? Algorithm::Native
+                                 : auto_choice<T>(space, m, n, k, options, &why);
+    if (choice != Algorithm::Native) return false;
+    std::vector<ColumnMajorProduct<T>> forms(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const auto& p = items[i];
+      if (p.transpose_a != first.transpose_a || p.conjugate_a != first.conjugate_a ||
+          p.transpose_b != first.transpose_b || p.conjugate_b != first.conjugate_b ||
+          !(p.alpha == first.alpha) || !(p.beta == first.beta) ||
+          static_cast<std::int64_t>(p.C.extent(0)) != m ||
+          static_cast<std::int64_t>(p.C.extent(1)) != n ||
+          static_cast<std::int64_t>(op_of(p.A, p.transpose_a).extent(1)) != k ||
+          !as_column_major(BlasOp{p.transpose_a, p.conjugate_a},
+                           BlasOp{p.transpose_b, p.conjugate_b}, p.A, p.B, p.C, forms[i])) {
+        return false;
+      }
+    }
+    const ColumnMajorProduct<T>& g = forms[0];
+    StridedBatch batch;
+    batch.count = static_cast<std::int64_t>(forms.size());
+    batch.stride_x = forms[1].x - g.x;
+    batch.stride_y = forms[1].y - g.y;
+    batch.stride_c = forms[1].c - g.c;
+    for (std::size_t i = 1; i < forms.size(); ++i) {
+      const ColumnMajorProduct<T>& f = forms[i];
+      const std::int64_t at = static_cast<std::int64_t>(i);
+      if (f.op_x.transpose != g.op_x.transpose || f.op_x.conjugate != g.op_x.conjugate ||
+          f.op_y.transpose != g.op_y.transpose || f.op_y.conjugate != g.op_y.conjugate ||
+          f.m != g.m || f.n != g.n || f.k != g.k || f.ldx != g.ldx || f.ldy != g.ldy ||
+          f.ldc != g.ldc || f.x != g.x + at * batch.stride_x || f.y != g.y + at * batch.stride_y ||
+          f.c != g.c + at * batch.stride_c) {
+        return false;
+      }
+    }
+    if (!NativeGemm<ExecSpace>::run_strided_batch(space, g, first.alpha, first.beta, batch)) {
+      return false;
+    }
+    report.algorithm = Algorithm::Native;
+    report.backend = NativeGemm<ExecSpace>::name();
+    report.options = options;
+    report.options.algorithm = Algorithm::Native;
+    report.reason = options.algorithm == Algorithm::Native
+                        ? std::string()
+                        : why + " (the products as one strided-batched call)";
+    report.error_bound = native_bound<T, CT>(k);
+    return true;
+  }
+}
+
 /// The products in order on `space`, all checked first, their Reports summed: the Report of
 /// the largest, the largest error bound, operations summed (ReportSum).
 template <class ExecSpace, class T, class CT>
@@ -209,7 +296,14 @@ Report run_products(const ExecSpace& space, const ProductList<ExecSpace, T, CT>&
         "options.pairs = PairPolicy::Count needs an explicit options.slices in a batched or "
         "grouped call, so that every product's options are checked before any C is written");
   }
+  if (options.experimental.native_gemm) {
+    throw InvalidArgument(
+        "options.experimental.native_gemm computes one call's native GEMM: a batched or grouped "
+        "call makes many");
+  }
   check_products(products);
+  Report batch;
+  if (native_strided_batch(space, products, options, batch)) return batch;
   ReportSum sum;
   bool any = false;
   for (const auto& p : products.items) {

@@ -39,6 +39,13 @@ struct ColumnMajorProduct {
 };
 using ColumnMajorGemm = ColumnMajorProduct<double>;
 
+/// `count` column-major products of one form, product i's X, Y and C at i stride_x,
+/// i stride_y and i stride_c elements past the first's (BLAS's strided batch).
+struct StridedBatch {
+  std::int64_t count = 0;
+  std::int64_t stride_x = 0, stride_y = 0, stride_c = 0;
+};
+
 inline bool has_unit_stride(std::size_t extent, std::size_t stride) {
   return stride == 1 || extent <= 1;
 }

@@ -16,9 +16,18 @@
 #include <ozaki/impl/common/views.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace ozaki {
 namespace Impl {
+
+/// Whether a NativeBackend runs a strided batch in one call (`strided_batches` and
+/// run_strided_batch, backend.hpp).
+template <class Backend, class = void>
+struct runs_strided_batches : std::false_type {};
+template <class Backend>
+struct runs_strided_batches<Backend, std::void_t<decltype(Backend::strided_batches)>>
+    : std::integral_constant<bool, Backend::strided_batches> {};
 
 /// Native GEMM on strided views of double or Kokkos::complex<double>.
 template <class ExecSpace>
@@ -67,6 +76,20 @@ struct NativeGemm {
       const auto Y = left<ConstLeft>(g.y, ty ? g.n : g.k, ty ? g.k : g.n, g.ldy);
       const auto Cl = left<Left>(g.c, g.m, g.n, g.ldc);
       compat::native_gemm(space, g.op_x.blas_char(), g.op_y.blas_char(), alpha, X, Y, beta, Cl);
+    }
+  }
+
+  /// `batch.count` products of g's form at the batch's strides in one vendor call, where the
+  /// backend has one; false, with nothing run, elsewhere.
+  template <class T>
+  static bool run_strided_batch(const ExecSpace& space, const ColumnMajorProduct<T>& g, T alpha,
+                                T beta, const StridedBatch& batch) {
+    if constexpr (runs_strided_batches<Vendor>::value) {
+      Vendor::run_strided_batch(space, g, alpha, beta, batch);
+      return true;
+    } else {
+      (void)space, (void)g, (void)alpha, (void)beta, (void)batch;
+      return false;
     }
   }
 
