@@ -3,7 +3,7 @@
 // each timed with a fence; sampled entries give each one's error against a long double
 // reference.
 //
-//   level3_bench [--routines dsyrk,zherk,dtrsm] [--sizes 8192,16384] [--reps 5] [--phi 0.5]
+//   level3_bench [--routines dsyrk,zherk,dtrsm,dsymm] [--sizes 8192,16384] [--reps 5] [--phi 0.5]
 //                [--algorithm auto|native|crt] [--leaf ROWS] [--csv FILE]
 //
 // --algorithm and --leaf set Options::algorithm for every GEMM of the routine and
@@ -13,11 +13,14 @@
 // dsyrk: C = A A^T on the lower triangle, A n x n; zherk: C = A A^H, complex; dtrsm: left,
 // lower, no transpose, non-unit, n x n A (diagonally dominant) and an n-column B.  Errors:
 // syrk/herk |C - AA^T| / (|A||A^T|) at 256 sampled entries of the triangle; trsm the
-// componentwise backward error |B - AX| / (|A||X| + |B|) at 256 sampled entries.  Output: one
+// componentwise backward error |B - AX| / (|A||X| + |B|) at 256 sampled entries; dsymm: left,
+// C = S B with S symmetric (its lower triangle stored), n x n, |C - SB| / (|S||B|) at 256
+// sampled entries.  Output: one
 // line per routine and size, and CSV rows routine,n,native_ms,ozaki_ms,speedup,native_error,
 // ozaki_error,algorithm,moduli,bound.
 #include "tool_args.hpp"
 
+#include <ozaki/symm.hpp>
 #include <ozaki/syrk.hpp>
 #include <ozaki/trsm.hpp>
 
@@ -238,8 +241,48 @@ Result triangular_solve(cublasHandle_t handle, std::int64_t n, double phi, int r
   return r;
 }
 
+/// max |C - S B| / (|S||B|) over sampled entries, S symmetric with its lower triangle stored.
+double symm_error(const std::vector<double>& s, const std::vector<double>& b,
+                  const std::vector<double>& c, std::int64_t n) {
+  double worst = 0;
+  for (const Sample& e : lower_samples(n)) {
+    long double sum = 0, scale = 0;
+    for (std::int64_t k = 0; k < n; ++k) {
+      const double skl = e.i >= k ? s[e.i + k * n] : s[k + e.i * n];
+      sum += static_cast<long double>(skl) * b[k + e.j * n];
+      scale += mag(skl) * mag(b[k + e.j * n]);
+    }
+    worst = std::max(worst, static_cast<double>(mag(c[e.i + e.j * n] - sum) / scale));
+  }
+  return worst;
+}
+
+/// dsymm: C = S B, S n x n symmetric (lower triangle stored), B n x n.
+Result symmetric_multiply(cublasHandle_t handle, std::int64_t n, double phi, int reps,
+                          const ozaki::Options& options) {
+  Matrix<double> s("S", n, n), b("B", n, n), c("C", n, n);
+  fill(s, phi, 14);
+  fill(b, phi, 15);
+  Result r;
+  const int ni = static_cast<int>(n);
+  auto native = [&] {
+    const double one = 1, zero = 0;
+    check(cublasDsymm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, ni, ni, &one, s.data(), ni,
+                      b.data(), ni, &zero, c.data(), ni),
+          "cublasDsymm");
+  };
+  auto ozaki_call = [&] { return ozaki::symm(Space(), "L", "L", 1.0, s, b, 0.0, c, options); };
+  time_pair(reps, r, native, ozaki_call, [] {});
+  const std::vector<double> hs = to_host(s), hb = to_host(b);
+  native();
+  r.native_error = symm_error(hs, hb, to_host(c), n);
+  ozaki_call();
+  r.ozaki_error = symm_error(hs, hb, to_host(c), n);
+  return r;
+}
+
 int run(int argc, char** argv) {
-  std::string routines = "dsyrk,zherk,dtrsm", sizes = "8192,16384", csv;
+  std::string routines = "dsyrk,zherk,dtrsm,dsymm", sizes = "8192,16384", csv;
   int reps = 5;
   double phi = 0.5;
   ozaki::Options options;
@@ -284,8 +327,11 @@ int run(int argc, char** argv) {
         r = rank_k<KC>(handle, n, phi, reps, options);
       else if (routine == "dtrsm")
         r = triangular_solve(handle, n, phi, reps, options);
+      else if (routine == "dsymm")
+        r = symmetric_multiply(handle, n, phi, reps, options);
       else
-        throw std::invalid_argument("routine " + routine + " (expected dsyrk, zherk, dtrsm)");
+        throw std::invalid_argument("routine " + routine +
+                                    " (expected dsyrk, zherk, dtrsm, dsymm)");
       std::printf(
           "%-6s n=%-6lld native %9.2f ms  ozaki %9.2f ms  %5.2fx  errors %.2e / %.2e  %s L=%d "
           "bound %.2e int8 GEMMs %d decisions %.1f ms%s%s\n",
