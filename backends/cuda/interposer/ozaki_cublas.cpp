@@ -1,9 +1,10 @@
 // libozaki_cublas.so: cuBLAS's GEMM entry points, answered by ozaki::gemm where that is
 // faster at FP64-equivalent (or, with OZAKI_CUBLAS_FP32=1, FP32) accuracy and passed to the real
 // cuBLAS otherwise (double and double complex: cublasDgemm_v2, cublasZgemm_v2, cublasGemmEx,
-// their strided batches; float and float complex; cublasLtMatmul in those types, without an
-// epilogue or with a bias), for programs that were not written for ozaki (LD_PRELOAD, or linked
-// ahead of libcublas).
+// their strided batches, their batches of pointer arrays, cublasDgemmGroupedBatched; float and
+// float complex; cublasLtMatmul in those types, without an epilogue or with a bias), for
+// programs that were not written for ozaki (LD_PRELOAD, or linked ahead of libcublas).  A
+// batched or grouped call is its products, each one a GEMM of its own.
 //
 // What a call keeps of the caller's cuBLAS state: the handle's stream (the Kokkos::Cuda
 // instance the call runs on), its pointer mode (alpha and beta read from the device where it
@@ -41,6 +42,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #define OZAKI_CUBLAS_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -117,15 +119,16 @@ Tally& tally() {
   return *t;
 }
 
-void count_pass(Passed why) {
-  tally().passed[static_cast<int>(why)].fetch_add(1, std::memory_order_relaxed);
+/// A call that passed, counted as its `products` (a batch counts its products, wherever they go).
+void count_pass(Passed why, long products = 1) {
+  tally().passed[static_cast<int>(why)].fetch_add(products, std::memory_order_relaxed);
 }
 
-void count_pass(const std::string& why) {
+void count_pass(const std::string& why, long products = 1) {
   Tally& t = tally();
   std::lock_guard<std::mutex> lock(t.mutex);
-  ++t.passed_other;
-  ++t.reasons[why];
+  t.passed_other += products;
+  t.reasons[why] += products;
 }
 
 /// This library's Kokkos, and the Kokkos::Cuda instance of each caller's stream (Kokkos 3.4
@@ -234,9 +237,9 @@ void print_summary() {
   const long calls = t.through_ozaki.load() + native + passed;
   if (config().log == 0 || calls == 0) return;
   std::fprintf(stderr,
-               "ozaki_cublas: %ld GEMM calls, %ld through ozaki's INT8 products (%.3g "
-               "TFLOP), %ld where Auto chose native GEMM (%ld from the shape alone), %ld passed "
-               "through to cuBLAS (%s%s%s)",
+               "ozaki_cublas: %ld GEMMs (a batched call counts its products), %ld through "
+               "ozaki's INT8 products (%.3g TFLOP), %ld where Auto chose native GEMM (%ld from "
+               "the shape alone), %ld passed through to cuBLAS (%s%s%s)",
                calls, t.through_ozaki.load(), t.ozaki_flops * 1e-12, native,
                t.native_by_shape.load(), passed, real_cublas_path().c_str(),
                real_cublas_path(true).empty() ? "" : ", ", real_cublas_path(true).c_str());
@@ -436,9 +439,13 @@ bool ineligible(const Gemm<T>& g, Passed& why) {
     return true;
   }
   const int rows_a = g.rows_a(), rows_b = g.rows_b();
+  const auto operation = [](cublasOperation_t op) {
+    return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C;
+  };
   // cuBLAS reports its own argument errors: such calls pass through unchanged.
-  if (g.m < 0 || g.n < 0 || g.k < 0 || g.lda < (rows_a > 1 ? rows_a : 1) ||
-      g.ldb < (rows_b > 1 ? rows_b : 1) || g.ldc < (g.m > 1 ? g.m : 1)) {
+  if (!operation(g.transa) || !operation(g.transb) || g.m < 0 || g.n < 0 || g.k < 0 ||
+      g.lda < (rows_a > 1 ? rows_a : 1) || g.ldb < (rows_b > 1 ? rows_b : 1) ||
+      g.ldc < (g.m > 1 ? g.m : 1)) {
     why = Passed::InvalidArguments;
     return true;
   }
@@ -823,30 +830,52 @@ cublasStatus_t gemm(const Gemm<T>& g) {
   return status;
 }
 
-/// A strided batch: where Auto declines the products' shape, or the call is not ozaki's, the
-/// batch passes through whole (`real_batch`: one cuBLAS call, cuBLAS's strength for many small
-/// products); otherwise each product goes to ozaki one by one.
+/// Whether a batch of `products` products of one shape (`shape`: the first product, or the
+/// shape alone, its matrices unread) passes to cuBLAS whole, as the caller's one call: ozaki's
+/// own calls, calls ozaki does not take (ineligible), calls on a stream being captured (a
+/// batch given by pointer arrays could not read them there), and shapes that Auto declines
+/// (cuBLAS's strength for many small products).  Decided from the shape and the handle alone:
+/// nothing is read from the device.  Counted as its products; `stream` is the call's stream
+/// where it does not pass.
+template <class T>
+bool batch_passes_whole(const Gemm<T>& shape, long products, cudaStream_t& stream) {
+  if (inside_ozaki > 0 || products < 1) return true;
+  Passed passed = Passed::Count;
+  if (ineligible(shape, passed)) {
+    count_pass(passed, products);
+    if (config().log == 1) {
+      log_call(shape,
+               std::string("cuBLAS (") + passed_reason(passed) + "), the whole batch of " +
+                   std::to_string(products),
+               0);
+    }
+    return true;
+  }
+  stream = stream_of(shape);
+  if (capturing(stream)) {
+    count_pass(Passed::StreamCapture, products);
+    return true;
+  }
+  if (auto_declines(shape, stream)) {
+    tally().native_by_shape.fetch_add(products, std::memory_order_relaxed);
+    if (config().log == 1) {
+      log_call(shape,
+               "Native (Auto, from the shape), the whole batch of " + std::to_string(products), 0);
+    }
+    return true;
+  }
+  return false;
+}
+
+/// A strided batch: whole to cuBLAS where batch_passes_whole says so (`real_batch`: the
+/// caller's call), otherwise each product to ozaki one by one (gemm).
 template <class T, class PassWhole>
 cublasStatus_t strided_batched(const Gemm<T>& first, long long stride_a, long long stride_b,
                                long long stride_c, int batch_count, const PassWhole& real_batch) {
-  const auto pass_whole = [&] {
+  cudaStream_t stream = nullptr;
+  if (batch_passes_whole(first, batch_count, stream)) {
     const InCublas in_cublas;
     return real_batch();
-  };
-  if (inside_ozaki > 0 || batch_count < 1) return pass_whole();
-  Passed passed = Passed::Count;
-  if (ineligible(first, passed)) {
-    count_pass(passed);
-    return pass_whole();
-  }
-  const cudaStream_t stream = stream_of(first);
-  if (capturing(stream)) {
-    count_pass(Passed::StreamCapture);
-    return pass_whole();
-  }
-  if (auto_declines(first, stream)) {
-    tally().native_by_shape.fetch_add(1, std::memory_order_relaxed);
-    return pass_whole();
   }
   for (int i = 0; i < batch_count; ++i) {
     Gemm<T> g = first;
@@ -857,6 +886,238 @@ cublasStatus_t strided_batched(const Gemm<T>& first, long long stride_a, long lo
     if (status != CUBLAS_STATUS_SUCCESS) return status;
   }
   return CUBLAS_STATUS_SUCCESS;
+}
+
+/// The matrices of a batched or grouped call, as the caller's device arrays of device pointers
+/// hold them, on the host.
+template <class T>
+struct HostPointers {
+  std::vector<const T*> A, B;
+  std::vector<T*> C;
+};
+
+/// The first `count` entries of the caller's pointer arrays, read in stream order: copied on
+/// the call's stream (earlier work on it may write them) and waited for on that stream alone.
+/// False where they cannot be read, or where a matrix pointer is null (the call is then
+/// cuBLAS's to run or report, whole).  Never on a stream being captured: a capture records the
+/// copy instead of making it, and its wait is not allowed.
+template <class T>
+bool read_pointer_arrays(const T* const* a, const T* const* b, T* const* c, std::int64_t count,
+                         cudaStream_t stream, HostPointers<T>& host) {
+  host.A.resize(count);
+  host.B.resize(count);
+  host.C.resize(count);
+  const std::size_t bytes = static_cast<std::size_t>(count) * sizeof(void*);
+  if (a == nullptr || b == nullptr || c == nullptr ||
+      cudaMemcpyAsync(host.A.data(), a, bytes, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+      cudaMemcpyAsync(host.B.data(), b, bytes, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+      cudaMemcpyAsync(host.C.data(), c, bytes, cudaMemcpyDeviceToHost, stream) != cudaSuccess ||
+      cudaStreamSynchronize(stream) != cudaSuccess) {
+    cudaGetLastError();  // the copy's error is not the caller's: the call passes through
+    return false;
+  }
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (host.A[i] == nullptr || host.B[i] == nullptr || host.C[i] == nullptr) return false;
+  }
+  return true;
+}
+
+const char* const unreadable_pointers =
+    "the call's pointer arrays could not be read (or hold a null matrix)";
+
+/// A batch of one shape given by device arrays of device pointers (cublasDgemmBatched,
+/// cublasZgemmBatched, cublasGemmBatchedEx): whole to cuBLAS where batch_passes_whole says so,
+/// before the arrays are read; otherwise the arrays are read (read_pointer_arrays) and each
+/// product goes to ozaki one by one (gemm), as a strided batch's do.
+template <class T, class PassWhole>
+cublasStatus_t pointer_batched(const Gemm<T>& shape, const T* const* a, const T* const* b,
+                               T* const* c, int batch_count, const PassWhole& real_batch) {
+  const auto pass_whole = [&] {
+    const InCublas in_cublas;
+    return real_batch();
+  };
+  cudaStream_t stream = nullptr;
+  if (batch_passes_whole(shape, batch_count, stream)) return pass_whole();
+  HostPointers<T> host;
+  if (!read_pointer_arrays(a, b, c, batch_count, stream, host)) {
+    count_pass(unreadable_pointers, batch_count);
+    return pass_whole();
+  }
+  for (int i = 0; i < batch_count; ++i) {
+    Gemm<T> g = shape;
+    g.A = host.A[i];
+    g.B = host.B[i];
+    g.C = host.C[i];
+    const cublasStatus_t status = gemm(g);
+    if (status != CUBLAS_STATUS_SUCCESS) return status;
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/// A grouped batch (cublasDgemmGroupedBatched): group g is group_size[g] products of one shape
+/// with its own transposes, leading dimensions and scalars (host arrays, one entry a group);
+/// the products' matrices are device arrays of device pointers, group after group.
+template <class T>
+struct Grouped {
+  using Real = cublasStatus_t (*)(cublasHandle_t, const cublasOperation_t*,
+                                  const cublasOperation_t*, const int*, const int*, const int*,
+                                  const T*, const T* const*, const int*, const T* const*,
+                                  const int*, const T*, T* const*, const int*, int, const int*);
+  const char* entry;
+  Real real;  // the real cuBLAS's grouped call
+  cublasHandle_t handle;
+  const cublasOperation_t *transa, *transb;
+  const int *m, *n, *k;
+  const T* alpha;
+  const T* const* A;
+  const int* lda;
+  const T* const* B;
+  const int* ldb;
+  const T* beta;
+  T* const* C;
+  const int* ldc;
+  int group_count;
+  const int* group_size;
+
+  /// Group g's shape and scalars, its matrices unread.
+  Gemm<T> shape(int g) const {
+    return {entry,   handle, transa[g], transb[g], m[g],     n[g],    k[g],  alpha + g,
+            nullptr, lda[g], nullptr,   ldb[g],    beta + g, nullptr, ldc[g]};
+  }
+  /// The caller's call, unchanged.
+  cublasStatus_t pass() const {
+    const InCublas in_cublas;
+    return real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, group_count,
+                group_size);
+  }
+  /// Group g alone, as a grouped call of its own (`first`: its first product's index in the
+  /// pointer arrays, whose entries from there on are its own).
+  cublasStatus_t pass_group(int g, std::int64_t first) const {
+    const InCublas in_cublas;
+    return real(handle, transa + g, transb + g, m + g, n + g, k + g, alpha + g, A + first, lda + g,
+                B + first, ldb + g, beta + g, C + first, ldc + g, 1, group_size + g);
+  }
+};
+
+/// A grouped batch, decided group by group from each group's shape: a group that ozaki does
+/// not take (ineligible) or whose shape Auto declines is cuBLAS's, and the other groups' products
+/// go to ozaki one by one (gemm).  Where no group is taken, the caller's call passes whole,
+/// before the pointer arrays are read; otherwise they are read once (read_pointer_arrays) and
+/// the groups run in their order, each group cuBLAS keeps as a grouped call of that group alone
+/// on the same handle.  The whole call passes, untouched, where cuBLAS must answer it whole:
+/// ozaki's own calls, OZAKI_CUBLAS=off, arguments cuBLAS rejects (it writes no C then), the
+/// device pointer mode (cuBLAS takes the grouped call's scalars as host arrays), and a stream
+/// being captured.
+template <class T>
+cublasStatus_t grouped_batched(const Grouped<T>& call) {
+  if (call.real == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (inside_ozaki > 0) return call.pass();
+  const bool arrays = call.transa && call.transb && call.m && call.n && call.k && call.alpha &&
+                      call.lda && call.ldb && call.beta && call.ldc && call.group_size;
+  if (!arrays || call.group_count < 1) return call.pass();
+  std::int64_t products = 0;
+  for (int g = 0; g < call.group_count; ++g) {
+    if (call.group_size[g] < 0) return call.pass();
+    products += call.group_size[g];
+  }
+  if (config().mode == Mode::Off) {
+    count_pass(Passed::Off, products);
+    return call.pass();
+  }
+  if (scalars_on_device(call.shape(0))) {
+    count_pass("a grouped call in device pointer mode (its scalars are host arrays)", products);
+    return call.pass();
+  }
+  // Each group's route: cuBLAS's (ineligible, with why, or declined by Auto), or ozaki's.  A
+  // group of no products is nobody's.
+  enum class Route { Empty, Passed, Declined, Ozaki };
+  std::vector<Route> routes(call.group_count, Route::Empty);
+  std::vector<Passed> reasons(call.group_count, Passed::Count);
+  for (int g = 0; g < call.group_count; ++g) {
+    const bool passes = ineligible(call.shape(g), reasons[g]);
+    if (reasons[g] == Passed::InvalidArguments) {
+      count_pass(Passed::InvalidArguments, products);
+      return call.pass();
+    }
+    if (passes && call.group_size[g] > 0) routes[g] = Route::Passed;
+  }
+  const cudaStream_t stream = stream_of(call.shape(0));
+  if (capturing(stream)) {
+    count_pass(Passed::StreamCapture, products);
+    return call.pass();
+  }
+  std::int64_t taken = 0;
+  for (int g = 0; g < call.group_count; ++g) {
+    if (call.group_size[g] == 0 || routes[g] == Route::Passed) continue;
+    routes[g] = auto_declines(call.shape(g), stream) ? Route::Declined : Route::Ozaki;
+    if (routes[g] == Route::Ozaki) taken += call.group_size[g];
+  }
+  // What cuBLAS keeps, counted and logged group by group.
+  const auto count_kept = [&](int g, const char* how) {
+    const long size = call.group_size[g];
+    std::string what;
+    if (routes[g] == Route::Passed) {
+      count_pass(reasons[g], size);
+      what = std::string("cuBLAS (") + passed_reason(reasons[g]) + ")";
+    } else {
+      tally().native_by_shape.fetch_add(size, std::memory_order_relaxed);
+      what = "Native (Auto, from the shape)";
+    }
+    if (config().log == 1) {
+      log_call(call.shape(g), what + ", a group of " + std::to_string(size) + " " + how, 0);
+    }
+  };
+  HostPointers<T> host;
+  const bool readable =
+      taken > 0 && read_pointer_arrays(call.A, call.B, call.C, products, stream, host);
+  if (!readable) {
+    for (int g = 0; g < call.group_count; ++g) {
+      if (routes[g] == Route::Ozaki) {
+        count_pass(unreadable_pointers, call.group_size[g]);
+      } else if (routes[g] != Route::Empty) {
+        count_kept(g, "in the whole call");
+      }
+    }
+    return call.pass();
+  }
+  std::int64_t first = 0;
+  for (int g = 0; g < call.group_count; first += call.group_size[g], ++g) {
+    if (routes[g] == Route::Empty) continue;
+    if (routes[g] != Route::Ozaki) {
+      count_kept(g, "as a grouped call of its own");
+      const cublasStatus_t status = call.pass_group(g, first);
+      if (status != CUBLAS_STATUS_SUCCESS) return status;
+      continue;
+    }
+    for (int i = 0; i < call.group_size[g]; ++i) {
+      Gemm<T> product = call.shape(g);
+      product.A = host.A[first + i];
+      product.B = host.B[first + i];
+      product.C = host.C[first + i];
+      const cublasStatus_t status = gemm(product);
+      if (status != CUBLAS_STATUS_SUCCESS) return status;
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+/// A cublasGemmEx-family call's element type where ozaki answers it: FP64 (real or complex) in
+/// A, B and C with CUBLAS_COMPUTE_64F (not the pedantic mode, which asks for cuBLAS's own
+/// order), or FP32 likewise with CUBLAS_COMPUTE_32F (not the TF32, BF16 or FP16 compute types,
+/// which ask for less; gemm takes these with OZAKI_CUBLAS_FP32=1 only).  `taken(T{})` answers
+/// such a call, and the rest go to the real cuBLAS unchanged (`pass`), as do ozaki's own calls
+/// (its INT8 products come through cublasGemmEx).
+template <class Taken, class Pass>
+cublasStatus_t by_ex_type(cudaDataType a, cudaDataType b, cudaDataType c,
+                          cublasComputeType_t compute, const Taken& taken, const Pass& pass) {
+  if (inside_ozaki == 0 && a == c && b == c) {
+    if (compute == CUBLAS_COMPUTE_64F && c == CUDA_R_64F) return taken(double{});
+    if (compute == CUBLAS_COMPUTE_64F && c == CUDA_C_64F) return taken(cuDoubleComplex{});
+    if (compute == CUBLAS_COMPUTE_32F && c == CUDA_R_32F) return taken(float{});
+    if (compute == CUBLAS_COMPUTE_32F && c == CUDA_C_32F) return taken(cuComplex{});
+  }
+  const InCublas in_cublas;
+  return pass();
 }
 
 /// The cublasLtMatmul descriptor's attributes that ozaki answers, or must find at their
@@ -1170,46 +1431,26 @@ cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t 
              int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
              const void* B, cudaDataType Btype, int ldb, const void* beta, void* C,
              cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  // Only FP64 (real or complex) in, out and compute (not the pedantic mode, which asks for
-  // cuBLAS's own order) is a GEMM that ozaki answers; ozaki's own INT8 products come here too
-  // and pass.
-  const bool fp64 = inside_ozaki == 0 && computeType == CUBLAS_COMPUTE_64F;
-  if (fp64 && Atype == CUDA_R_64F && Btype == CUDA_R_64F && Ctype == CUDA_R_64F) {
-    return gemm<double>({"cublasGemmEx", handle, transa, transb, m, n, k,
-                         static_cast<const double*>(alpha), static_cast<const double*>(A), lda,
-                         static_cast<const double*>(B), ldb, static_cast<const double*>(beta),
-                         static_cast<double*>(C), ldc});
-  }
-  if (fp64 && Atype == CUDA_C_64F && Btype == CUDA_C_64F && Ctype == CUDA_C_64F) {
-    using Z = cuDoubleComplex;
-    return gemm<Z>({"cublasGemmEx", handle, transa, transb, m, n, k, static_cast<const Z*>(alpha),
-                    static_cast<const Z*>(A), lda, static_cast<const Z*>(B), ldb,
-                    static_cast<const Z*>(beta), static_cast<Z*>(C), ldc});
-  }
-  // FP32 in, out and compute (not the TF32, BF16 or FP16 compute types, which ask for less).
-  const bool fp32 = inside_ozaki == 0 && computeType == CUBLAS_COMPUTE_32F;
-  if (fp32 && Atype == CUDA_R_32F && Btype == CUDA_R_32F && Ctype == CUDA_R_32F) {
-    return gemm<float>({"cublasGemmEx", handle, transa, transb, m, n, k,
-                        static_cast<const float*>(alpha), static_cast<const float*>(A), lda,
-                        static_cast<const float*>(B), ldb, static_cast<const float*>(beta),
-                        static_cast<float*>(C), ldc});
-  }
-  if (fp32 && Atype == CUDA_C_32F && Btype == CUDA_C_32F && Ctype == CUDA_C_32F) {
-    using Cf = cuComplex;
-    return gemm<Cf>({"cublasGemmEx", handle, transa, transb, m, n, k, static_cast<const Cf*>(alpha),
-                     static_cast<const Cf*>(A), lda, static_cast<const Cf*>(B), ldb,
-                     static_cast<const Cf*>(beta), static_cast<Cf*>(C), ldc});
-  }
   // (cuBLAS's C++ headers overload cublasGemmEx: the C signature, spelled out.)
   using RealGemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
                                         int, int, const void*, const void*, cudaDataType, int,
                                         const void*, cudaDataType, int, const void*, void*,
                                         cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
-  const RealGemmEx pass = real<RealGemmEx>("cublasGemmEx");
-  if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
-  const InCublas in_cublas;
-  return pass(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype,
-              ldc, computeType, algo);
+  return by_ex_type(
+      Atype, Btype, Ctype, computeType,
+      [&](auto zero) {
+        using T = decltype(zero);
+        return gemm<T>({"cublasGemmEx", handle, transa, transb, m, n, k,
+                        static_cast<const T*>(alpha), static_cast<const T*>(A), lda,
+                        static_cast<const T*>(B), ldb, static_cast<const T*>(beta),
+                        static_cast<T*>(C), ldc});
+      },
+      [&] {
+        const RealGemmEx pass = real<RealGemmEx>("cublasGemmEx");
+        if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+        return pass(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                    Ctype, ldc, computeType, algo);
+      });
 }
 
 OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemmStridedBatched(
@@ -1261,6 +1502,117 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasSgemmStridedBatched(
                                               strideA, B, ldb, strideB, beta, C, ldc, strideC,
                                               batchCount);
                                 });
+}
+
+// Batches given by device arrays of device pointers: whole to cuBLAS where the shape says so
+// (pointer_batched), otherwise each product through ozaki after the arrays are read.
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemmBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const double* alpha, const double* const Aarray[], int lda, const double* const Barray[],
+    int ldb, const double* beta, double* const Carray[], int ldc, int batchCount) {
+  using RealBatched = decltype(&cublasDgemmBatched);
+  const RealBatched pass = real<RealBatched>("cublasDgemmBatched");
+  if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return pointer_batched<double>({"cublasDgemmBatched", handle, transa, transb, m, n, k, alpha,
+                                  nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+                                 Aarray, Barray, Carray, batchCount, [&] {
+                                   return pass(handle, transa, transb, m, n, k, alpha, Aarray, lda,
+                                               Barray, ldb, beta, Carray, ldc, batchCount);
+                                 });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZgemmBatched(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const cuDoubleComplex* alpha, const cuDoubleComplex* const Aarray[], int lda,
+    const cuDoubleComplex* const Barray[], int ldb, const cuDoubleComplex* beta,
+    cuDoubleComplex* const Carray[], int ldc, int batchCount) {
+  using RealBatched = decltype(&cublasZgemmBatched);
+  const RealBatched pass = real<RealBatched>("cublasZgemmBatched");
+  if (pass == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return pointer_batched<cuDoubleComplex>({"cublasZgemmBatched", handle, transa, transb, m, n, k,
+                                           alpha, nullptr, lda, nullptr, ldb, beta, nullptr, ldc},
+                                          Aarray, Barray, Carray, batchCount, [&] {
+                                            return pass(handle, transa, transb, m, n, k, alpha,
+                                                        Aarray, lda, Barray, ldb, beta, Carray, ldc,
+                                                        batchCount);
+                                          });
+}
+
+// The GemmEx batches: the element types of cublasGemmEx (by_ex_type) go the way of the typed
+// batches; every other type passes whole.  (cuBLAS's C++ headers overload both names: the C
+// signatures, spelled out.)
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+    const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA,
+    const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C,
+    cudaDataType Ctype, int ldc, long long int strideC, int batchCount,
+    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  using RealBatched = cublasStatus_t (*)(
+      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*,
+      cudaDataType, int, long long int, const void*, cudaDataType, int, long long int, const void*,
+      void*, cudaDataType, int, long long int, int, cublasComputeType_t, cublasGemmAlgo_t);
+  const RealBatched real_batch = real<RealBatched>("cublasGemmStridedBatchedEx");
+  if (real_batch == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const auto pass = [&] {
+    return real_batch(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                      strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+  };
+  return by_ex_type(
+      Atype, Btype, Ctype, computeType,
+      [&](auto zero) {
+        using T = decltype(zero);
+        return strided_batched<T>(
+            {"cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k,
+             static_cast<const T*>(alpha), static_cast<const T*>(A), lda, static_cast<const T*>(B),
+             ldb, static_cast<const T*>(beta), static_cast<T*>(C), ldc},
+            strideA, strideB, strideC, batchCount, pass);
+      },
+      pass);
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t
+cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                    int m, int n, int k, const void* alpha, const void* const Aarray[],
+                    cudaDataType Atype, int lda, const void* const Barray[], cudaDataType Btype,
+                    int ldb, const void* beta, void* const Carray[], cudaDataType Ctype, int ldc,
+                    int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  using RealBatched = cublasStatus_t (*)(
+      cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+      const void* const*, cudaDataType, int, const void* const*, cudaDataType, int, const void*,
+      void* const*, cudaDataType, int, int, cublasComputeType_t, cublasGemmAlgo_t);
+  const RealBatched real_batch = real<RealBatched>("cublasGemmBatchedEx");
+  if (real_batch == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  const auto pass = [&] {
+    return real_batch(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype,
+                      ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
+  };
+  return by_ex_type(
+      Atype, Btype, Ctype, computeType,
+      [&](auto zero) {
+        using T = decltype(zero);
+        return pointer_batched<T>(
+            {"cublasGemmBatchedEx", handle, transa, transb, m, n, k, static_cast<const T*>(alpha),
+             nullptr, lda, nullptr, ldb, static_cast<const T*>(beta), nullptr, ldc},
+            reinterpret_cast<const T* const*>(Aarray), reinterpret_cast<const T* const*>(Barray),
+            reinterpret_cast<T* const*>(Carray), batchCount, pass);
+      },
+      pass);
+}
+
+// A grouped batch: decided group by group (grouped_batched).  (cuBLAS 13 has no complex grouped
+// call; cublasGemmGroupedBatchedEx is not taken.)
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDgemmGroupedBatched(
+    cublasHandle_t handle, const cublasOperation_t transa_array[],
+    const cublasOperation_t transb_array[], const int m_array[], const int n_array[],
+    const int k_array[], const double alpha_array[], const double* const Aarray[],
+    const int lda_array[], const double* const Barray[], const int ldb_array[],
+    const double beta_array[], double* const Carray[], const int ldc_array[], int group_count,
+    const int group_size[]) {
+  return grouped_batched<double>(
+      {"cublasDgemmGroupedBatched",
+       real<decltype(&cublasDgemmGroupedBatched)>("cublasDgemmGroupedBatched"), handle,
+       transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array,
+       Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size});
 }
 
 // cublasLtMatmul: FP64 and FP32 (real or complex; FP32 with OZAKI_CUBLAS_FP32=1) without an
