@@ -66,11 +66,15 @@ static void fill(double* x, size_t count, uint64_t seed) {
   }
 }
 
-static uint64_t hash_bytes(const void* data, size_t bytes) {
+/* FNV-1a of `bytes` more bytes after those that gave `h` (a hash of several buffers). */
+static uint64_t hash_more(uint64_t h, const void* data, size_t bytes) {
   const unsigned char* p = (const unsigned char*)data;
-  uint64_t h = 1469598103934665603ULL;
   for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ULL;
   return h;
+}
+
+static uint64_t hash_bytes(const void* data, size_t bytes) {
+  return hash_more(1469598103934665603ULL, data, bytes);
 }
 
 static double at(const double* X, int ld, int row, int col) { return X[(size_t)col * ld + row]; }
@@ -681,6 +685,205 @@ static int run_lt_case(const LtCase* c, cudaStream_t stream) {
   return failed;
 }
 
+/* Batched and grouped calls: cublasDgemmBatched, cublasZgemmBatched, cublasGemmStridedBatchedEx,
+   cublasGemmBatchedEx and cublasDgemmGroupedBatched.  A call is groups of products of one shape
+   each (a batched call is one group); every product has data of its own, a group's matrices one
+   after another in one allocation per operand.  The device arrays of device pointers are written
+   on the call's stream just before it, as a program that builds them per call does: the
+   interposer must read them in that stream's order. */
+enum BatchApi {
+  DGEMM_BATCHED,
+  ZGEMM_BATCHED,
+  GEMM_STRIDED_BATCHED_EX,
+  GEMM_BATCHED_EX,
+  DGEMM_GROUPED
+};
+
+typedef struct {
+  int m, n, k;
+  cublasOperation_t ta, tb;
+  int pad;                     /* added to every leading dimension */
+  cuDoubleComplex alpha, beta; /* imaginary parts for ZGEMM_BATCHED only */
+  int size;                    /* products in the group */
+} Group;
+
+typedef struct {
+  const char* name;
+  enum BatchApi api;
+  cublasComputeType_t compute; /* of the Ex calls */
+  int device_scalars;          /* CUBLAS_POINTER_MODE_DEVICE (batched calls only) */
+  int stream;
+  int groups;
+  Group group[3];
+  /* Where set, the last group is also reported alone under this name (its bits only). */
+  const char* last_group_case;
+} BatchCase;
+
+static int run_batch_case(const BatchCase* c, cudaStream_t stream) {
+  const int is_complex = c->api == ZGEMM_BATCHED;
+  const size_t es = is_complex ? 2 : 1; /* doubles per element */
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  CHECK_CUBLAS(cublasSetStream(handle, stream));
+  CHECK_CUBLAS(cublasSetPointerMode(
+      handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
+  double *A[3], *B[3], *C0[3], *C[3], *dA[3], *dB[3], *dC[3];
+  int lda[3], ldb[3], ldc[3];
+  size_t sa[3], sb[3], sc[3];
+  int products = 0;
+  for (int g = 0; g < c->groups; ++g) products += c->group[g].size;
+  void** pointers = malloc(3 * sizeof(void*) * (size_t)products); /* A's, B's, C's */
+  int p = 0;
+  for (int g = 0; g < c->groups; ++g) {
+    const Group* x = &c->group[g];
+    const int rows_a = x->ta == CUBLAS_OP_N ? x->m : x->k,
+              cols_a = x->ta == CUBLAS_OP_N ? x->k : x->m;
+    const int rows_b = x->tb == CUBLAS_OP_N ? x->k : x->n,
+              cols_b = x->tb == CUBLAS_OP_N ? x->n : x->k;
+    lda[g] = rows_a + x->pad;
+    ldb[g] = rows_b + x->pad;
+    ldc[g] = x->m + x->pad;
+    sa[g] = (size_t)lda[g] * cols_a * es; /* doubles per product */
+    sb[g] = (size_t)ldb[g] * cols_b * es;
+    sc[g] = (size_t)ldc[g] * x->n * es;
+    A[g] = malloc(sizeof(double) * sa[g] * x->size);
+    B[g] = malloc(sizeof(double) * sb[g] * x->size);
+    C0[g] = malloc(sizeof(double) * sc[g] * x->size);
+    C[g] = malloc(sizeof(double) * sc[g] * x->size);
+    fill(A[g], sa[g] * x->size, 801 + 10 * (uint64_t)g + (uint64_t)x->m);
+    fill(B[g], sb[g] * x->size, 803 + 10 * (uint64_t)g + (uint64_t)x->n);
+    fill(C0[g], sc[g] * x->size, 807 + 10 * (uint64_t)g + (uint64_t)x->k);
+    CHECK_CUDA(cudaMalloc((void**)&dA[g], sizeof(double) * sa[g] * x->size));
+    CHECK_CUDA(cudaMalloc((void**)&dB[g], sizeof(double) * sb[g] * x->size));
+    CHECK_CUDA(cudaMalloc((void**)&dC[g], sizeof(double) * sc[g] * x->size));
+    CHECK_CUDA(cudaMemcpy(dA[g], A[g], sizeof(double) * sa[g] * x->size, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dB[g], B[g], sizeof(double) * sb[g] * x->size, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(dC[g], C0[g], sizeof(double) * sc[g] * x->size, cudaMemcpyHostToDevice));
+    for (int i = 0; i < x->size; ++i, ++p) {
+      pointers[p] = dA[g] + i * sa[g];
+      pointers[products + p] = dB[g] + i * sb[g];
+      pointers[2 * products + p] = dC[g] + i * sc[g];
+    }
+  }
+  void** dPointers;
+  CHECK_CUDA(cudaMalloc((void**)&dPointers, 3 * sizeof(void*) * (size_t)products));
+  CHECK_CUDA(cudaMemcpyAsync(dPointers, pointers, 3 * sizeof(void*) * (size_t)products,
+                             cudaMemcpyHostToDevice, stream));
+  const void* const* dAp = (const void* const*)dPointers;
+  const void* const* dBp = (const void* const*)(dPointers + products);
+  void* const* dCp = dPointers + 2 * products;
+  const Group* x = &c->group[0];
+  /* Batched calls: one group, its scalars on the host or the device. */
+  cuDoubleComplex* dScalars;
+  CHECK_CUDA(cudaMalloc((void**)&dScalars, 2 * sizeof(cuDoubleComplex)));
+  const cuDoubleComplex zscalars[2] = {x->alpha, x->beta};
+  const double dscalars[2] = {x->alpha.x, x->beta.x};
+  if (is_complex)
+    CHECK_CUDA(cudaMemcpy(dScalars, zscalars, sizeof zscalars, cudaMemcpyHostToDevice));
+  else
+    CHECK_CUDA(cudaMemcpy(dScalars, dscalars, sizeof dscalars, cudaMemcpyHostToDevice));
+  const char* host_scalars = is_complex ? (const char*)zscalars : (const char*)dscalars;
+  const char* alpha = c->device_scalars ? (const char*)dScalars : host_scalars;
+  const char* beta = alpha + es * sizeof(double);
+  switch (c->api) {
+    case DGEMM_BATCHED:
+      CHECK_CUBLAS(cublasDgemmBatched(handle, x->ta, x->tb, x->m, x->n, x->k, (const double*)alpha,
+                                      (const double* const*)dAp, lda[0], (const double* const*)dBp,
+                                      ldb[0], (const double*)beta, (double* const*)dCp, ldc[0],
+                                      x->size));
+      break;
+    case ZGEMM_BATCHED:
+      CHECK_CUBLAS(cublasZgemmBatched(
+          handle, x->ta, x->tb, x->m, x->n, x->k, (const cuDoubleComplex*)alpha,
+          (const cuDoubleComplex* const*)dAp, lda[0], (const cuDoubleComplex* const*)dBp, ldb[0],
+          (const cuDoubleComplex*)beta, (cuDoubleComplex* const*)dCp, ldc[0], x->size));
+      break;
+    case GEMM_STRIDED_BATCHED_EX:
+      CHECK_CUBLAS(cublasGemmStridedBatchedEx(
+          handle, x->ta, x->tb, x->m, x->n, x->k, alpha, dA[0], CUDA_R_64F, lda[0],
+          (long long)sa[0], dB[0], CUDA_R_64F, ldb[0], (long long)sb[0], beta, dC[0], CUDA_R_64F,
+          ldc[0], (long long)sc[0], x->size, c->compute, CUBLAS_GEMM_DEFAULT));
+      break;
+    case GEMM_BATCHED_EX:
+      CHECK_CUBLAS(cublasGemmBatchedEx(
+          handle, x->ta, x->tb, x->m, x->n, x->k, alpha, dAp, CUDA_R_64F, lda[0], dBp, CUDA_R_64F,
+          ldb[0], beta, dCp, CUDA_R_64F, ldc[0], x->size, c->compute, CUBLAS_GEMM_DEFAULT));
+      break;
+    case DGEMM_GROUPED: {
+      /* cuBLAS's grouped call: per group host arrays, scalars among them. */
+      cublasOperation_t ta[3], tb[3];
+      int m[3], n[3], k[3], size[3];
+      double alphas[3], betas[3];
+      for (int g = 0; g < c->groups; ++g) {
+        ta[g] = c->group[g].ta;
+        tb[g] = c->group[g].tb;
+        m[g] = c->group[g].m;
+        n[g] = c->group[g].n;
+        k[g] = c->group[g].k;
+        size[g] = c->group[g].size;
+        alphas[g] = c->group[g].alpha.x;
+        betas[g] = c->group[g].beta.x;
+      }
+      CHECK_CUBLAS(cublasDgemmGroupedBatched(
+          handle, ta, tb, m, n, k, alphas, (const double* const*)dAp, lda,
+          (const double* const*)dBp, ldb, betas, (double* const*)dCp, ldc, c->groups, size));
+      break;
+    }
+  }
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  double err = 0, last_err = 0;
+  int failed = 0, last_failed = 0;
+  uint64_t hash = 1469598103934665603ULL, last_hash = 0;
+  for (int g = 0; g < c->groups; ++g) {
+    const Group* y = &c->group[g];
+    const Case real = {c->name, DGEMM,      y->m,      y->n, y->k, y->ta, y->tb,
+                       y->pad,  y->alpha.x, y->beta.x, 0,    0,    0};
+    const ZCase zc = {c->name, ZGEMM,  y->m,     y->n,    y->k, y->ta,
+                      y->tb,   y->pad, y->alpha, y->beta, 0,    0};
+    CHECK_CUDA(cudaMemcpy(C[g], dC[g], sizeof(double) * sc[g] * y->size, cudaMemcpyDeviceToHost));
+    double group_err = 0;
+    int group_failed = 0;
+    for (int i = 0; i < y->size; ++i) {
+      const double *a = A[g] + i * sa[g], *b = B[g] + i * sb[g];
+      const double *c0 = C0[g] + i * sc[g], *ci = C[g] + i * sc[g];
+      const double e = is_complex ? zsampled_error(&zc, a, lda[g], b, ldb[g], c0, ci, ldc[g])
+                                  : sampled_error(&real, a, lda[g], b, ldb[g], c0, ci, ldc[g]);
+      if (e > group_err) group_err = e;
+      /* The padding rows of C (i >= m) must be untouched. */
+      for (int j = 0; j < y->n; ++j)
+        if (memcmp(ci + es * ((size_t)j * ldc[g] + y->m), c0 + es * ((size_t)j * ldc[g] + y->m),
+                   sizeof(double) * es * (size_t)y->pad) != 0)
+          group_failed = 1;
+    }
+    group_failed |= !(group_err <= ldexp(1.0, -50));
+    if (group_err > err) err = group_err;
+    failed |= group_failed;
+    hash = hash_more(hash, C[g], sizeof(double) * sc[g] * y->size);
+    last_err = group_err;
+    last_failed = group_failed;
+    last_hash = hash_bytes(C[g], sizeof(double) * sc[g] * y->size);
+  }
+  printf("case %-24s err %.3e hash %016llx %s\n", c->name, err, (unsigned long long)hash,
+         failed ? "FAIL" : "ok");
+  if (c->last_group_case)
+    printf("case %-24s err %.3e hash %016llx %s\n", c->last_group_case, last_err,
+           (unsigned long long)last_hash, last_failed ? "FAIL" : "ok");
+  cublasDestroy(handle);
+  for (int g = 0; g < c->groups; ++g) {
+    cudaFree(dA[g]);
+    cudaFree(dB[g]);
+    cudaFree(dC[g]);
+    free(A[g]);
+    free(B[g]);
+    free(C0[g]);
+    free(C[g]);
+  }
+  cudaFree(dPointers);
+  cudaFree(dScalars);
+  free(pointers);
+  return failed;
+}
+
 static void* run_job(void* arg) {
   Job* job = (Job*)arg;
   job->failed = run_case(job->c, job->stream);
@@ -783,6 +986,71 @@ int main(void) {
       {"pass_lt_gelu_bias", CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLASLT_EPILOGUE_GELU_BIAS, 1024, 1024,
        1024, CUBLAS_OP_T, CUBLAS_OP_N, 0, 1.0, 0.0, 0, 0, 0x1p-10},
   };
+  /* Batched calls of pointer arrays, the FP64 GemmEx batches and a grouped call of two groups
+     of different shapes (2 and 1 products), the interposer's to take (under force) product by
+     product; a grouped call's third group, below OZAKI_CUBLAS_MIN, stays cuBLAS's as a grouped
+     call of its own (its bits reported alone); a batch of small products and a GemmEx batch in
+     the pedantic compute type, which it must pass through whole. */
+  static const BatchCase batch_cases[] = {
+      {"dgemm_batched_device",
+       DGEMM_BATCHED,
+       CUBLAS_COMPUTE_64F,
+       1,
+       1,
+       1,
+       {{640, 576, 704, CUBLAS_OP_N, CUBLAS_OP_T, 3, {1.5, 0}, {0.5, 0}, 3}},
+       NULL},
+      {"zgemm_batched_cn",
+       ZGEMM_BATCHED,
+       CUBLAS_COMPUTE_64F,
+       0,
+       2,
+       1,
+       {{576, 640, 608, CUBLAS_OP_C, CUBLAS_OP_N, 1, {0.5, -1.0}, {1.0, 0.25}, 2}},
+       NULL},
+      {"gemm_strided_batched_ex",
+       GEMM_STRIDED_BATCHED_EX,
+       CUBLAS_COMPUTE_64F,
+       0,
+       1,
+       1,
+       {{704, 640, 576, CUBLAS_OP_T, CUBLAS_OP_N, 2, {-1.0, 0}, {0.25, 0}, 2}},
+       NULL},
+      {"gemm_batched_ex_device",
+       GEMM_BATCHED_EX,
+       CUBLAS_COMPUTE_64F,
+       1,
+       2,
+       1,
+       {{576, 704, 640, CUBLAS_OP_N, CUBLAS_OP_N, 0, {2.0, 0}, {-1.0, 0}, 2}},
+       NULL},
+      {"dgemm_grouped",
+       DGEMM_GROUPED,
+       CUBLAS_COMPUTE_64F,
+       0,
+       1,
+       3,
+       {{640, 576, 704, CUBLAS_OP_N, CUBLAS_OP_N, 1, {1.0, 0}, {0.5, 0}, 2},
+        {768, 544, 608, CUBLAS_OP_T, CUBLAS_OP_T, 2, {-0.5, 0}, {1.0, 0}, 1},
+        {48, 40, 56, CUBLAS_OP_N, CUBLAS_OP_T, 1, {1.0, 0}, {0.5, 0}, 1}},
+       "pass_dgemm_grouped_small"},
+      {"pass_dgemm_batched_small",
+       DGEMM_BATCHED,
+       CUBLAS_COMPUTE_64F,
+       0,
+       2,
+       1,
+       {{32, 32, 32, CUBLAS_OP_N, CUBLAS_OP_N, 1, {1.0, 0}, {0.0, 0}, 16}},
+       NULL},
+      {"pass_gemm_strided_batched_ex_pedantic",
+       GEMM_STRIDED_BATCHED_EX,
+       CUBLAS_COMPUTE_64F_PEDANTIC,
+       0,
+       1,
+       1,
+       {{576, 576, 576, CUBLAS_OP_N, CUBLAS_OP_N, 0, {1.0, 0}, {0.5, 0}, 2}},
+       NULL},
+  };
   cudaStream_t streams[3] = {0, 0, 0};
   CHECK_CUDA(cudaStreamCreate(&streams[1]));
   CHECK_CUDA(cudaStreamCreate(&streams[2]));
@@ -798,6 +1066,8 @@ int main(void) {
     failures += run_zcase(&zcases[i], streams[zcases[i].stream]);
   for (size_t i = 0; i < sizeof lt_cases / sizeof lt_cases[0]; ++i)
     failures += run_lt_case(&lt_cases[i], streams[1 + i % 2]);
+  for (size_t i = 0; i < sizeof batch_cases / sizeof batch_cases[0]; ++i)
+    failures += run_batch_case(&batch_cases[i], streams[batch_cases[i].stream]);
   /* Captures on a stream that synchronises with the default stream and on a non-blocking one
      (torch.cuda.graph's kind), each replayed with new data. */
   failures += run_capture(streams[1], "graph_capture");
@@ -834,7 +1104,7 @@ int main(void) {
   }
   printf("cublas_client: %d of %d cases outside their bound\n", failures,
          (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0] +
-               sizeof lt_cases / sizeof lt_cases[0]) +
+               sizeof lt_cases / sizeof lt_cases[0] + sizeof batch_cases / sizeof batch_cases[0]) +
              5);
   return failures;
 }

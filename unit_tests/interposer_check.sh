@@ -6,7 +6,10 @@
 # (the client's exit status); `off` must give plain cuBLAS's bits everywhere, auto and force on
 # the "pass_" cases, and force without graphs on the captured cases too; force must have taken
 # the FP64 cases through ozaki (cublasLtMatmul's among them, a bias added by the interposer),
-# the captured ones inside their graphs (its log), and say so in its summary.  A sixth run,
+# the captured ones inside their graphs (its log), and say so in its summary; of the batched
+# and grouped calls it must take every product of at least 512 one by one, keep a grouped
+# call's small group as a grouped call of its own, and pass a batch of small products whole.
+# A sixth run,
 # force with OZAKI_CUBLAS_FP32=1, must take the FP32 SGEMM and cublasLtMatmul-with-bias cases
 # and still pass the TF32 and GELU cublasLtMatmul cases through whole (plain cuBLAS's bits).
 # The linked client (libozaki_cublas.so ahead of libcublas, no LD_PRELOAD) must do the same as
@@ -44,12 +47,26 @@ capture_hashes() { hashes "$1" | grep '^graph_capture' || true; }
   fail "nographs: a captured call did not pass through"
 grep -q "stream capture" "$work/nographs.err" || fail "nographs: the captured calls were not passed through"
 # force: every FP64 call of at least 512 in each dimension went through ozaki: 5 real and 3
-# complex single calls, 3 products of the batch, 3 cublasLtMatmul calls (real, real with a
-# bias, complex), the two captures' warm-up calls, the moved handle's 2 calls, 2 threads; and
-# the two captured calls ran scheme II inside their graphs (the warm-up calls made the
-# library's streams for graphs).
+# complex single calls, 3 products of the strided batch, 3 cublasLtMatmul calls (real, real
+# with a bias, complex), the two captures' warm-up calls, the moved handle's 2 calls, 2
+# threads, and 12 products of batched and grouped calls (below); and the two captured calls
+# ran scheme II inside their graphs (the warm-up calls made the library's streams for graphs).
 through=$(grep -- "-> Int8" "$work/force.err" | grep -vc "(captured into a graph)" || true)
-[ "$through" -ge 20 ] || fail "force: $through eager calls through ozaki, expected 20"
+[ "$through" -ge 32 ] || fail "force: $through eager calls through ozaki, expected 32"
+# The batched and grouped calls' products, one by one: cublasDgemmBatched 3 (device scalars),
+# cublasZgemmBatched 2, cublasGemmStridedBatchedEx 2, cublasGemmBatchedEx 2 (device scalars),
+# cublasDgemmGroupedBatched 2 + 1 of its two large groups.
+for expected in "3 cublasDgemmBatched NT 640x576x704" "2 cublasZgemmBatched CN 576x640x608" \
+  "2 cublasGemmStridedBatchedEx TN 704x640x576" "2 cublasGemmBatchedEx NN 576x704x640" \
+  "2 cublasDgemmGroupedBatched NN 640x576x704" "1 cublasDgemmGroupedBatched TT 768x544x608"; do
+  products=$(grep -c -- "${expected#* } -> Int8" "$work/force.err" || true)
+  [ "$products" -eq "${expected%% *}" ] ||
+    fail "force: $products products of ${expected#* } through ozaki, expected ${expected%% *}"
+done
+grep -q -- "cublasDgemmGroupedBatched NT 48x40x56 -> cuBLAS (below OZAKI_CUBLAS_MIN), a group of 1 as a grouped call of its own" \
+  "$work/force.err" || fail "force: the grouped call's small group was not kept as a grouped call of its own"
+grep -q -- "cublasDgemmBatched NN 32x32x32 -> cuBLAS (below OZAKI_CUBLAS_MIN), the whole batch of 16" \
+  "$work/force.err" || fail "force: the batch of small products did not pass whole"
 captured=$(grep -c -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/force.err" || true)
 [ "$captured" -eq 2 ] || fail "force: $captured captured calls ran scheme II inside their graph, expected 2"
 grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
@@ -80,7 +97,7 @@ if [ -n "${3:-}" ]; then
   env OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 "$3" >"$work/linked.out" 2>"$work/linked.err" ||
     { cat "$work/linked.out" "$work/linked.err" >&2; fail "linked: cases outside their bound"; }
   linked=$(grep -c -- "-> Int8" "$work/linked.err" || true)
-  [ "$linked" -ge 20 ] || fail "linked: $linked calls through ozaki, expected 20"
+  [ "$linked" -ge 32 ] || fail "linked: $linked calls through ozaki, expected 32"
   sort "$work/linked.out" >"$work/linked.sorted"
   [ "$(pass_hashes linked)" = "$(pass_hashes plain)" ] || fail "linked changed a pass-through case"
   echo "interposer_check: the linked client took $linked calls through ozaki"
