@@ -999,6 +999,37 @@ struct Grouped {
   }
 };
 
+/// Each group's route in a grouped batch: cuBLAS's (ineligible, with why, or declined by
+/// Auto), or ozaki's.  A group of no products is nobody's.
+enum class Route { Empty, Passed, Declined, Ozaki };
+
+/// The groups in their order once the pointer arrays are read (`host`): each group ozaki takes
+/// goes product by product through gemm, each other group is cuBLAS's as a grouped call of its
+/// own (`count_kept` counts and logs it).  The first failing status ends the call.
+template <class T, class Kept>
+cublasStatus_t run_groups(const Grouped<T>& call, const std::vector<Route>& routes,
+                          const HostPointers<T>& host, const Kept& count_kept) {
+  std::int64_t first = 0;
+  for (int g = 0; g < call.group_count; first += call.group_size[g], ++g) {
+    if (routes[g] == Route::Empty) continue;
+    if (routes[g] != Route::Ozaki) {
+      count_kept(g, "as a grouped call of its own");
+      const cublasStatus_t status = call.pass_group(g, first);
+      if (status != CUBLAS_STATUS_SUCCESS) return status;
+      continue;
+    }
+    for (int i = 0; i < call.group_size[g]; ++i) {
+      Gemm<T> product = call.shape(g);
+      product.A = host.A[first + i];
+      product.B = host.B[first + i];
+      product.C = host.C[first + i];
+      const cublasStatus_t status = gemm(product);
+      if (status != CUBLAS_STATUS_SUCCESS) return status;
+    }
+  }
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 /// A grouped batch, decided group by group from each group's shape: a group that ozaki does
 /// not take (ineligible) or whose shape Auto declines is cuBLAS's, and the other groups' products
 /// go to ozaki one by one (gemm).  Where no group is taken, the caller's call passes whole,
@@ -1028,9 +1059,6 @@ cublasStatus_t grouped_batched(const Grouped<T>& call) {
     count_pass("a grouped call in device pointer mode (its scalars are host arrays)", products);
     return call.pass();
   }
-  // Each group's route: cuBLAS's (ineligible, with why, or declined by Auto), or ozaki's.  A
-  // group of no products is nobody's.
-  enum class Route { Empty, Passed, Declined, Ozaki };
   std::vector<Route> routes(call.group_count, Route::Empty);
   std::vector<Passed> reasons(call.group_count, Passed::Count);
   for (int g = 0; g < call.group_count; ++g) {
@@ -1080,25 +1108,7 @@ cublasStatus_t grouped_batched(const Grouped<T>& call) {
     }
     return call.pass();
   }
-  std::int64_t first = 0;
-  for (int g = 0; g < call.group_count; first += call.group_size[g], ++g) {
-    if (routes[g] == Route::Empty) continue;
-    if (routes[g] != Route::Ozaki) {
-      count_kept(g, "as a grouped call of its own");
-      const cublasStatus_t status = call.pass_group(g, first);
-      if (status != CUBLAS_STATUS_SUCCESS) return status;
-      continue;
-    }
-    for (int i = 0; i < call.group_size[g]; ++i) {
-      Gemm<T> product = call.shape(g);
-      product.A = host.A[first + i];
-      product.B = host.B[first + i];
-      product.C = host.C[first + i];
-      const cublasStatus_t status = gemm(product);
-      if (status != CUBLAS_STATUS_SUCCESS) return status;
-    }
-  }
-  return CUBLAS_STATUS_SUCCESS;
+  return run_groups(call, routes, host, count_kept);
 }
 
 /// A cublasGemmEx-family call's element type where ozaki answers it: FP64 (real or complex) in
