@@ -6,6 +6,7 @@
 // rows that masks and indices leave out untouched to the bit; empty batches, groups and K;
 // bad shapes, indices, options and overlaps throw before any C is written.
 
+#include "captured_common.hpp"
 #include "common.hpp"
 
 #include <ozaki/batched.hpp>
@@ -445,6 +446,49 @@ TEST(GemmBatched, BadCallsThrowAndLeaveEveryCUntouched) {
                                               short_indices, 0.0, stacked_c),
                ozaki::InvalidArgument);
   EXPECT_TRUE(same_bits(stacked_c, stacked_before));
+}
+
+/// A masked call made while its stream is captured into a graph (on host spaces the
+/// library's emulation): masked_m in host memory is read at capture and the products run
+/// inside the graph, each within its Report's bound of long double; masked_m in device memory
+/// cannot be read then, and the call refuses it before anything is enqueued.
+TEST(GemmGroupedMasked, InsideAGraphCountsComeFromHostMemory) {
+  Random rng(31);
+  const std::int64_t groups = 3, max_m = 32, N = 24, K = 40;
+  const auto A = random_batch<double, Kokkos::LayoutLeft>(groups, max_m, K, 0.5, rng);
+  const auto B = random_batch<double, Kokkos::LayoutLeft>(groups, K, N, 0.5, rng);
+  Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> C("C", groups, max_m, N);
+  Kokkos::View<int*, Kokkos::HostSpace> masked_m("masked_m", groups);
+  const int counts[] = {32, 7, 0};
+  for (std::int64_t g = 0; g < groups; ++g) masked_m(g) = counts[g];
+  const ozaki::Report r = captured_call([&](const TestSpace& space) {
+    return ozaki::gemm_grouped_masked(space, "N", "N", 1.0, A, B, masked_m, 0.0, C);
+  });
+  ASSERT_GT(r.error_bound, 0.0);
+  const auto hA = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+  const auto hB = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B);
+  const auto hC = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+  for (std::int64_t g = 0; g < groups; ++g)
+    for (std::int64_t n = 0; n < N; ++n)
+      for (std::int64_t m = 0; m < max_m; ++m) {
+        if (m >= counts[g]) {
+          ASSERT_EQ(hC(g, m, n), 0.0);  // untouched
+          continue;
+        }
+        long double exact = 0, scale = 0;
+        for (std::int64_t k = 0; k < K; ++k) {
+          exact += static_cast<long double>(hA(g, m, k)) * hB(g, k, n);
+          scale += std::fabs(static_cast<long double>(hA(g, m, k)) * hB(g, k, n));
+        }
+        ASSERT_LE(std::fabs(hC(g, m, n) - exact), r.error_bound * scale);
+      }
+  if constexpr (!std::is_same<MemSpace, Kokkos::HostSpace>::value) {
+    Kokkos::View<int*, MemSpace> device_m("device masked_m", groups);
+    EXPECT_THROW(captured_call([&](const TestSpace& space) {
+                   return ozaki::gemm_grouped_masked(space, "N", "N", 1.0, A, B, device_m, 0.0, C);
+                 }),
+                 ozaki::InvalidArgument);
+  }
 }
 
 /// NaN in one item: that item's C is FP64 GEMM's (NaN where it propagates), the others keep
