@@ -16,6 +16,7 @@
 // Errors are |C - AB| / (|A||B|) at 128 sampled entries of the first and last product.
 // Output: one line per case, and CSV rows case,native_ms,ozaki_ms,speedup,native_error,
 // ozaki_error,algorithm,moduli,bound.
+#include "paired_runs.hpp"
 #include "tool_args.hpp"
 
 #include <ozaki/batched.hpp>
@@ -25,7 +26,6 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -106,35 +106,8 @@ double sampled_error(const double* A, const double* B, const double* C, std::int
   return worst;
 }
 
-struct Result {
-  double native_ms = 0, ozaki_ms = 0, native_error = 0, ozaki_error = 0;
-  ozaki::Report report;
-};
-
-/// Median milliseconds of `reps` runs of each, alternating; `refill` (untimed) before each.
-template <class Native, class Ozaki, class Refill>
-void time_pair(int reps, Result& r, const Native& native, const Ozaki& ozaki,
-               const Refill& refill) {
-  std::vector<double> tn, to;
-  for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up, not kept
-    for (int which = 0; which < 2; ++which) {
-      refill();
-      Kokkos::fence();
-      const auto t0 = std::chrono::steady_clock::now();
-      if (which == 0) {
-        native();
-      } else {
-        r.report = ozaki();
-      }
-      Kokkos::fence();
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (rep >= 0) (which == 0 ? tn : to).push_back(ms);
-    }
-  }
-  r.native_ms = perf_tool::median(tn);
-  r.ozaki_ms = perf_tool::median(to);
-}
+using Result = perf_tool::PairedResult;
+using perf_tool::time_pair;
 
 /// The errors of the first and last product after one more run of each.
 template <class Native, class Ozaki>

@@ -18,6 +18,7 @@
 // sampled entries.  Output: one
 // line per routine and size, and CSV rows routine,n,native_ms,ozaki_ms,speedup,native_error,
 // ozaki_error,algorithm,moduli,bound.
+#include "paired_runs.hpp"
 #include "tool_args.hpp"
 
 #include <ozaki/symm.hpp>
@@ -28,7 +29,6 @@
 #include <Kokkos_Core.hpp>
 #include <Kokkos_Random.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -147,34 +147,8 @@ double trsm_error(const std::vector<double>& l, const std::vector<double>& b,
   return worst;
 }
 
-struct Result {
-  double native_ms = 0, ozaki_ms = 0, native_error = 0, ozaki_error = 0;
-  ozaki::Report report;
-};
-
-/// Median milliseconds of `reps` runs of each, alternating; `reset` (untimed) before each run.
-template <class Native, class Ozaki, class Reset>
-void time_pair(int reps, Result& r, const Native& native, const Ozaki& ozaki, const Reset& reset) {
-  std::vector<double> tn, to;
-  for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up, not kept
-    for (int which = 0; which < 2; ++which) {
-      reset();
-      Kokkos::fence();
-      const auto t0 = std::chrono::steady_clock::now();
-      if (which == 0) {
-        native();
-      } else {
-        r.report = ozaki();
-      }
-      Kokkos::fence();
-      const double ms =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (rep >= 0) (which == 0 ? tn : to).push_back(ms);
-    }
-  }
-  r.native_ms = perf_tool::median(tn);
-  r.ozaki_ms = perf_tool::median(to);
-}
+using Result = perf_tool::PairedResult;
+using perf_tool::time_pair;
 
 template <class T>
 Result rank_k(cublasHandle_t handle, std::int64_t n, double phi, int reps,

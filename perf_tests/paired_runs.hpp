@@ -1,0 +1,49 @@
+#pragma once
+// What the paired benchmarks of ozaki's routines against cuBLAS's (level3_bench,
+// batched_bench) share: their result and the alternated, fenced timing.
+#include "tool_args.hpp"
+
+#include <ozaki/report.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <vector>
+
+namespace perf_tool {
+
+/// One pairing: medians of the timed runs, the errors of one more run of each, and the Report
+/// of ozaki's last run.
+struct PairedResult {
+  double native_ms = 0, ozaki_ms = 0, native_error = 0, ozaki_error = 0;
+  ozaki::Report report;
+};
+
+/// Median milliseconds of `reps` runs of each, alternating, each fenced on both sides;
+/// `prepare` (untimed: fresh inputs, or a reset of an operand the call overwrites) before
+/// every run.
+template <class Native, class Ozaki, class Prepare>
+void time_pair(int reps, PairedResult& r, const Native& native, const Ozaki& ozaki,
+               const Prepare& prepare) {
+  std::vector<double> tn, to;
+  for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up, not kept
+    for (int which = 0; which < 2; ++which) {
+      prepare();
+      Kokkos::fence();
+      const auto t0 = std::chrono::steady_clock::now();
+      if (which == 0) {
+        native();
+      } else {
+        r.report = ozaki();
+      }
+      Kokkos::fence();
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (rep >= 0) (which == 0 ? tn : to).push_back(ms);
+    }
+  }
+  r.native_ms = median(tn);
+  r.ozaki_ms = median(to);
+}
+
+}  // namespace perf_tool
