@@ -8,10 +8,9 @@
 #include <ozaki/impl/common/arguments.hpp>
 #include <ozaki/impl/common/bounds.hpp>
 #include <ozaki/impl/common/column_major.hpp>
-#include <ozaki/impl/common/gemm_parts.hpp>
 #include <ozaki/impl/common/native.hpp>
 #include <ozaki/impl/common/views.hpp>
-#include <ozaki/impl/level3/common.hpp>
+#include <ozaki/impl/gemm_parts.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/report.hpp>
 

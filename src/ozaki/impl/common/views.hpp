@@ -71,6 +71,13 @@ Kokkos::View<T*, P...> row_block(const Kokkos::View<T*, P...>& x, std::int64_t f
   return Kokkos::View<T*, P...>(x.data() + first, count);
 }
 
+/// Rows [r0, r1) and columns [c0, c1) of a strided matrix (a view of the same memory).
+template <class Matrix>
+Matrix block(const Matrix& X, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+  const Kokkos::LayoutStride layout(r1 - r0, X.stride(0), c1 - c0, X.stride(1));
+  return Matrix(X.data() + r0 * X.stride(0) + c0 * X.stride(1), layout);
+}
+
 /// op(X) as a strided view: transposition swaps extents and strides.
 template <class Matrix>
 Matrix transposed_if(const Matrix& X, bool transpose) {

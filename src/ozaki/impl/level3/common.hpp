@@ -8,10 +8,10 @@
 #include <ozaki/gemm.hpp>
 #include <ozaki/impl/common/arguments.hpp>
 #include <ozaki/impl/common/bounds.hpp>
-#include <ozaki/impl/common/gemm_parts.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/scratch.hpp>
 #include <ozaki/impl/common/views.hpp>
+#include <ozaki/impl/gemm_parts.hpp>
 #include <ozaki/impl/library_scratch.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/report.hpp>
@@ -89,27 +89,11 @@ Strided level3_view(const View& X) {
                  Kokkos::LayoutStride(X.extent(0), X.stride(0), X.extent(1), X.stride(1)));
 }
 
-/// Rows [r0, r1) and columns [c0, c1) of a strided matrix (a view of the same memory).
-template <class Matrix>
-Matrix block(const Matrix& X, std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
-  const Kokkos::LayoutStride layout(r1 - r0, X.stride(0), c1 - c0, X.stride(1));
-  return Matrix(X.data() + r0 * X.stride(0) + c0 * X.stride(1), layout);
-}
-
 /// Where the recursion splits n rows: about half, the first part a multiple of 16 (the INT8
 /// GEMMs' padding) where that leaves both parts non-empty.
 inline std::int64_t split_point(std::int64_t n) {
   const std::int64_t half = (n / 2 + 15) / 16 * 16;
   return half > 0 && half < n ? half : n / 2;
-}
-
-/// The checks every level-3 call makes before it writes anything, beside its own arguments':
-/// the options, and whether the execution space can run here.
-template <class ExecSpace>
-void check_call(const ExecSpace& space, const Options& options) {
-  check_options(options);
-  check_tuning(options.experimental);
-  if (const char* why = compat::unusable_here(space)) throw BackendError(why);
 }
 
 /// Rows of the diagonal blocks the recursion stops at: Options::experimental.level3_leaf, or

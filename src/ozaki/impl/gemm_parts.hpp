@@ -6,6 +6,8 @@
 
 #include <ozaki/errors.hpp>
 #include <ozaki/gemm.hpp>
+#include <ozaki/impl/common/arguments.hpp>
+#include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/library_scratch.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/report.hpp>
@@ -45,6 +47,14 @@ Report with_library_scratch(const ExecSpace& space, F&& f) {
   return f(scratch);
 }
 
+/// The checks every call made of several GEMMs makes before it writes anything, beside its
+/// own arguments': the options, and whether the execution space can run here.
+template <class ExecSpace>
+void check_call(const ExecSpace& space, const Options& options) {
+  check_options(options);
+  check_tuning(options.experimental);
+  if (const char* why = compat::unusable_here(space)) throw BackendError(why);
+}
 /// The Report of a call made of several GEMMs: the algorithm, options and counts of the
 /// largest (by 2MNK), the largest error bound, any fallback with the first reason, operations
 /// and scratch summed or maximized.
