@@ -258,23 +258,54 @@ TEST(GemmBatched, OneBForEveryItemAndEmptyBatches) {
   EXPECT_TRUE(same_bits(C, scaled));
 }
 
-/// The default space overload and a Workspace reserved for one item serve the batch without
-/// growing.
-TEST(GemmBatched, AWorkspaceForOneItemServesTheBatch) {
+/// reserve_batched makes a Workspace serve a batched call without growing, for every scalar
+/// (the complex and FP32 calls use more than one buffer); the default-space overload gives the
+/// same bits.
+template <class T>
+void reserved_batch_allocates_nothing(const char* ta) {
   Random rng(5);
   const std::int64_t items = 3, M = 40, N = 36, K = 50;
-  const auto A = random_batch<double, Kokkos::LayoutLeft>(items, M, K, 0.5, rng);
-  const auto B = random_batch<double, Kokkos::LayoutLeft>(items, K, N, 0.5, rng);
-  Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> C("C", items, M, N);
+  const bool at = ta[0] != 'N';
+  const auto A = random_batch<T, Kokkos::LayoutLeft>(items, at ? K : M, at ? M : K, 0.5, rng);
+  const auto B = random_batch<T, Kokkos::LayoutLeft>(items, K, N, 0.5, rng);
+  Kokkos::View<T***, Kokkos::LayoutLeft, MemSpace> C("C", items, M, N);
   const auto expected = copy_of(C);
-  ozaki::Workspace<TestSpace> ws(TestSpace(), M, N, K, crt_auto());
+  ozaki::Workspace<TestSpace> ws(TestSpace{});
+  ozaki::reserve_batched(ws, ta, A, B, C, crt_auto());
   const std::int64_t before = ws.allocations();
   const ozaki::Report r =
-      ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, crt_auto(), ws);
+      ozaki::gemm_batched(TestSpace(), ta, "N", T(1), A, B, T(0), C, crt_auto(), ws);
+  EXPECT_EQ(ws.allocations(), before) << ta;
+  EXPECT_FALSE(r.scratch_allocated);
+  ozaki::gemm_batched(ta, "N", T(1), A, B, T(0), expected, crt_auto());
+  EXPECT_TRUE(same_bits(C, expected));
+}
+
+TEST(GemmBatched, AReservedWorkspaceServesTheBatch) {
+  reserved_batch_allocates_nothing<double>("N");
+  reserved_batch_allocates_nothing<double>("T");
+  reserved_batch_allocates_nothing<KC>("C");
+  reserved_batch_allocates_nothing<float>("N");
+  reserved_batch_allocates_nothing<KF>("T");
+}
+
+/// reserve_grouped: problems of different shapes, the largest not first.
+TEST(GemmGrouped, AReservedWorkspaceServesTheCall) {
+  Random rng(9);
+  using Out = Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace>;
+  std::vector<ozaki::GemmProblem<Out, Out, Out>> problems;
+  for (const std::int64_t m : {16, 80, 40}) {
+    problems.push_back({"T", "N", 1.0,
+                        random_matrix<double, Kokkos::LayoutLeft>(2 * m, m, 0.5, rng),
+                        random_matrix<double, Kokkos::LayoutLeft>(2 * m, m + 3, 0.5, rng), 0.0,
+                        Out("C", m, m + 3)});
+  }
+  ozaki::Workspace<TestSpace> ws(TestSpace{});
+  ozaki::reserve_grouped(ws, problems, crt_auto());
+  const std::int64_t before = ws.allocations();
+  const ozaki::Report r = ozaki::gemm_grouped(TestSpace(), problems, crt_auto(), ws);
   EXPECT_EQ(ws.allocations(), before);
   EXPECT_FALSE(r.scratch_allocated);
-  ozaki::gemm_batched("N", "N", 1.0, A, B, 0.0, expected, crt_auto());
-  EXPECT_TRUE(same_bits(C, expected));
 }
 
 TEST(GemmGrouped, EveryProblemBitwiseItsOwnGemm) {

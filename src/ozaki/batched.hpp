@@ -33,9 +33,9 @@
 /// largest error bound (docs/design.md §13), INT8 operations and GEMM calls summed.  Every
 /// product is checked before any is computed: shapes, transposes, options, indices, and
 /// aliasing within a product and between products (no C may overlap another product's A, B
-/// or C); a bad one throws InvalidArgument and leaves every C untouched.  A Workspace
-/// reserved for the largest product serves the call (the products run one after another on
-/// `space`).
+/// or C); a bad one throws InvalidArgument and leaves every C untouched.  The products run
+/// one after another on `space`'s scratch: `reserve_batched` and `reserve_grouped` make a
+/// Workspace serve a call without growing (for a masked call, reserve for the full batch).
 
 #include <ozaki/impl/batched/layouts.hpp>
 #include <ozaki/impl/batched/products.hpp>
@@ -64,6 +64,31 @@ struct GemmProblem {
 };
 
 namespace Impl {
+
+/// Reserves in `workspace` what one product of this shape needs (Workspace's reserve for its
+/// scalars: FP64, complex, FP32 staged).
+template <class T, class ExecSpace>
+void reserve_product(Workspace<ExecSpace>& workspace, std::int64_t m, std::int64_t n,
+                     std::int64_t k, const Options& options) {
+  if constexpr (std::is_same<T, double>::value) {
+    workspace.reserve(m, n, k, options);
+  } else if constexpr (std::is_same<T, Kokkos::complex<double>>::value) {
+    workspace.reserve_complex(m, n, k, options);
+  } else if constexpr (std::is_same<T, float>::value) {
+    workspace.reserve_float(m, n, k, options);
+  } else {
+    static_assert(std::is_same<T, Kokkos::complex<float>>::value,
+                  "ozaki::reserve_batched, reserve_grouped: A and B hold double, float, "
+                  "Kokkos::complex<double> or Kokkos::complex<float>");
+    workspace.reserve_complex_float(m, n, k, options);
+  }
+}
+
+/// The shape (M, N, K) of a product given its operands as stored and the transposes.
+template <class AView, class CView>
+std::int64_t inner_length(const char* transA, const AView& A, unsigned rows_extent) {
+  return parse_trans(transA, "transA") ? A.extent(rows_extent) : A.extent(rows_extent + 1);
+}
 
 /// A grouped call's problems as a list of products.
 template <class ExecSpace, class AView, class BView, class CView>
@@ -217,6 +242,33 @@ Report gemm_grouped_contiguous(const ExecSpace& space, const char transA[], cons
   return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::run_products(space, products, options, scratch);
   });
+}
+
+/// Reserves in `workspace` what gemm_batched(space, transA, transB, alpha, A, B, beta, C,
+/// options, workspace) needs, so that the call allocates nothing (also for
+/// gemm_grouped_masked with the same Views: its products are at most the batch's).
+template <class ExecSpace, class AViewType, class BViewType, class CViewType>
+void reserve_batched(Workspace<ExecSpace>& workspace, const char transA[], const AViewType& A,
+                     const BViewType& B, const CViewType& C, const Options& options = Options{}) {
+  static_assert(AViewType::rank == 3 && BViewType::rank == 3 && CViewType::rank == 3,
+                "ozaki::reserve_batched: A, B and C are rank-3 Views, the batch along extent 0");
+  (void)B;
+  const std::int64_t k = Impl::inner_length<AViewType, CViewType>(transA, A, 1);
+  Impl::reserve_product<typename AViewType::non_const_value_type>(workspace, C.extent(1),
+                                                                  C.extent(2), k, options);
+}
+
+/// Reserves in `workspace` what gemm_grouped(space, problems, options, workspace) needs: each
+/// problem's, so the largest's.
+template <class ExecSpace, class AViewType, class BViewType, class CViewType>
+void reserve_grouped(Workspace<ExecSpace>& workspace,
+                     const std::vector<GemmProblem<AViewType, BViewType, CViewType>>& problems,
+                     const Options& options = Options{}) {
+  for (const auto& p : problems) {
+    const std::int64_t k = Impl::inner_length<AViewType, CViewType>(p.transA, p.A, 0);
+    Impl::reserve_product<typename AViewType::non_const_value_type>(workspace, p.C.extent(0),
+                                                                    p.C.extent(1), k, options);
+  }
 }
 
 }  // namespace ozaki
