@@ -83,6 +83,8 @@ enum class Passed : int {
   LtEpilogue,
   LtLayout,
   LtSettings,
+  RankKSmall,
+  TriangularSlower,
   Count
 };
 
@@ -99,7 +101,11 @@ const char* passed_reason(Passed p) {
                                       "cublasLtMatmul on batched, row-major or planar layouts",
                                       "cublasLtMatmul settings ozaki does not answer (scale or "
                                       "amax pointers, vector scalars, SM count target, C and "
-                                      "D overlapping in other layouts)"};
+                                      "D overlapping in other layouts)",
+                                      "syrk or herk below n = 12288, k = 8192 (cuBLAS's is "
+                                      "faster there; OZAKI_CUBLAS=auto)",
+                                      "trsm or trmm (ozaki's not yet faster than cuBLAS's; "
+                                      "OZAKI_CUBLAS=auto)"};
   return names[static_cast<int>(p)];
 }
 
@@ -237,9 +243,9 @@ void print_summary() {
   const long calls = t.through_ozaki.load() + native + passed;
   if (config().log == 0 || calls == 0) return;
   std::fprintf(stderr,
-               "ozaki_cublas: %ld GEMMs (a batched call counts its products), %ld through "
-               "ozaki's INT8 products (%.3g TFLOP), %ld where Auto chose native GEMM (%ld from "
-               "the shape alone), %ld passed through to cuBLAS (%s%s%s)",
+               "ozaki_cublas: %ld calls (GEMMs, a batched call counting its products, and level-3 "
+               "routines), %ld through ozaki's INT8 products (%.3g TFLOP), %ld where Auto chose "
+               "native GEMM (%ld from the shape alone), %ld passed through to cuBLAS (%s%s%s)",
                calls, t.through_ozaki.load(), t.ozaki_flops * 1e-12, native,
                t.native_by_shape.load(), passed, real_cublas_path().c_str(),
                real_cublas_path(true).empty() ? "" : ", ", real_cublas_path(true).c_str());
@@ -487,14 +493,19 @@ cublasStatus_t pass_through(typename Scalar<T>::RealGemm real_gemm, const Gemm<T
                    g.beta, g.C, g.ldc);
 }
 
+/// Whether the handle's scalars are device pointers (its pointer mode).
+bool device_pointer_mode(cublasHandle_t handle) {
+  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
+  real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(handle, &mode);
+  return mode == CUBLAS_POINTER_MODE_DEVICE;
+}
+
 /// Whether alpha and beta are device pointers (the handle's pointer mode, or the cublasLtMatmul
 /// descriptor's).
 template <class T>
 bool scalars_on_device(const Gemm<T>& g) {
   if (g.lt != nullptr) return g.lt->device_scalars;
-  cublasPointerMode_t mode = CUBLAS_POINTER_MODE_HOST;
-  real<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2")(g.handle, &mode);
-  return mode == CUBLAS_POINTER_MODE_DEVICE;
+  return device_pointer_mode(g.handle);
 }
 
 /// A cuBLAS operation as ozaki's transpose character: conjugation is the identity on real
@@ -738,16 +749,20 @@ bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
   return native;
 }
 
-/// The call's stream: its handle's (cublasGetStream_v2 of the real cuBLAS, found once), or the
-/// one a cublasLtMatmul call names.
-template <class T>
-cudaStream_t stream_of(const Gemm<T>& g) {
-  if (g.lt != nullptr) return g.lt->stream;
+/// The handle's stream (cublasGetStream_v2 of the real cuBLAS, found once).
+cudaStream_t handle_stream(cublasHandle_t handle) {
   using GetStream = decltype(&cublasGetStream_v2);
   static const GetStream get_stream = real<GetStream>("cublasGetStream_v2");
   cudaStream_t stream = nullptr;
-  if (get_stream != nullptr) get_stream(g.handle, &stream);
+  if (get_stream != nullptr) get_stream(handle, &stream);
   return stream;
+}
+
+/// The call's stream: its handle's, or the one a cublasLtMatmul call names.
+template <class T>
+cudaStream_t stream_of(const Gemm<T>& g) {
+  if (g.lt != nullptr) return g.lt->stream;
+  return handle_stream(g.handle);
 }
 
 /// A real call on a stream being captured into a graph (unless OZAKI_CUBLAS_GRAPHS=0): through
@@ -1394,6 +1409,316 @@ cublasStatus_t lt_matmul(LtCall& call) {
   }
 }
 
+/// The level-3 routines answered besides GEMM, each by its ozaki routine.
+enum class Routine { Syrk, Herk, Trsm, Trmm, Symm, Hemm };
+
+/// One level-3 call in cuBLAS's column-major terms.  The output C is m x n (trsm's is its B,
+/// solved in place); syrk and herk's is n x n (m = n) with op(A) n x k; the other routines' A is
+/// m x m (side L) or n x n (side R), and their k is unused.  `S`: the scalars' type (herk's are
+/// real on complex data).
+template <class T, class S = T>
+struct Level3 {
+  const char* entry;  // the cuBLAS function called, for the log
+  Routine routine;
+  cublasHandle_t handle;
+  cublasSideMode_t side;
+  cublasFillMode_t uplo;
+  cublasOperation_t trans;
+  cublasDiagType_t diag;
+  int m, n, k;
+  const S* alpha;
+  const T* A;
+  int lda;
+  const T* B;  // trmm's and symm's B (null for syrk, herk and trsm)
+  int ldb;
+  const S* beta;  // null for trsm and trmm
+  T* C;
+  int ldc;
+
+  bool rank_k() const { return routine == Routine::Syrk || routine == Routine::Herk; }
+  bool triangular() const { return routine == Routine::Trsm || routine == Routine::Trmm; }
+  bool has_b() const { return !rank_k() && routine != Routine::Trsm; }
+  bool left() const { return side == CUBLAS_SIDE_LEFT; }
+  /// A's stored shape.
+  int rows_a() const {
+    if (rank_k()) return trans == CUBLAS_OP_N ? n : k;
+    return left() ? m : n;
+  }
+  int cols_a() const { return rank_k() ? (trans == CUBLAS_OP_N ? k : n) : rows_a(); }
+  /// Its multiply-adds as BLAS counts them (the summary's TFLOP).
+  double multiply_adds() const {
+    const double order = rows_a();
+    if (rank_k()) return 0.5 * n * (n + 1.0) * k;
+    return (triangular() ? 0.5 : 1.0) * order * order * (left() ? n : m);
+  }
+};
+
+/// Where ozaki's syrk and herk are faster than cuBLAS's in OZAKI_CUBLAS=auto, from their
+/// measurement on an H100 (docs/benchmarks.md, "Level 3 and batched calls against cuBLAS",
+/// n = k): at 8192 dsyrk was about even with cuBLAS's dsyrk and zherk behind cuBLAS's zherk, at
+/// 16384 both well ahead; so n from between the two (12288), with k at least the smaller's.
+/// Complex syrk takes zherk's (the same complex GEMMs; not measured itself).
+constexpr int rank_k_min_n = 12288, rank_k_min_k = 8192;
+
+/// Whether cuBLAS would accept the call's arguments (it reports the others itself, writing
+/// nothing).
+template <class T, class S>
+bool level3_valid(const Level3<T, S>& c) {
+  const auto leading = [](int ld, int rows) { return ld >= (rows > 1 ? rows : 1); };
+  const bool n = c.trans == CUBLAS_OP_N, t = c.trans == CUBLAS_OP_T, h = c.trans == CUBLAS_OP_C;
+  bool trans = true;  // symm and hemm have none
+  if (c.routine == Routine::Herk) trans = n || h;
+  if (c.routine == Routine::Syrk) trans = n || t || (h && !Scalar<T>::complex);
+  if (c.triangular()) trans = n || t || h;
+  const bool side = c.rank_k() || c.side == CUBLAS_SIDE_LEFT || c.side == CUBLAS_SIDE_RIGHT;
+  const bool diag = !c.triangular() || c.diag == CUBLAS_DIAG_NON_UNIT || c.diag == CUBLAS_DIAG_UNIT;
+  const bool uplo = c.uplo == CUBLAS_FILL_MODE_LOWER || c.uplo == CUBLAS_FILL_MODE_UPPER;
+  return trans && side && diag && uplo && c.m >= 0 && c.n >= 0 && c.k >= 0 &&
+         leading(c.lda, c.rows_a()) && leading(c.ldc, c.m) && (!c.has_b() || leading(c.ldb, c.m));
+}
+
+/// Why this level-3 call passes to cuBLAS, decided from its arguments alone (false: it may go
+/// through ozaki): off, arguments cuBLAS reports, below OZAKI_CUBLAS_MIN, and in
+/// OZAKI_CUBLAS=auto the routines and shapes where cuBLAS's own routine is faster.  A routine
+/// made of GEMMs that Auto would send to native GEMM one by one is slower than cuBLAS's own
+/// routine, so Auto's GEMM decision does not decide these: trsm and trmm pass (dtrsm measured
+/// behind cuBLAS's at 16384 on an H100, docs/benchmarks.md; trmm shares its recursion and
+/// diagonal-block kernel), syrk and herk pass below rank_k_min_n and rank_k_min_k, and symm
+/// and hemm, one GEMM on the filled-in operand, are decided by Auto on that GEMM's shape
+/// (level3_declines).
+template <class T, class S>
+bool level3_ineligible(const Level3<T, S>& c, Passed& why) {
+  const Config& settings = config();
+  why = Passed::Count;
+  if (settings.mode == Mode::Off) {
+    why = Passed::Off;
+  } else if (!level3_valid(c)) {
+    why = Passed::InvalidArguments;
+  } else if ((c.rank_k() ? std::min(c.n, c.k) : std::min(c.m, c.n)) < settings.min_dimension) {
+    why = Passed::BelowMinimum;
+  } else if (settings.mode == Mode::Auto && c.triangular()) {
+    why = Passed::TriangularSlower;
+  } else if (settings.mode == Mode::Auto && c.rank_k() &&
+             (c.n < rank_k_min_n || c.k < rank_k_min_k)) {
+    why = Passed::RankKSmall;
+  }
+  return why != Passed::Count;
+}
+
+/// Whether Auto runs native GEMM on the GEMM a symm or hemm call makes (side L: m x n x m,
+/// side R: m x n x n), from its shape alone (auto_declines; only in OZAKI_CUBLAS=auto).
+template <class T, class S>
+bool level3_declines(const Level3<T, S>& c, cudaStream_t stream) {
+  if (c.rank_k() || c.triangular()) return false;
+  const Gemm<T> product{c.entry, c.handle,   CUBLAS_OP_N, CUBLAS_OP_N, c.m,
+                        c.n,     c.rows_a(), nullptr,     nullptr,     0,
+                        nullptr, 0,          nullptr,     nullptr,     0};
+  return auto_declines(product, stream);
+}
+
+void log_level3_line(const char* entry, const std::string& flags, int rows, int cols,
+                     const std::string& what, double seconds) {
+  if (config().log != 1) return;
+  std::fprintf(stderr, "ozaki_cublas: %s %s %dx%d -> %s, %.3f ms\n", entry, flags.c_str(), rows,
+               cols, what.c_str(), seconds * 1e3);
+}
+
+/// One log line: the entry point, its side, uplo, trans and diag letters where it has them
+/// ("LUTN"), and its shape (syrk, herk: n x k; the others m x n).
+template <class T, class S>
+void log_level3(const Level3<T, S>& c, const std::string& what, double seconds) {
+  if (config().log != 1) return;
+  std::string flags;
+  if (!c.rank_k()) flags += c.left() ? 'L' : 'R';
+  flags += c.uplo == CUBLAS_FILL_MODE_LOWER ? 'L' : 'U';
+  if (c.rank_k() || c.triangular()) flags += op_letter(c.trans);
+  if (c.triangular()) flags += c.diag == CUBLAS_DIAG_UNIT ? 'U' : 'N';
+  log_level3_line(c.entry, flags, c.rank_k() ? c.n : c.m, c.rank_k() ? c.k : c.n, what, seconds);
+}
+
+/// Whether the memory of two column-major matrices (x: rows_x x cols_x, leading dimension ldx)
+/// may meet: their address ranges, first to last element, intersect.
+bool ranges_meet(const void* x, std::int64_t ldx, std::int64_t rows_x, std::int64_t cols_x,
+                 const void* y, std::int64_t ldy, std::int64_t rows_y, std::int64_t cols_y,
+                 std::size_t bytes) {
+  if (rows_x == 0 || cols_x == 0 || rows_y == 0 || cols_y == 0) return false;
+  const auto first_x = reinterpret_cast<std::uintptr_t>(x),
+             first_y = reinterpret_cast<std::uintptr_t>(y);
+  const std::uintptr_t end_x = first_x +
+                               static_cast<std::uintptr_t>((cols_x - 1) * ldx + rows_x) * bytes,
+                       end_y = first_y +
+                               static_cast<std::uintptr_t>((cols_y - 1) * ldy + rows_y) * bytes;
+  return first_x < end_y && first_y < end_x;
+}
+
+/// Why a trmm call whose C is not its B passes ("" where it does not): cuBLAS's trmm_v2 writes
+/// C = alpha op(A) B out of place, and ozaki's trmm works in place, so B is first copied into C
+/// (copy_b_into_c), which must then write neither B nor A.
+template <class T, class S>
+std::string trmm_overlaps(const Level3<T, S>& c) {
+  if (c.routine != Routine::Trmm || (c.B == c.C && c.ldb == c.ldc)) return "";
+  const std::size_t bytes = sizeof(T);
+  if (ranges_meet(c.B, c.ldb, c.m, c.n, c.C, c.ldc, c.m, c.n, bytes) ||
+      ranges_meet(c.A, c.lda, c.rows_a(), c.cols_a(), c.C, c.ldc, c.m, c.n, bytes)) {
+    return "trmm with C overlapping A or B (other than C = B in one layout)";
+  }
+  return "";
+}
+
+/// trmm's B copied into its C on `stream`, in stream order, where C is not B (trmm_overlaps).
+/// B stays untouched, so where ozaki then refuses, the caller's own call, which writes all of C,
+/// still finds it.
+template <class T, class S>
+bool copy_b_into_c(const Level3<T, S>& c, cudaStream_t stream, std::string& what) {
+  if (c.routine != Routine::Trmm || c.B == c.C) return true;
+  const std::size_t bytes = sizeof(T);
+  if (cudaMemcpy2DAsync(c.C, c.ldc * bytes, c.B, c.ldb * bytes, c.m * bytes, c.n,
+                        cudaMemcpyDeviceToDevice, stream) != cudaSuccess) {
+    cudaGetLastError();  // the copy's error is not the caller's: the call passes through
+    what = "B could not be copied into C";
+    return false;
+  }
+  return true;
+}
+
+/// alpha and beta (where the routine has one) on the host, read as a GEMM's are (read_scalars):
+/// where the handle's pointer mode says they are device pointers, in stream order.
+template <class T, class S>
+bool read_level3_scalars(const Level3<T, S>& c, cudaStream_t stream, S& alpha, S& beta) {
+  if (!device_pointer_mode(c.handle)) {
+    alpha = *c.alpha;
+    if (c.beta != nullptr) beta = *c.beta;
+    return true;
+  }
+  return cudaMemcpyAsync(&alpha, c.alpha, sizeof alpha, cudaMemcpyDeviceToHost, stream) ==
+             cudaSuccess &&
+         (c.beta == nullptr || cudaMemcpyAsync(&beta, c.beta, sizeof beta, cudaMemcpyDeviceToHost,
+                                               stream) == cudaSuccess) &&
+         cudaStreamSynchronize(stream) == cudaSuccess;
+}
+
+template <class T>
+ConstMatrix<T> const_matrix(const T* x, int rows, int cols, int ld) {
+  return ConstMatrix<T>(reinterpret_cast<const typename Scalar<T>::Element*>(x),
+                        Kokkos::LayoutStride(rows, 1, cols, ld));
+}
+
+/// The call's ozaki routine on `space`, on unmanaged Views of the caller's memory.  (herk is
+/// the one call with real scalars on complex data; hemm is complex only.)
+template <class T, class S>
+ozaki::Report run_routine(const Level3<T, S>& c, const Kokkos::Cuda& space, const S& alpha,
+                          const S& beta) {
+  const ozaki::Options& options = config().options;
+  const char side[2] = {c.left() ? 'L' : 'R', '\0'};
+  const char uplo[2] = {c.uplo == CUBLAS_FILL_MODE_LOWER ? 'L' : 'U', '\0'};
+  const char trans[2] = {trans_char<T>(c.trans), '\0'};
+  const char diag[2] = {c.diag == CUBLAS_DIAG_UNIT ? 'U' : 'N', '\0'};
+  const ConstMatrix<T> A = const_matrix(c.A, c.rows_a(), c.cols_a(), c.lda);
+  const Matrix<T> C(reinterpret_cast<typename Scalar<T>::Element*>(c.C),
+                    Kokkos::LayoutStride(c.m, 1, c.n, c.ldc));
+  if constexpr (!std::is_same<S, T>::value) {
+    return ozaki::herk(space, uplo, trans, alpha, A, beta, C, options);
+  } else {
+    const auto B = [&] { return const_matrix(c.B, c.m, c.n, c.ldb); };
+    switch (c.routine) {
+      case Routine::Syrk:
+        return ozaki::syrk(space, uplo, trans, element(alpha), A, element(beta), C, options);
+      case Routine::Trsm:
+        return ozaki::trsm(space, side, uplo, trans, diag, element(alpha), A, C, options);
+      case Routine::Trmm:
+        return ozaki::trmm(space, side, uplo, trans, diag, element(alpha), A, C, options);
+      case Routine::Hemm:
+        if constexpr (Scalar<T>::complex) {
+          return ozaki::hemm(space, side, uplo, element(alpha), A, B(), element(beta), C, options);
+        }
+        break;
+      default: break;
+    }
+    return ozaki::symm(space, side, uplo, element(alpha), A, B(), element(beta), C, options);
+  }
+}
+
+/// The call through its ozaki routine on the Kokkos::Cuda instance of `stream`; false (with why)
+/// where it could not run there, C then untouched (ozaki checks every argument before writing;
+/// a trmm's C may hold B's copy, which the caller's call that follows overwrites).
+template <class T, class S>
+bool run_level3(const Level3<T, S>& c, cudaStream_t stream, std::string& what) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    what = "no current device";
+    return false;
+  }
+  Runtime& runtime = Runtime::get();
+  if (!runtime.ready(device, what)) return false;
+  const Kokkos::Cuda space = runtime.instance(stream);
+  S alpha{}, beta{};
+  if (!read_level3_scalars(c, stream, alpha, beta)) {
+    what = "alpha or beta unreadable on the device";
+    return false;
+  }
+  if (!copy_b_into_c(c, stream, what)) return false;
+  try {
+    const Guard inside;
+    const ozaki::Report r = run_routine(c, space, alpha, beta);
+    what = describe(r);
+    if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
+    Tally& t = tally();
+    if (r.algorithm == ozaki::Algorithm::Native) {
+      t.native.fetch_add(1, std::memory_order_relaxed);
+    } else {
+      t.through_ozaki.fetch_add(1, std::memory_order_relaxed);
+      std::lock_guard<std::mutex> lock(t.mutex);
+      t.ozaki_flops += Scalar<T>::flops * c.multiply_adds();
+    }
+    return true;
+  } catch (const std::exception& e) {
+    what = std::string("ozaki refused: ") + e.what();
+    return false;
+  }
+}
+
+/// A level-3 call (syrk, herk, trsm, trmm, symm, hemm): through its ozaki routine, or `pass`,
+/// the caller's own call on the real cuBLAS, unchanged: for ozaki's and cuBLAS's own calls, the
+/// calls level3_ineligible passes, a stream being captured (the call passes whole: nothing of
+/// it is read or run), a symm or hemm whose GEMM Auto declines, C overlapping a trmm's A or B,
+/// and whatever ozaki refuses.
+template <class T, class S, class Pass>
+cublasStatus_t level3(const Level3<T, S>& c, const Pass& pass) {
+  const auto callers_call = [&] {
+    const InCublas in_cublas;
+    return pass();
+  };
+  if (inside_ozaki > 0 || inside_cublas > 0) return callers_call();
+  Passed passed = Passed::Count;
+  if (level3_ineligible(c, passed)) {
+    count_pass(passed);
+    log_level3(c, std::string("cuBLAS (") + passed_reason(passed) + ")", 0);
+    return callers_call();
+  }
+  const cudaStream_t stream = handle_stream(c.handle);
+  if (capturing(stream)) {
+    count_pass(Passed::StreamCapture);
+    log_level3(c, std::string("cuBLAS (") + passed_reason(Passed::StreamCapture) + ")", 0);
+    return callers_call();
+  }
+  CallTimer timer(stream);
+  if (level3_declines(c, stream)) {
+    tally().native_by_shape.fetch_add(1, std::memory_order_relaxed);
+    const cublasStatus_t status = callers_call();
+    log_level3(c, "Native (Auto, from the shape of its GEMM)", timer.seconds());
+    return status;
+  }
+  std::string what = trmm_overlaps(c);
+  if (what.empty() && run_level3(c, stream, what)) {
+    log_level3(c, what, timer.seconds());
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  const cublasStatus_t status = callers_call();
+  count_pass(what);
+  log_level3(c, "cuBLAS (" + what + ")", timer.seconds());
+  return status;
+}
+
 }  // namespace
 }  // namespace ozaki_cublas
 
@@ -1639,4 +1964,142 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasLtMatmul(
       lightHandle, computeDesc,          alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo,
       workspace,   workspaceSizeInBytes, stream};
   return lt_matmul(call);
+}
+
+// Level-3 routines (double and double complex): each by its ozaki routine where the call is
+// taken (level3: in OZAKI_CUBLAS=auto syrk and herk from n = 12288 and k = 8192, symm and hemm
+// where Auto takes their GEMM, trsm and trmm not yet; in force every call ozaki can answer),
+// otherwise the caller's own call.
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDsyrk_v2(cublasHandle_t handle, cublasFillMode_t uplo,
+                                                  cublasOperation_t trans, int n, int k,
+                                                  const double* alpha, const double* A, int lda,
+                                                  const double* beta, double* C, int ldc) {
+  const auto real_call = real<decltype(&cublasDsyrk_v2)>("cublasDsyrk_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(
+      Level3<double>{"cublasDsyrk_v2", Routine::Syrk, handle, CUBLAS_SIDE_LEFT, uplo, trans,
+                     CUBLAS_DIAG_NON_UNIT, n, n, k, alpha, A, lda, nullptr, 0, beta, C, ldc},
+      [&] { return real_call(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZsyrk_v2(cublasHandle_t handle, cublasFillMode_t uplo,
+                                                  cublasOperation_t trans, int n, int k,
+                                                  const cuDoubleComplex* alpha,
+                                                  const cuDoubleComplex* A, int lda,
+                                                  const cuDoubleComplex* beta, cuDoubleComplex* C,
+                                                  int ldc) {
+  const auto real_call = real<decltype(&cublasZsyrk_v2)>("cublasZsyrk_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(Level3<cuDoubleComplex>{"cublasZsyrk_v2", Routine::Syrk, handle, CUBLAS_SIDE_LEFT,
+                                        uplo, trans, CUBLAS_DIAG_NON_UNIT, n, n, k, alpha, A, lda,
+                                        nullptr, 0, beta, C, ldc},
+                [&] { return real_call(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZherk_v2(cublasHandle_t handle, cublasFillMode_t uplo,
+                                                  cublasOperation_t trans, int n, int k,
+                                                  const double* alpha, const cuDoubleComplex* A,
+                                                  int lda, const double* beta, cuDoubleComplex* C,
+                                                  int ldc) {
+  const auto real_call = real<decltype(&cublasZherk_v2)>("cublasZherk_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(Level3<cuDoubleComplex, double>{"cublasZherk_v2", Routine::Herk, handle,
+                                                CUBLAS_SIDE_LEFT, uplo, trans, CUBLAS_DIAG_NON_UNIT,
+                                                n, n, k, alpha, A, lda, nullptr, 0, beta, C, ldc},
+                [&] { return real_call(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc); });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDtrsm_v2(cublasHandle_t handle, cublasSideMode_t side,
+                                                  cublasFillMode_t uplo, cublasOperation_t trans,
+                                                  cublasDiagType_t diag, int m, int n,
+                                                  const double* alpha, const double* A, int lda,
+                                                  double* B, int ldb) {
+  const auto real_call = real<decltype(&cublasDtrsm_v2)>("cublasDtrsm_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(
+      Level3<double>{"cublasDtrsm_v2", Routine::Trsm, handle, side, uplo, trans, diag, m, n, 0,
+                     alpha, A, lda, nullptr, 0, nullptr, B, ldb},
+      [&] { return real_call(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb); });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZtrsm_v2(cublasHandle_t handle, cublasSideMode_t side,
+                                                  cublasFillMode_t uplo, cublasOperation_t trans,
+                                                  cublasDiagType_t diag, int m, int n,
+                                                  const cuDoubleComplex* alpha,
+                                                  const cuDoubleComplex* A, int lda,
+                                                  cuDoubleComplex* B, int ldb) {
+  const auto real_call = real<decltype(&cublasZtrsm_v2)>("cublasZtrsm_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(
+      Level3<cuDoubleComplex>{"cublasZtrsm_v2", Routine::Trsm, handle, side, uplo, trans, diag, m,
+                              n, 0, alpha, A, lda, nullptr, 0, nullptr, B, ldb},
+      [&] { return real_call(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb); });
+}
+
+// trmm_v2 is out of place, C = alpha op(A) B: C gets B's copy first where it is not B, and
+// ozaki's trmm runs in place on C (copy_b_into_c).
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDtrmm_v2(cublasHandle_t handle, cublasSideMode_t side,
+                                                  cublasFillMode_t uplo, cublasOperation_t trans,
+                                                  cublasDiagType_t diag, int m, int n,
+                                                  const double* alpha, const double* A, int lda,
+                                                  const double* B, int ldb, double* C, int ldc) {
+  const auto real_call = real<decltype(&cublasDtrmm_v2)>("cublasDtrmm_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(Level3<double>{"cublasDtrmm_v2", Routine::Trmm, handle, side, uplo, trans, diag, m,
+                               n, 0, alpha, A, lda, B, ldb, nullptr, C, ldc},
+                [&] {
+                  return real_call(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C,
+                                   ldc);
+                });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZtrmm_v2(
+    cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, cublasOperation_t trans,
+    cublasDiagType_t diag, int m, int n, const cuDoubleComplex* alpha, const cuDoubleComplex* A,
+    int lda, const cuDoubleComplex* B, int ldb, cuDoubleComplex* C, int ldc) {
+  const auto real_call = real<decltype(&cublasZtrmm_v2)>("cublasZtrmm_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(Level3<cuDoubleComplex>{"cublasZtrmm_v2", Routine::Trmm, handle, side, uplo, trans,
+                                        diag, m, n, 0, alpha, A, lda, B, ldb, nullptr, C, ldc},
+                [&] {
+                  return real_call(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C,
+                                   ldc);
+                });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDsymm_v2(cublasHandle_t handle, cublasSideMode_t side,
+                                                  cublasFillMode_t uplo, int m, int n,
+                                                  const double* alpha, const double* A, int lda,
+                                                  const double* B, int ldb, const double* beta,
+                                                  double* C, int ldc) {
+  const auto real_call = real<decltype(&cublasDsymm_v2)>("cublasDsymm_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(
+      Level3<double>{"cublasDsymm_v2", Routine::Symm, handle, side, uplo, CUBLAS_OP_N,
+                     CUBLAS_DIAG_NON_UNIT, m, n, 0, alpha, A, lda, B, ldb, beta, C, ldc},
+      [&] { return real_call(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc); });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZsymm_v2(
+    cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int m, int n,
+    const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B,
+    int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc) {
+  const auto real_call = real<decltype(&cublasZsymm_v2)>("cublasZsymm_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(
+      Level3<cuDoubleComplex>{"cublasZsymm_v2", Routine::Symm, handle, side, uplo, CUBLAS_OP_N,
+                              CUBLAS_DIAG_NON_UNIT, m, n, 0, alpha, A, lda, B, ldb, beta, C, ldc},
+      [&] { return real_call(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc); });
+}
+
+OZAKI_CUBLAS_EXPORT cublasStatus_t cublasZhemm_v2(
+    cublasHandle_t handle, cublasSideMode_t side, cublasFillMode_t uplo, int m, int n,
+    const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B,
+    int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc) {
+  const auto real_call = real<decltype(&cublasZhemm_v2)>("cublasZhemm_v2");
+  if (real_call == nullptr) return CUBLAS_STATUS_NOT_INITIALIZED;
+  return level3(
+      Level3<cuDoubleComplex>{"cublasZhemm_v2", Routine::Hemm, handle, side, uplo, CUBLAS_OP_N,
+                              CUBLAS_DIAG_NON_UNIT, m, n, 0, alpha, A, lda, B, ldb, beta, C, ldc},
+      [&] { return real_call(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
