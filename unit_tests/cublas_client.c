@@ -6,7 +6,8 @@
  * conjugate transposes included): the FP64 cases within
  * 2^-50 of (|alpha||A||B| + |beta C0|) (docs/design.md, "The cuBLAS interposer"), the FP32
  * case within 2^-18.  cublasLtMatmul cases (run_lt_case) add a bias epilogue's |bias| to that
- * scale.  It prints one line per case with the error and a hash of C's bits;
+ * scale.  The level-3 cases (run_l3_case: syrk, herk, trsm, trmm, symm, hemm) state their own
+ * bounds.  It prints one line per case with the error and a hash of C's bits;
  * unit_tests/interposer_check.sh runs it with and without libozaki_cublas.so and compares.
  * Exit status: the number of cases outside their bound. */
 #include <cublasLt.h>
@@ -884,6 +885,331 @@ static int run_batch_case(const BatchCase* c, cudaStream_t stream) {
   return failed;
 }
 
+/* Level-3 routines: cublasDsyrk_v2, cublasZsyrk_v2, cublasZherk_v2, cublasDtrsm_v2,
+   cublasZtrsm_v2, cublasDtrmm_v2, cublasZtrmm_v2, cublasDsymm_v2, cublasZsymm_v2 and
+   cublasZhemm_v2, which the interposer answers with ozaki's routines under OZAKI_CUBLAS=force.
+   What a routine must not read holds NaN (A's other triangle, a unit diagonal; C's other
+   triangle for syrk and herk, which must also stay as it was), and the imaginary parts that
+   herk and hemm take as zero hold 7.  Checked on sampled entries against long double: syrk,
+   herk, trmm, symm and hemm by the forward error relative to |alpha| |op(A)||op(B)| + |beta C0|
+   within 2^-50; trsm, on a diagonally dominant A, by the componentwise backward error
+   |alpha B0 - op(A) X| / (|op(A)||X| + |alpha B0|) within 2^-48. */
+enum L3Api { DSYRK, ZSYRK, ZHERK, DTRSM, ZTRSM, DTRMM, ZTRMM, DSYMM, ZSYMM, ZHEMM };
+typedef struct {
+  const char* name;
+  enum L3Api api;
+  cublasSideMode_t side;
+  cublasFillMode_t uplo;
+  cublasOperation_t trans;
+  cublasDiagType_t diag;
+  int m, n, k; /* C (trsm: B) is m x n; syrk and herk: n x n with op(A) n x k, m = n */
+  int pad;     /* added to every leading dimension */
+  cuDoubleComplex alpha, beta; /* real parts only for the real routines and herk */
+  int device_scalars;
+  int stream;
+  int c_apart; /* trmm: C is not B (leading dimension ldb + 2) */
+} L3Case;
+
+typedef struct {
+  long double re, im;
+} LZ;
+
+static LZ lz(long double re, long double im) {
+  LZ z = {re, im};
+  return z;
+}
+static LZ lz_mul(LZ a, LZ b) { return lz(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+static LZ lz_add(LZ a, LZ b) { return lz(a.re + b.re, a.im + b.im); }
+static LZ lz_conj(LZ a, int conjugate) { return lz(a.re, conjugate ? -a.im : a.im); }
+static long double lz_abs(LZ a) { return sqrtl(a.re * a.re + a.im * a.im); }
+
+static int l3_complex(const L3Case* c) {
+  return c->api == ZSYRK || c->api == ZHERK || c->api == ZTRSM || c->api == ZTRMM ||
+         c->api == ZSYMM || c->api == ZHEMM;
+}
+static int l3_rank_k(const L3Case* c) { return c->api <= ZHERK; }
+static int l3_triangular(const L3Case* c) { return c->api >= DTRSM && c->api <= ZTRMM; }
+static int l3_solve(const L3Case* c) { return c->api == DTRSM || c->api == ZTRSM; }
+/* A's stored rows (and columns: square but for syrk and herk). */
+static int l3_rows_a(const L3Case* c) {
+  if (l3_rank_k(c)) return c->trans == CUBLAS_OP_N ? c->n : c->k;
+  return c->side == CUBLAS_SIDE_LEFT ? c->m : c->n;
+}
+static int l3_cols_a(const L3Case* c) {
+  return l3_rank_k(c) ? (c->trans == CUBLAS_OP_N ? c->k : c->n) : l3_rows_a(c);
+}
+/* Whether (row, col) is in the `uplo` triangle (the diagonal included). */
+static int in_triangle(cublasFillMode_t uplo, int row, int col) {
+  return uplo == CUBLAS_FILL_MODE_LOWER ? row >= col : row <= col;
+}
+
+/* Element (row, col) of a column-major matrix of `es` doubles per element. */
+static LZ get(const double* X, int es, int ld, int row, int col) {
+  const double* x = X + (size_t)es * ((size_t)col * ld + row);
+  return lz(x[0], es == 2 ? x[1] : 0.0);
+}
+static void set(double* X, int es, int ld, int row, int col, double re, double im) {
+  double* x = X + (size_t)es * ((size_t)col * ld + row);
+  x[0] = re;
+  if (es == 2) x[1] = im;
+}
+
+/* Entry (row, col) of the square A as the routine reads it: its stored triangle; the other
+   triangle zero (trsm, trmm) or mirrored (symm; hemm conjugated, with a real diagonal); a unit
+   diagonal one. */
+static LZ a_read(const L3Case* c, const double* A, int es, int lda, int row, int col) {
+  if (l3_triangular(c) && c->diag == CUBLAS_DIAG_UNIT && row == col) return lz(1, 0);
+  if (in_triangle(c->uplo, row, col)) {
+    const LZ a = get(A, es, lda, row, col);
+    return c->api == ZHEMM && row == col ? lz(a.re, 0) : a;
+  }
+  if (l3_triangular(c)) return lz(0, 0);
+  return lz_conj(get(A, es, lda, col, row), c->api == ZHEMM);
+}
+/* op(A)(row, col) for trsm and trmm, and for syrk and herk (their A general). */
+static LZ op_a(const L3Case* c, const double* A, int es, int lda, int row, int col) {
+  const int h = c->trans == CUBLAS_OP_C;
+  if (l3_rank_k(c))
+    return c->trans == CUBLAS_OP_N ? get(A, es, lda, row, col)
+                                   : lz_conj(get(A, es, lda, col, row), h);
+  return c->trans == CUBLAS_OP_N ? a_read(c, A, es, lda, row, col)
+                                 : lz_conj(a_read(c, A, es, lda, col, row), h);
+}
+
+/* A as the case needs it: NaN where the routine must not read (the other triangle of a square
+   A, a unit diagonal); for trsm off-diagonal entries divided by the order and a diagonal of
+   2 + |a| (diagonally dominant: well conditioned); hemm's diagonal imaginary parts 7. */
+static void l3_fill_a(const L3Case* c, double* A, int es, int lda) {
+  const int rows = l3_rows_a(c), cols = l3_cols_a(c);
+  fill(A, (size_t)es * lda * cols, 901 + (uint64_t)c->api);
+  if (l3_rank_k(c)) return;
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i) {
+      const LZ a = get(A, es, lda, i, j);
+      if (!in_triangle(c->uplo, i, j) ||
+          (l3_triangular(c) && c->diag == CUBLAS_DIAG_UNIT && i == j))
+        set(A, es, lda, i, j, NAN, NAN);
+      else if (l3_solve(c) && i != j)
+        set(A, es, lda, i, j, (double)a.re / rows, (double)a.im / rows);
+      else if (l3_solve(c))
+        set(A, es, lda, i, j, 2.0 + fabs((double)a.re), (double)a.im);
+      else if (c->api == ZHEMM && i == j)
+        set(A, es, lda, i, j, (double)a.re, 7.0);
+    }
+}
+
+/* A case's host data.  B0: trmm's, symm's and trsm's B before the call; C0: C before the call
+   (B0 itself where C is B: trsm, trmm in place), C after it; C and C0 share ldc. */
+typedef struct {
+  int es, lda, ldb, ldc;
+  double *A, *B0, *C0, *C, *B; /* B: B after the call (trmm with C apart) */
+} L3Data;
+
+/* The sum over p of op(A)(i, p) X(p, j) (side L; side R X(i, p) op(A)(p, j); syrk and herk
+   op(A)(i, p) op(A)(j, p), herk's conjugated), and the sum of the terms' moduli. */
+static void l3_product(const L3Case* c, const L3Data* d, const double* X, int ldx, int i, int j,
+                       LZ* sum, long double* magnitude) {
+  const int es = d->es, left = c->side == CUBLAS_SIDE_LEFT;
+  const int inner = l3_rank_k(c) ? c->k : (left ? c->m : c->n);
+  *sum = lz(0, 0);
+  *magnitude = 0;
+  for (int p = 0; p < inner; ++p) {
+    LZ x, y;
+    if (l3_rank_k(c)) {
+      x = op_a(c, d->A, es, d->lda, i, p);
+      y = lz_conj(op_a(c, d->A, es, d->lda, j, p), c->api == ZHERK);
+    } else if (left) {
+      x = l3_triangular(c) ? op_a(c, d->A, es, d->lda, i, p) : a_read(c, d->A, es, d->lda, i, p);
+      y = get(X, es, ldx, p, j);
+    } else {
+      x = get(X, es, ldx, i, p);
+      y = l3_triangular(c) ? op_a(c, d->A, es, d->lda, p, j) : a_read(c, d->A, es, d->lda, p, j);
+    }
+    *sum = lz_add(*sum, lz_mul(x, y));
+    *magnitude += lz_abs(x) * lz_abs(y);
+  }
+}
+
+/* At (i, j): trsm's componentwise backward error |alpha B0 - op(A) X| / (|op(A)||X| +
+   |alpha B0|), X the result; the others' forward error |C - ref| / (|alpha| |op(A)||op(B)| +
+   |beta C0|), herk's C0 with a real diagonal. */
+static double l3_entry_error(const L3Case* c, const L3Data* d, int i, int j) {
+  const int es = d->es, real_scalars = es == 1 || c->api == ZHERK;
+  const LZ alpha = lz(c->alpha.x, real_scalars ? 0 : c->alpha.y);
+  const LZ beta = lz(c->beta.x, real_scalars ? 0 : c->beta.y);
+  LZ sum, residual;
+  long double magnitude, scale;
+  if (l3_solve(c)) {
+    l3_product(c, d, d->C, d->ldc, i, j, &sum, &magnitude);
+    const LZ rhs = lz_mul(alpha, get(d->B0, es, d->ldb, i, j));
+    residual = lz(rhs.re - sum.re, rhs.im - sum.im);
+    scale = magnitude + lz_abs(rhs);
+  } else {
+    l3_product(c, d, d->B0, d->ldb, i, j, &sum, &magnitude);
+    LZ c0 = l3_triangular(c) ? lz(0, 0) : get(d->C0, es, d->ldc, i, j);
+    if (c->api == ZHERK && i == j) c0.im = 0;
+    const LZ ref = lz_add(lz_mul(alpha, sum), lz_mul(beta, c0));
+    const LZ out = get(d->C, es, d->ldc, i, j);
+    residual = lz(out.re - ref.re, out.im - ref.im);
+    scale = lz_abs(alpha) * magnitude + lz_abs(lz_mul(beta, c0));
+  }
+  return scale > 0 ? (double)(lz_abs(residual) / scale) : 0.0;
+}
+
+/* The worst error over 97 sampled entries (syrk and herk: in C's `uplo` triangle). */
+static double l3_sampled_error(const L3Case* c, const L3Data* d) {
+  double worst = 0;
+  for (int s = 0; s < 97; ++s) {
+    int i = (int)(((long long)s * 7919) % c->m), j = (int)(((long long)s * 104729) % c->n);
+    if (l3_rank_k(c) && !in_triangle(c->uplo, i, j)) {
+      const int t = i;
+      i = j;
+      j = t;
+    }
+    const double e = l3_entry_error(c, d, i, j);
+    if (isnan(e)) return e;
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+/* Whether everything the call must not write is as it was: C's rows past m, syrk's and herk's
+   other triangle of C (NaN), and B where C is apart from it. */
+static int l3_untouched(const L3Case* c, const L3Data* d) {
+  const size_t bytes = sizeof(double) * d->es;
+  for (int j = 0; j < c->n; ++j)
+    for (int i = 0; i < d->ldc; ++i)
+      if ((i >= c->m || (l3_rank_k(c) && !in_triangle(c->uplo, i, j))) &&
+          memcmp(d->C + (size_t)d->es * ((size_t)j * d->ldc + i),
+                 d->C0 + (size_t)d->es * ((size_t)j * d->ldc + i), bytes) != 0)
+        return 0;
+  return d->B == NULL || memcmp(d->B, d->B0, bytes * (size_t)d->ldb * c->n) == 0;
+}
+
+/* The case's cuBLAS call; alpha and beta point at two scalars of its type (host or device),
+   trsm's B is C. */
+static void l3_call(const L3Case* c, cublasHandle_t h, const void* alpha, const void* beta,
+                    const void* A, int lda, const void* B, int ldb, void* C, int ldc) {
+  typedef const double* D;
+  typedef const cuDoubleComplex* Z;
+  double* dc = (double*)C;
+  cuDoubleComplex* zc = (cuDoubleComplex*)C;
+  const cublasSideMode_t s = c->side;
+  const cublasFillMode_t u = c->uplo;
+  const cublasOperation_t t = c->trans;
+  const cublasDiagType_t g = c->diag;
+  const int m = c->m, n = c->n, k = c->k;
+  switch (c->api) {
+    case DSYRK:
+      CHECK_CUBLAS(cublasDsyrk(h, u, t, n, k, (D)alpha, (D)A, lda, (D)beta, dc, ldc));
+      break;
+    case ZSYRK:
+      CHECK_CUBLAS(cublasZsyrk(h, u, t, n, k, (Z)alpha, (Z)A, lda, (Z)beta, zc, ldc));
+      break;
+    case ZHERK:
+      CHECK_CUBLAS(cublasZherk(h, u, t, n, k, (D)alpha, (Z)A, lda, (D)beta, zc, ldc));
+      break;
+    case DTRSM: CHECK_CUBLAS(cublasDtrsm(h, s, u, t, g, m, n, (D)alpha, (D)A, lda, dc, ldc)); break;
+    case ZTRSM: CHECK_CUBLAS(cublasZtrsm(h, s, u, t, g, m, n, (Z)alpha, (Z)A, lda, zc, ldc)); break;
+    case DTRMM:
+      CHECK_CUBLAS(cublasDtrmm(h, s, u, t, g, m, n, (D)alpha, (D)A, lda, (D)B, ldb, dc, ldc));
+      break;
+    case ZTRMM:
+      CHECK_CUBLAS(cublasZtrmm(h, s, u, t, g, m, n, (Z)alpha, (Z)A, lda, (Z)B, ldb, zc, ldc));
+      break;
+    case DSYMM:
+      CHECK_CUBLAS(cublasDsymm(h, s, u, m, n, (D)alpha, (D)A, lda, (D)B, ldb, (D)beta, dc, ldc));
+      break;
+    case ZSYMM:
+      CHECK_CUBLAS(cublasZsymm(h, s, u, m, n, (Z)alpha, (Z)A, lda, (Z)B, ldb, (Z)beta, zc, ldc));
+      break;
+    case ZHEMM:
+      CHECK_CUBLAS(cublasZhemm(h, s, u, m, n, (Z)alpha, (Z)A, lda, (Z)B, ldb, (Z)beta, zc, ldc));
+      break;
+  }
+}
+
+/* Whether the case's C is its B: trsm (in place), and trmm unless its C is apart. */
+static int l3_c_is_b(const L3Case* c) { return l3_solve(c) || (l3_triangular(c) && !c->c_apart); }
+
+/* The case's host data, allocated and filled (l3_fill_a; C0 of syrk and herk NaN in the other
+   triangle, herk's diagonal imaginary parts 7). */
+static L3Data l3_host_data(const L3Case* c) {
+  const int es = l3_complex(c) ? 2 : 1;
+  L3Data d = {es, l3_rows_a(c) + c->pad, c->m + c->pad, 0, NULL, NULL, NULL, NULL, NULL};
+  d.ldc = l3_rank_k(c) ? c->n + c->pad : (c->c_apart ? d.ldb + 2 : d.ldb);
+  const size_t sb = (size_t)es * d.ldb * c->n, sc = (size_t)es * d.ldc * c->n;
+  d.A = malloc(sizeof(double) * es * (size_t)d.lda * l3_cols_a(c));
+  l3_fill_a(c, d.A, es, d.lda);
+  if (!l3_rank_k(c)) {
+    d.B0 = malloc(sizeof(double) * sb);
+    fill(d.B0, sb, 911 + (uint64_t)c->m);
+  }
+  if (c->c_apart) d.B = malloc(sizeof(double) * sb);
+  d.C0 = l3_c_is_b(c) ? d.B0 : malloc(sizeof(double) * sc);
+  d.C = malloc(sizeof(double) * sc);
+  if (l3_c_is_b(c)) return d;
+  fill(d.C0, sc, 917 + (uint64_t)c->n);
+  for (int j = 0; j < c->n && l3_rank_k(c); ++j)
+    for (int i = 0; i < c->n; ++i)
+      if (!in_triangle(c->uplo, i, j))
+        set(d.C0, es, d.ldc, i, j, NAN, NAN);
+      else if (c->api == ZHERK && i == j)
+        set(d.C0, es, d.ldc, i, j, get(d.C0, es, d.ldc, i, j).re, 7.0);
+  return d;
+}
+
+static void* l3_to_device(const double* X, size_t doubles) {
+  void* d;
+  CHECK_CUDA(cudaMalloc(&d, sizeof(double) * doubles));
+  CHECK_CUDA(cudaMemcpy(d, X, sizeof(double) * doubles, cudaMemcpyHostToDevice));
+  return d;
+}
+
+static int run_l3_case(const L3Case* c, cudaStream_t stream) {
+  L3Data d = l3_host_data(c);
+  const int es = d.es;
+  const size_t sa = (size_t)es * d.lda * l3_cols_a(c), sb = (size_t)es * d.ldb * c->n,
+               sc = (size_t)es * d.ldc * c->n;
+  void* dA = l3_to_device(d.A, sa);
+  void* dB = d.B0 ? l3_to_device(d.B0, sb) : NULL;
+  void* dC = l3_c_is_b(c) ? dB : l3_to_device(d.C0, sc);
+  /* Scalars of the call's type: double for the real routines and herk. */
+  const int real_scalars = es == 1 || c->api == ZHERK;
+  const cuDoubleComplex zscalars[2] = {c->alpha, c->beta};
+  const double dscalars[2] = {c->alpha.x, c->beta.x};
+  const void* host_scalars = real_scalars ? (const void*)dscalars : (const void*)zscalars;
+  const size_t scalar_bytes = real_scalars ? sizeof(double) : sizeof(cuDoubleComplex);
+  char* dScalars;
+  CHECK_CUDA(cudaMalloc((void**)&dScalars, 2 * scalar_bytes));
+  CHECK_CUDA(cudaMemcpy(dScalars, host_scalars, 2 * scalar_bytes, cudaMemcpyHostToDevice));
+  const char* alpha = c->device_scalars ? dScalars : (const char*)host_scalars;
+  cublasHandle_t handle;
+  CHECK_CUBLAS(cublasCreate(&handle));
+  CHECK_CUBLAS(cublasSetStream(handle, stream));
+  CHECK_CUBLAS(cublasSetPointerMode(
+      handle, c->device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST));
+  l3_call(c, handle, alpha, alpha + scalar_bytes, dA, d.lda, dB, d.ldb, dC, d.ldc);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaMemcpy(d.C, dC, sizeof(double) * sc, cudaMemcpyDeviceToHost));
+  if (d.B) CHECK_CUDA(cudaMemcpy(d.B, dB, sizeof(double) * sb, cudaMemcpyDeviceToHost));
+  const double err = l3_sampled_error(c, &d);
+  const int failed = !(err <= ldexp(1.0, l3_solve(c) ? -48 : -50)) || !l3_untouched(c, &d);
+  printf("case %-24s err %.3e hash %016llx %s\n", c->name, err,
+         (unsigned long long)hash_bytes(d.C, sizeof(double) * sc), failed ? "FAIL" : "ok");
+  cublasDestroy(handle);
+  if (dC != dB) cudaFree(dC);
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dScalars);
+  if (d.C0 != d.B0) free(d.C0);
+  free(d.A);
+  free(d.B0);
+  free(d.B);
+  free(d.C);
+  return failed;
+}
+
 static void* run_job(void* arg) {
   Job* job = (Job*)arg;
   job->failed = run_case(job->c, job->stream);
@@ -1051,6 +1377,192 @@ int main(void) {
        {{576, 576, 576, CUBLAS_OP_N, CUBLAS_OP_N, 0, {1.0, 0}, {0.5, 0}, 2}},
        NULL},
   };
+  /* Level-3 routines (run_l3_case): sides, triangles, transposes and diagonals mixed, both
+     pointer modes, trmm in place and with its C apart from B.  Under force the interposer takes
+     every one through ozaki; under auto trsm and trmm pass, and so do syrk and herk at these
+     sizes (below n = 12288). */
+  static const L3Case l3_cases[] = {
+      {"dsyrk_lt_device",
+       DSYRK,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_LOWER,
+       CUBLAS_OP_T,
+       CUBLAS_DIAG_NON_UNIT,
+       576,
+       576,
+       640,
+       3,
+       {1.5, 0},
+       {0.5, 0},
+       1,
+       1,
+       0},
+      {"zsyrk_un",
+       ZSYRK,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_UPPER,
+       CUBLAS_OP_N,
+       CUBLAS_DIAG_NON_UNIT,
+       544,
+       544,
+       608,
+       1,
+       {0.5, -1.0},
+       {1.0, 0.25},
+       0,
+       2,
+       0},
+      {"zherk_lc_device",
+       ZHERK,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_LOWER,
+       CUBLAS_OP_C,
+       CUBLAS_DIAG_NON_UNIT,
+       608,
+       608,
+       576,
+       2,
+       {-0.75, 0},
+       {1.25, 0},
+       1,
+       1,
+       0},
+      {"dtrsm_llnn",
+       DTRSM,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_LOWER,
+       CUBLAS_OP_N,
+       CUBLAS_DIAG_NON_UNIT,
+       576,
+       544,
+       0,
+       3,
+       {1.5, 0},
+       {0, 0},
+       0,
+       1,
+       0},
+      {"dtrsm_rltu_device",
+       DTRSM,
+       CUBLAS_SIDE_RIGHT,
+       CUBLAS_FILL_MODE_LOWER,
+       CUBLAS_OP_T,
+       CUBLAS_DIAG_UNIT,
+       608,
+       576,
+       0,
+       1,
+       {-2.0, 0},
+       {0, 0},
+       1,
+       2,
+       0},
+      {"ztrsm_rucu_device",
+       ZTRSM,
+       CUBLAS_SIDE_RIGHT,
+       CUBLAS_FILL_MODE_UPPER,
+       CUBLAS_OP_C,
+       CUBLAS_DIAG_UNIT,
+       544,
+       608,
+       0,
+       1,
+       {0.5, 0.5},
+       {0, 0},
+       1,
+       2,
+       0},
+      {"dtrmm_lutu_c_apart",
+       DTRMM,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_UPPER,
+       CUBLAS_OP_T,
+       CUBLAS_DIAG_UNIT,
+       608,
+       544,
+       0,
+       2,
+       {-1.0, 0},
+       {0, 0},
+       0,
+       1,
+       1},
+      {"ztrmm_rlnn_device",
+       ZTRMM,
+       CUBLAS_SIDE_RIGHT,
+       CUBLAS_FILL_MODE_LOWER,
+       CUBLAS_OP_N,
+       CUBLAS_DIAG_NON_UNIT,
+       576,
+       640,
+       0,
+       0,
+       {1.0, -0.5},
+       {0, 0},
+       1,
+       2,
+       0},
+      {"ztrmm_llcn_c_apart",
+       ZTRMM,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_LOWER,
+       CUBLAS_OP_C,
+       CUBLAS_DIAG_NON_UNIT,
+       544,
+       576,
+       0,
+       1,
+       {0.0, 1.0},
+       {0, 0},
+       0,
+       1,
+       1},
+      {"dsymm_ru",
+       DSYMM,
+       CUBLAS_SIDE_RIGHT,
+       CUBLAS_FILL_MODE_UPPER,
+       CUBLAS_OP_N,
+       CUBLAS_DIAG_NON_UNIT,
+       544,
+       576,
+       0,
+       3,
+       {2.0, 0},
+       {-1.0, 0},
+       0,
+       1,
+       0},
+      {"zsymm_ll_device",
+       ZSYMM,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_LOWER,
+       CUBLAS_OP_N,
+       CUBLAS_DIAG_NON_UNIT,
+       576,
+       544,
+       0,
+       1,
+       {0.5, 1.0},
+       {0.0, 1.0},
+       1,
+       2,
+       0},
+      {"zhemm_lu",
+       ZHEMM,
+       CUBLAS_SIDE_LEFT,
+       CUBLAS_FILL_MODE_UPPER,
+       CUBLAS_OP_N,
+       CUBLAS_DIAG_NON_UNIT,
+       608,
+       576,
+       0,
+       2,
+       {1.0, 0.25},
+       {0.5, -0.5},
+       0,
+       1,
+       0},
+  };
   cudaStream_t streams[3] = {0, 0, 0};
   CHECK_CUDA(cudaStreamCreate(&streams[1]));
   CHECK_CUDA(cudaStreamCreate(&streams[2]));
@@ -1068,6 +1580,8 @@ int main(void) {
     failures += run_lt_case(&lt_cases[i], streams[1 + i % 2]);
   for (size_t i = 0; i < sizeof batch_cases / sizeof batch_cases[0]; ++i)
     failures += run_batch_case(&batch_cases[i], streams[batch_cases[i].stream]);
+  for (size_t i = 0; i < sizeof l3_cases / sizeof l3_cases[0]; ++i)
+    failures += run_l3_case(&l3_cases[i], streams[l3_cases[i].stream]);
   /* Captures on a stream that synchronises with the default stream and on a non-blocking one
      (torch.cuda.graph's kind), each replayed with new data. */
   failures += run_capture(streams[1], "graph_capture");
@@ -1104,7 +1618,8 @@ int main(void) {
   }
   printf("cublas_client: %d of %d cases outside their bound\n", failures,
          (int)(sizeof cases / sizeof cases[0] + sizeof zcases / sizeof zcases[0] +
-               sizeof lt_cases / sizeof lt_cases[0] + sizeof batch_cases / sizeof batch_cases[0]) +
+               sizeof lt_cases / sizeof lt_cases[0] + sizeof batch_cases / sizeof batch_cases[0] +
+               sizeof l3_cases / sizeof l3_cases[0]) +
              5);
   return failures;
 }

@@ -9,6 +9,9 @@
 # the captured ones inside their graphs (its log), and say so in its summary; of the batched
 # and grouped calls it must take every product of at least 512 one by one, keep a grouped
 # call's small group as a grouped call of its own, and pass a batch of small products whole.
+# The level-3 calls (syrk, herk, trsm, trmm, symm, hemm) must go through ozaki under force, and
+# under auto trsm and trmm (not yet faster than cuBLAS's) and syrk and herk below n = 12288
+# must pass with plain cuBLAS's bits.
 # A sixth run,
 # force with OZAKI_CUBLAS_FP32=1, must take the FP32 SGEMM and cublasLtMatmul-with-bias cases
 # and still pass the TF32 and GELU cublasLtMatmul cases through whole (plain cuBLAS's bits).
@@ -49,10 +52,11 @@ grep -q "stream capture" "$work/nographs.err" || fail "nographs: the captured ca
 # force: every FP64 call of at least 512 in each dimension went through ozaki: 5 real and 3
 # complex single calls, 3 products of the strided batch, 3 cublasLtMatmul calls (real, real
 # with a bias, complex), the two captures' warm-up calls, the moved handle's 2 calls, 2
-# threads, and 12 products of batched and grouped calls (below); and the two captured calls
-# ran scheme II inside their graphs (the warm-up calls made the library's streams for graphs).
+# threads, 12 products of batched and grouped calls and 12 level-3 calls (below); and the two
+# captured calls ran scheme II inside their graphs (the warm-up calls made the library's streams
+# for graphs).
 through=$(grep -- "-> Int8" "$work/force.err" | grep -vc "(captured into a graph)" || true)
-[ "$through" -ge 32 ] || fail "force: $through eager calls through ozaki, expected 32"
+[ "$through" -ge 44 ] || fail "force: $through eager calls through ozaki, expected 44"
 # The batched and grouped calls' products, one by one: cublasDgemmBatched 3 (device scalars),
 # cublasZgemmBatched 2, cublasGemmStridedBatchedEx 2, cublasGemmBatchedEx 2 (device scalars),
 # cublasDgemmGroupedBatched 2 + 1 of its two large groups.
@@ -67,6 +71,25 @@ grep -q -- "cublasDgemmGroupedBatched NT 48x40x56 -> cuBLAS (below OZAKI_CUBLAS_
   "$work/force.err" || fail "force: the grouped call's small group was not kept as a grouped call of its own"
 grep -q -- "cublasDgemmBatched NN 32x32x32 -> cuBLAS (below OZAKI_CUBLAS_MIN), the whole batch of 16" \
   "$work/force.err" || fail "force: the batch of small products did not pass whole"
+# The level-3 calls, each through its ozaki routine (the log: entry point, side, uplo, trans and
+# diag letters where it has them, shape).
+for expected in "cublasDsyrk_v2 LT 576x640" "cublasZsyrk_v2 UN 544x608" \
+  "cublasZherk_v2 LC 608x576" "cublasDtrsm_v2 LLNN 576x544" "cublasDtrsm_v2 RLTU 608x576" \
+  "cublasZtrsm_v2 RUCU 544x608" "cublasDtrmm_v2 LUTU 608x544" "cublasZtrmm_v2 RLNN 576x640" \
+  "cublasZtrmm_v2 LLCN 544x576" "cublasDsymm_v2 RU 544x576" "cublasZsymm_v2 LL 576x544" \
+  "cublasZhemm_v2 LU 608x576"; do
+  grep -q -- "$expected -> Int8" "$work/force.err" || fail "force: $expected did not go through ozaki"
+done
+# auto: trsm and trmm pass (not yet faster than cuBLAS's), and syrk and herk below n = 12288,
+# with plain cuBLAS's bits.
+level3_passed() { hashes "$1" | grep -E '^([dz]tr[sm]m|[dz]syrk|zherk)_' || true; }
+[ "$(level3_passed plain | wc -l)" -eq 9 ] || fail "plain: expected 9 trsm, trmm, syrk and herk cases"
+[ "$(level3_passed auto)" = "$(level3_passed plain)" ] ||
+  fail "auto: a trsm, trmm, syrk or herk call did not pass with plain cuBLAS's bits"
+grep -q -- "cublasDtrsm_v2 LLNN 576x544 -> cuBLAS (trsm or trmm (ozaki's not yet faster than cuBLAS's" \
+  "$work/auto.err" || fail "auto: the trsm call did not pass for its routine"
+grep -q -- "cublasZherk_v2 LC 608x576 -> cuBLAS (syrk or herk below n = 12288" "$work/auto.err" ||
+  fail "auto: the herk call did not pass for its size"
 captured=$(grep -c -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/force.err" || true)
 [ "$captured" -eq 2 ] || fail "force: $captured captured calls ran scheme II inside their graph, expected 2"
 grep -q "through ozaki" "$work/force.err" || fail "force: no summary at exit"
@@ -97,7 +120,7 @@ if [ -n "${3:-}" ]; then
   env OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 "$3" >"$work/linked.out" 2>"$work/linked.err" ||
     { cat "$work/linked.out" "$work/linked.err" >&2; fail "linked: cases outside their bound"; }
   linked=$(grep -c -- "-> Int8" "$work/linked.err" || true)
-  [ "$linked" -ge 32 ] || fail "linked: $linked calls through ozaki, expected 32"
+  [ "$linked" -ge 44 ] || fail "linked: $linked calls through ozaki, expected 44"
   sort "$work/linked.out" >"$work/linked.sorted"
   [ "$(pass_hashes linked)" = "$(pass_hashes plain)" ] || fail "linked changed a pass-through case"
   echo "interposer_check: the linked client took $linked calls through ozaki"
