@@ -101,14 +101,9 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List grouped_products(
   products.items.reserve(problems.size());
   for (const auto& q : problems) {
     auto p = product_head<typename Types::Item>(q.transA, q.transB, q.alpha, q.beta);
-    p.A = typename Types::ConstMatrix(
-        q.A.data(),
-        Kokkos::LayoutStride(q.A.extent(0), q.A.stride(0), q.A.extent(1), q.A.stride(1)));
-    p.B = typename Types::ConstMatrix(
-        q.B.data(),
-        Kokkos::LayoutStride(q.B.extent(0), q.B.stride(0), q.B.extent(1), q.B.stride(1)));
-    p.C = typename Types::Matrix(q.C.data(), Kokkos::LayoutStride(q.C.extent(0), q.C.stride(0),
-                                                                  q.C.extent(1), q.C.stride(1)));
+    p.A = strided_view<typename Types::ConstMatrix>(q.A);
+    p.B = strided_view<typename Types::ConstMatrix>(q.B);
+    p.C = strided_view<typename Types::Matrix>(q.C);
     products.items.push_back(p);
   }
   return products;

@@ -46,8 +46,8 @@ template <class Item>
 Item product_head(const char* transA, const char* transB, const typename Item::Scalar& alpha,
                   const typename Item::Scalar& beta) {
   Item p;
-  parse_product_trans(transA, "transA", p.transpose_a, p.conjugate_a);
-  parse_product_trans(transB, "transB", p.transpose_b, p.conjugate_b);
+  p.op_a = parse_product_op(transA, "transA");
+  p.op_b = parse_product_op(transB, "transB");
   p.alpha = alpha;
   p.beta = beta;
   return p;
@@ -81,9 +81,9 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List strided_batch_produc
   typename Types::List products;
   products.items.assign(batch, head);
   for (std::int64_t i = 0; i < batch; ++i) {
-    products.items[i].A = batch_item<typename Types::ConstMatrix>(A, i);
-    products.items[i].B = batch_item<typename Types::ConstMatrix>(B, i);
-    products.items[i].C = batch_item<typename Types::Matrix>(C, i);
+    products.items[i].A = item_view<typename Types::ConstMatrix>(A, i);
+    products.items[i].B = item_view<typename Types::ConstMatrix>(B, i);
+    products.items[i].C = item_view<typename Types::Matrix>(C, i);
   }
   products.outputs_disjoint = injective(C);
   return products;
@@ -141,8 +141,8 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List masked_products(
                             ": expected 0.." + std::to_string(rows) + " (the rows of C)");
     }
     auto& p = products.items[g];
-    if (static_cast<std::int64_t>(transposed_if(p.A, p.transpose_a).extent(0)) != rows) continue;
-    p.A = op_rows(p.A, p.transpose_a, 0, m);
+    if (static_cast<std::int64_t>(transposed_if(p.A, p.op_a.transpose).extent(0)) != rows) continue;
+    p.A = op_rows(p.A, p.op_a.transpose, 0, m);
     p.C = block(p.C, 0, m, 0, p.C.extent(1));
   }
   return products;
@@ -161,12 +161,10 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List contiguous_products(
                 "ozaki::gemm_grouped_contiguous: A and C are rank-2 Views (the groups' rows "
                 "stacked), B a rank-3 View (the groups along extent 0)");
   const auto head = product_head<typename Types::Item>(transA, transB, alpha, beta);
-  const typename Types::ConstMatrix a(
-      A.data(), Kokkos::LayoutStride(A.extent(0), A.stride(0), A.extent(1), A.stride(1)));
-  const typename Types::Matrix c(
-      C.data(), Kokkos::LayoutStride(C.extent(0), C.stride(0), C.extent(1), C.stride(1)));
+  const auto a = strided_view<typename Types::ConstMatrix>(A);
+  const auto c = strided_view<typename Types::Matrix>(C);
   const std::int64_t rows = C.extent(0), groups = B.extent(0);
-  const std::int64_t op_a_rows = transposed_if(a, head.transpose_a).extent(0);
+  const std::int64_t op_a_rows = transposed_if(a, head.op_a.transpose).extent(0);
   if (static_cast<std::int64_t>(m_indices.size()) != rows || op_a_rows != rows) {
     throw InvalidArgument("m_indices holds " + std::to_string(m_indices.size()) +
                           " indices, op(A) " + std::to_string(op_a_rows) + " rows and C " +
@@ -184,8 +182,8 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List contiguous_products(
     while (r1 < rows && m_indices[r1] == g) ++r1;
     if (g >= 0) {
       auto p = head;
-      p.A = op_rows(a, p.transpose_a, r0, r1 - r0);
-      p.B = batch_item<typename Types::ConstMatrix>(B, g);
+      p.A = op_rows(a, p.op_a.transpose, r0, r1 - r0);
+      p.B = item_view<typename Types::ConstMatrix>(B, g);
       p.C = block(c, r0, r1, 0, c.extent(1));
       products.items.push_back(p);
     }

@@ -32,29 +32,22 @@ namespace Impl {
 template <class ExecSpace, class T, class CT>
 struct Product {
   using Scalar = CT;
-  bool transpose_a = false, transpose_b = false;
-  bool conjugate_a = false, conjugate_b = false;
+  BlasOp op_a, op_b;
   CT alpha{}, beta{};
   typename StridedViews<ExecSpace, T>::ConstMatrix A, B;
   typename StridedViews<ExecSpace, CT>::Matrix C;
 };
 
-/// The transpose letter gemm takes for op().
-inline const char* trans_letters(bool transpose, bool conjugate) {
-  return !transpose ? "N" : conjugate ? "C" : "T";
-}
-
-/// A transpose argument ('N', 'T' or 'C', either case) into a product's flags.
-inline void parse_product_trans(const char* arg, const char* which, bool& transpose,
-                                bool& conjugate) {
-  transpose = parse_trans(arg, which);
-  conjugate = transpose && (arg[0] == 'C' || arg[0] == 'c');
+/// A transpose argument ('N', 'T' or 'C', either case) as the operation on the stored operand.
+inline BlasOp parse_product_op(const char* arg, const char* which) {
+  const bool transpose = parse_trans(arg, which);
+  return {transpose, transpose && (arg[0] == 'C' || arg[0] == 'c')};
 }
 
 /// Item i of a rank-3 View whose extent 0 is the batch, as a strided rank-2 view: item 0 for
 /// every i where the batch extent is 1 (one operand for every product).
 template <class Strided, class View>
-Strided batch_item(const View& X, std::int64_t i) {
+Strided item_view(const View& X, std::int64_t i) {
   const std::int64_t at = X.extent(0) == 1 ? 0 : i;
   return Strided(X.data() + at * static_cast<std::int64_t>(X.stride(0)),
                  Kokkos::LayoutStride(X.extent(1), X.stride(1), X.extent(2), X.stride(2)));
@@ -66,12 +59,6 @@ template <class Strided>
 Strided op_rows(const Strided& X, bool transpose, std::int64_t r0, std::int64_t count) {
   if (!transpose) return block(X, r0, r0 + count, 0, X.extent(1));
   return block(X, 0, X.extent(0), r0, r0 + count);
-}
-
-/// op(X) of a product's operand.
-template <class Strided>
-Strided op_of(const Strided& X, bool transpose) {
-  return transposed_if(X, transpose);
 }
 
 /// The products of one call, and whether their Cs are known not to overlap (distinct items
@@ -154,7 +141,8 @@ void check_products(const ProductList<ExecSpace, T, CT>& list) {
   for (std::size_t i = 0; i < products.size(); ++i) {
     const auto& p = products[i];
     try {
-      check_operands(op_of(p.A, p.transpose_a), op_of(p.B, p.transpose_b), p.C);
+      check_operands(transposed_if(p.A, p.op_a.transpose), transposed_if(p.B, p.op_b.transpose),
+                     p.C);
     } catch (const InvalidArgument& e) {
       throw InvalidArgument("product " + std::to_string(i) + ": " + e.what());
     }
@@ -229,7 +217,7 @@ bool native_strided_batch(const ExecSpace& space, const ProductList<ExecSpace, T
     if (items.size() < 2) return false;
     const auto& first = items[0];
     const std::int64_t m = first.C.extent(0), n = first.C.extent(1);
-    const std::int64_t k = op_of(first.A, first.transpose_a).extent(1);
+    const std::int64_t k = transposed_if(first.A, first.op_a.transpose).extent(1);
     if (m == 0 || n == 0 || k == 0) return false;
     std::string why;
     const Algorithm choice = options.algorithm == Algorithm::Native
@@ -239,14 +227,11 @@ bool native_strided_batch(const ExecSpace& space, const ProductList<ExecSpace, T
     std::vector<ColumnMajorProduct<T>> forms(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
       const auto& p = items[i];
-      if (p.transpose_a != first.transpose_a || p.conjugate_a != first.conjugate_a ||
-          p.transpose_b != first.transpose_b || p.conjugate_b != first.conjugate_b ||
-          !(p.alpha == first.alpha) || !(p.beta == first.beta) ||
-          static_cast<std::int64_t>(p.C.extent(0)) != m ||
+      if (p.op_a != first.op_a || p.op_b != first.op_b || !(p.alpha == first.alpha) ||
+          !(p.beta == first.beta) || static_cast<std::int64_t>(p.C.extent(0)) != m ||
           static_cast<std::int64_t>(p.C.extent(1)) != n ||
-          static_cast<std::int64_t>(op_of(p.A, p.transpose_a).extent(1)) != k ||
-          !as_column_major(BlasOp{p.transpose_a, p.conjugate_a},
-                           BlasOp{p.transpose_b, p.conjugate_b}, p.A, p.B, p.C, forms[i])) {
+          static_cast<std::int64_t>(transposed_if(p.A, p.op_a.transpose).extent(1)) != k ||
+          !as_column_major(p.op_a, p.op_b, p.A, p.B, p.C, forms[i])) {
         return false;
       }
     }
@@ -259,11 +244,9 @@ bool native_strided_batch(const ExecSpace& space, const ProductList<ExecSpace, T
     for (std::size_t i = 1; i < forms.size(); ++i) {
       const ColumnMajorProduct<T>& f = forms[i];
       const std::int64_t at = static_cast<std::int64_t>(i);
-      if (f.op_x.transpose != g.op_x.transpose || f.op_x.conjugate != g.op_x.conjugate ||
-          f.op_y.transpose != g.op_y.transpose || f.op_y.conjugate != g.op_y.conjugate ||
-          f.m != g.m || f.n != g.n || f.k != g.k || f.ldx != g.ldx || f.ldy != g.ldy ||
-          f.ldc != g.ldc || f.x != g.x + at * batch.stride_x || f.y != g.y + at * batch.stride_y ||
-          f.c != g.c + at * batch.stride_c) {
+      if (f.op_x != g.op_x || f.op_y != g.op_y || f.m != g.m || f.n != g.n || f.k != g.k ||
+          f.ldx != g.ldx || f.ldy != g.ldy || f.ldc != g.ldc || f.x != g.x + at * batch.stride_x ||
+          f.y != g.y + at * batch.stride_y || f.c != g.c + at * batch.stride_c) {
         return false;
       }
     }
@@ -307,9 +290,8 @@ Report run_products(const ExecSpace& space, const ProductList<ExecSpace, T, CT>&
   bool any = false;
   for (const auto& p : products.items) {
     if (p.C.size() == 0) continue;  // nothing to write (K = 0 with M N > 0 still scales C)
-    gemm_part(space, trans_letters(p.transpose_a, p.conjugate_a),
-              trans_letters(p.transpose_b, p.conjugate_b), p.alpha, p.A, p.B, p.beta, p.C, options,
-              scratch, sum);
+    gemm_part(space, p.op_a.blas_char(), p.op_b.blas_char(), p.alpha, p.A, p.B, p.beta, p.C,
+              options, scratch, sum);
     any = true;
   }
   Report& report = sum.report();

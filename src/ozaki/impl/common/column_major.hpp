@@ -23,6 +23,10 @@ struct BlasOp {
   const char* blas_char() const { return !transpose ? "N" : conjugate ? "C" : "T"; }
   /// op(X) written as an operation on X^T (X row-major is X^T column-major).
   BlasOp on_transpose() const { return {!transpose, conjugate}; }
+  bool operator==(const BlasOp& o) const {
+    return transpose == o.transpose && conjugate == o.conjugate;
+  }
+  bool operator!=(const BlasOp& o) const { return !(*this == o); }
 };
 
 /// C (m x n, column-major, ldc) = alpha op(X) op(Y) + beta C, X and Y column-major.
