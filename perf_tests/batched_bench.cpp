@@ -267,7 +267,7 @@ int run(int argc, char** argv) {
   std::ofstream out;
   if (!csv.empty()) {
     out.open(csv);
-    out << "case,native_ms,ozaki_ms,speedup,native_error,ozaki_error,algorithm,moduli,bound\n";
+    out << "case," << perf_tool::paired_columns << '\n';
   }
   for (const std::string& name : perf_tool::split(cases, ',')) {
     const auto kind = perf_tool::split(name, ':');
@@ -293,10 +293,8 @@ int run(int argc, char** argv) {
         r.ozaki_error, ozaki::to_string(r.report.algorithm), r.report.moduli, r.report.error_bound,
         r.report.fallback ? " fallback: " : "", r.report.reason.c_str());
     if (out) {
-      out << name << ',' << r.native_ms << ',' << r.ozaki_ms << ',' << r.native_ms / r.ozaki_ms
-          << ',' << r.native_error << ',' << r.ozaki_error << ','
-          << ozaki::to_string(r.report.algorithm) << ',' << r.report.moduli << ','
-          << r.report.error_bound << '\n';
+      out << name;
+      perf_tool::write_paired_columns(out, r);
     }
   }
   cublasDestroy(handle);

@@ -289,7 +289,7 @@ int run(int argc, char** argv) {
   std::ofstream out;
   if (!csv.empty()) {
     out.open(csv);
-    out << "routine,n,native_ms,ozaki_ms,speedup,native_error,ozaki_error,algorithm,moduli,bound\n";
+    out << "routine,n," << perf_tool::paired_columns << '\n';
   }
   for (const std::string& routine : perf_tool::split(routines, ',')) {
     for (const std::string& size : perf_tool::split(sizes, ',')) {
@@ -315,10 +315,8 @@ int run(int argc, char** argv) {
           r.report.int8_gemms, 1e3 * r.report.seconds_decision,
           r.report.fallback ? " fallback: " : "", r.report.reason.c_str());
       if (out) {
-        out << routine << ',' << n << ',' << r.native_ms << ',' << r.ozaki_ms << ','
-            << r.native_ms / r.ozaki_ms << ',' << r.native_error << ',' << r.ozaki_error << ','
-            << ozaki::to_string(r.report.algorithm) << ',' << r.report.moduli << ','
-            << r.report.error_bound << '\n';
+        out << routine << ',' << n;
+        perf_tool::write_paired_columns(out, r);
       }
     }
   }

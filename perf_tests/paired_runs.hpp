@@ -8,6 +8,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <chrono>
+#include <ostream>
 #include <vector>
 
 namespace perf_tool {
@@ -44,6 +45,17 @@ void time_pair(int reps, PairedResult& r, const Native& native, const Ozaki& oza
   }
   r.native_ms = median(tn);
   r.ozaki_ms = median(to);
+}
+
+/// The columns every pairing writes after the ones that name it (CSV).
+constexpr const char* paired_columns =
+    "native_ms,ozaki_ms,speedup,native_error,ozaki_error,algorithm,moduli,bound";
+
+/// Those columns of one pairing, after a comma.
+inline void write_paired_columns(std::ostream& out, const PairedResult& r) {
+  out << ',' << r.native_ms << ',' << r.ozaki_ms << ',' << r.native_ms / r.ozaki_ms << ','
+      << r.native_error << ',' << r.ozaki_error << ',' << ozaki::to_string(r.report.algorithm)
+      << ',' << r.report.moduli << ',' << r.report.error_bound << '\n';
 }
 
 }  // namespace perf_tool
