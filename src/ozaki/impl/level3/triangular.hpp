@@ -116,8 +116,8 @@ constexpr int diagonal_team_size = 32;
 /// `vectors` right-hand sides at once and each thread keeps its positions' entries of all of
 /// them in registers, so that a step reads only op(A)'s entries (each once for all the
 /// vectors) and B is read and written once per block; DiagonalBlock's own steps.  Entries kept
-/// in B cost a read and a write of B per multiply-add, which made the substitutions
-/// memory-bound (an H100 spent more time in them than cuBLAS's whole dtrsm).
+/// in B cost a read and a write of B per multiply-add (24 bytes), which makes the substitutions
+/// memory-bound (docs/design.md §12.2).
 template <class ExecSpace, class ConstMatrix, class Matrix, int vectors>
 struct DiagonalBlockInRegisters {
   static constexpr int lanes = diagonal_team_size, rows_per_lane = 8;
