@@ -14,6 +14,8 @@
 #   cmake/dev.sh capture-check                on the GPU machine: the graph-capture tests and clients
 #   cmake/dev.sh breadth                      on the GPU machine: level-3 and batched tests and benchmarks
 #   cmake/dev.sh fp32                         on the GPU machine: the FP32 tests, benchmarks and torch
+#   cmake/dev.sh pack                         here: the GPU steps' binaries for sm_90, packed to carry
+#   cmake/dev.sh carried [STEP...]            on the GPU machine: those steps on a carried pack
 #   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
@@ -42,6 +44,13 @@ jobs=${OZAKI_JOBS:-$(nproc 2>/dev/null || echo 2)}
 deps=$here/deps/kokkos.sh
 
 say() { echo "[ozaki] $*" >&2; }
+
+# Where the GPU machine's commands find their binaries: the CUDA build by default, or a pack
+# built here and carried (`cmake/dev.sh pack`, then `cmake/dev.sh carried` there: no build on
+# the GPU machine).
+perf_bin=$repo/build-cuda/perf_tests
+test_bin=$repo/build-cuda/unit_tests
+interposer_lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
 
 # step <name> <command...>: runs one step, announcing it and then how long it took.
 step() {
@@ -628,15 +637,21 @@ cmd_clients() {
   echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >>"$log"
   nvidia-smi -L >>"$log" 2>&1 || true
   build_cuda_logged "$log" "ozaki_cublas cublas_client cublas_call_overhead" || return 1
-  local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
-  local overhead=$repo/build-cuda/perf_tests/cublas_call_overhead
-  local client=$repo/build-cuda/unit_tests/cublas_client
+  run_clients
+}
+
+# The steps of cmd_clients on binaries already built (perf_bin, test_bin, interposer_lib).
+run_clients() {
+  local out=${OUT:-$repo/build-cuda/out}
+  local log=$out/clients.log csv=$out/clients.csv
+  local lib=$interposer_lib overhead=$perf_bin/cublas_call_overhead client=$test_bin/cublas_client
   local torch_args=(--n "${OZAKI_CLIENTS_N:-8192}" --reps "${OZAKI_CLIENTS_REPS:-5}")
-  local round
+  local round rounds=${OZAKI_OVERHEAD_ROUNDS:-8}
+  [ -x "$overhead" ] || rounds=0
   echo "== cublas_call_overhead: label,shape,host_us_median,host_us_p90,wall_us_per_call,max_error" >>"$csv"
   # Rounds alternate plain and interposed; perf_tests/overhead_pairs.py takes each pair's
   # difference (the rounds' drift cancels) and their median.
-  for round in $(seq "${OZAKI_OVERHEAD_ROUNDS:-8}"); do
+  for round in $(seq "$rounds"); do
     "$overhead" plain >>"$csv" 2>>"$log" || echo "overhead (plain) failed" >>"$log"
     LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=0 "$overhead" ozaki >>"$csv" 2>>"$log" ||
       echo "overhead (ozaki) failed" >>"$log"
@@ -652,11 +667,18 @@ cmd_clients() {
   LD_PRELOAD=$lib OZAKI_CUBLAS=force python3 "$repo/perf_tests/torch_clients.py" \
     --label ozaki-force --ops graph "${torch_args[@]}" >>"$csv" 2>>"$log" ||
     echo "torch_clients (force) failed" >>"$log"
+  echo "== torch_matmul: label,n,ms,tflops,error" >>"$csv"
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_matmul.py" --sizes "${OZAKI_CLIENTS_MATMUL:-16384}" --label plain \
+      >>"$csv" 2>>"$log"
+    LD_PRELOAD=$lib python3 "$repo/perf_tests/torch_matmul.py" --sizes "${OZAKI_CLIENTS_MATMUL:-16384}" \
+      --label ozaki >>"$csv" 2>>"$log"
+  done
   echo "== the interposer's log of one run of the solvers (reps 1)" >>"$log"
   LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_clients.py" \
     --label ozaki-log --ops cholesky,solve,qr,eigh,lstsq,bmm --n "${OZAKI_CLIENTS_N:-8192}" \
     --reps 1 >>"$csv" 2>>"$log" || echo "torch_clients (log) failed" >>"$log"
-  if command -v mpirun >/dev/null 2>&1; then
+  if command -v mpirun >/dev/null 2>&1 && [ -x "$client" ]; then
     local mode ranks=$repo/build-cuda/ranks
     mkdir -p "$ranks"
     for mode in auto force; do
@@ -698,20 +720,62 @@ cmd_breadth() {
   echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
   nvidia-smi -L >>"$log" 2>&1 || true
   build_cuda_logged "$log" "level3_cuda batched_cuda level3_bench batched_bench" || return 1
-  for test in level3_cuda batched_cuda; do
-    "$repo/build-cuda/unit_tests/$test" >"$logs/$test.log" 2>&1 && echo "$test: passed" >>"$log" ||
-      { echo "$test: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected|exception" -A3 "$logs/$test.log" | head -40 >>"$log"; }
+  run_tests "$log" level3_cuda batched_cuda
+  run_breadth_benches "$log"
+  echo "done: $(date -u)" >>"$log"
+}
+
+# run_tests <log> <test binary...>: each test binary of test_bin (OZAKI_TEST_TIMEOUT seconds at
+# most, 300), its whole output in build-cuda/logs/<name>.log; to LOG its verdict, gtest's
+# totals and its failures.
+run_tests() {
+  local log=$1 test logs=$repo/build-cuda/logs
+  shift
+  mkdir -p "$logs"
+  for test in "$@"; do
+    echo "== $test" >>"$log"
+    timeout "${OZAKI_TEST_TIMEOUT:-300}" "$test_bin/$test" >"$logs/$test.log" 2>&1 &&
+      echo "$test: passed" >>"$log" ||
+      { echo "$test: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected|exception" -A3 "$logs/$test.log" | head -60 >>"$log"; }
     grep -E "^\[  (PASSED|FAILED)" "$logs/$test.log" >>"$log" || true
   done
+}
+
+# The interposer's client checks (the ctest interposer_client and interposer_beside_library)
+# on binaries already built, to LOG.
+run_interposer_checks() {
+  local log=$1
+  "$repo/unit_tests/interposer_check.sh" "$test_bin/cublas_client" "$interposer_lib" \
+    "$test_bin/cublas_client_linked" >"$repo/build-cuda/logs/interposer_client.log" 2>&1 &&
+    echo "interposer_client: passed" >>"$log" ||
+    { echo "interposer_client: FAILED" >>"$log"; tail -n 40 "$repo/build-cuda/logs/interposer_client.log" >>"$log"; }
+  if [ -x "$test_bin/cuda_backend_cuda" ]; then
+    "$repo/unit_tests/interposer_beside_library.sh" "$test_bin/cuda_backend_cuda" "$interposer_lib" \
+      >>"$log" 2>&1 || echo "interposer_beside_library: FAILED" >>"$log"
+  fi
+}
+
+# level3_bench at OZAKI_LEVEL3_SIZES and batched_bench on OZAKI_BATCHED_CASES (each skipped
+# where unset), tables to LOG, CSVs to $OUT/level3.csv and $OUT/batched.csv.
+run_breadth_benches() {
+  local log=$1 out=${OUT:-$repo/build-cuda/out}
   if [ -n "${OZAKI_LEVEL3_SIZES:-}" ]; then
-    "$repo/build-cuda/perf_tests/level3_bench" --sizes "$OZAKI_LEVEL3_SIZES" \
+    "$perf_bin/level3_bench" --sizes "$OZAKI_LEVEL3_SIZES" \
       --csv "$out/level3.csv" >>"$log" 2>&1 || echo "level3_bench failed" >>"$log"
   fi
   if [ -n "${OZAKI_BATCHED_CASES:-}" ]; then
-    "$repo/build-cuda/perf_tests/batched_bench" --cases "$OZAKI_BATCHED_CASES" \
+    "$perf_bin/batched_bench" --cases "$OZAKI_BATCHED_CASES" \
       --csv "$out/batched.csv" >>"$log" 2>&1 || echo "batched_bench failed" >>"$log"
   fi
-  echo "done: $(date -u)" >>"$log"
+  # torch.bmm of OZAKI_BREADTH_BMM (batch x n, "" skips it), plain and interposed, twice.
+  local bmm=${OZAKI_BREADTH_BMM-16x4096} round
+  [ -n "$bmm" ] || return 0
+  for round in 1 2; do
+    python3 "$repo/perf_tests/torch_clients.py" --label plain --ops bmm --bmm-batch "${bmm%x*}" \
+      --bmm-n "${bmm#*x}" >>"$out/bmm.csv" 2>>"$log"
+    LD_PRELOAD=$interposer_lib python3 "$repo/perf_tests/torch_clients.py" --label ozaki --ops bmm \
+      --bmm-batch "${bmm%x*}" --bmm-n "${bmm#*x}" >>"$out/bmm.csv" 2>>"$log"
+  done
 }
 
 # On the GPU machine: FP32 data (docs/design.md §9): builds and runs single_cuda (the FP32
@@ -725,7 +789,7 @@ cmd_breadth() {
 cmd_fp32() {
   local out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out"
-  local log=$out/fp32.log csv=$out/fp32.csv
+  local log=$out/fp32.log
   echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
   nvidia-smi -L >>"$log" 2>&1 || true
   build_cuda_logged "$log" "single_cuda ozaki_bench ozaki_cublas cublas_client cublas_client_linked" ||
@@ -738,11 +802,18 @@ cmd_fp32() {
   if (cd "$repo/build-cuda" && cmake --build . --target kokkos_kernels_gemm_cuda >>"$log" 2>&1); then
     (cd "$repo/build-cuda" && ctest --output-on-failure -R "kokkos_kernels_gemm" 2>&1) >>"$log" || true
   fi
-  "$repo/build-cuda/unit_tests/single_cuda" >"$logs/single_cuda.log" 2>&1 && echo "single_cuda: passed" >>"$log" ||
-    { echo "single_cuda: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$logs/single_cuda.log" | head -60 >>"$log"; }
-  grep -E "^\[  (PASSED|FAILED)" "$logs/single_cuda.log" >>"$log" || true
-  (cd "$repo/build-cuda" && ctest --output-on-failure -R "interposer_client" 2>&1) >>"$log" || true
-  local bench=$repo/build-cuda/perf_tests/ozaki_bench reps=${OZAKI_FP32_REPS:-5}
+  run_tests "$log" single_cuda
+  run_interposer_checks "$log"
+  run_fp32_benches "$log"
+  echo "done: $(date -u)" >>"$log"
+}
+
+# The FP32 benchmarks of cmd_fp32 on binaries already built: tables to LOG, CSVs to
+# $OUT/fp32-bench.csv and $OUT/fp32.csv.
+run_fp32_benches() {
+  local log=$1 out=${OUT:-$repo/build-cuda/out} logs=$repo/build-cuda/logs
+  local csv=$out/fp32.csv bench=$perf_bin/ozaki_bench reps=${OZAKI_FP32_REPS:-5}
+  mkdir -p "$logs"
   "$bench" --float --shapes 8192,16384 --configs native,default,crt:auto --reps "$reps" \
     --no-phases --csv "$logs/fp32-real.csv" >>"$log" 2>&1 || echo "bench --float failed" >>"$log"
   "$bench" --float --phi 2 --shapes 8192 --configs native,default,crt:auto --reps "$reps" \
@@ -751,7 +822,7 @@ cmd_fp32() {
     --no-phases --csv "$logs/fp32-complex.csv" >>"$log" 2>&1 || echo "bench --float --complex failed" >>"$log"
   # The three benchmark tables in one file, each with its header.
   cat "$logs/fp32-real.csv" "$logs/fp32-phi2.csv" "$logs/fp32-complex.csv" >"$out/fp32-bench.csv" 2>/dev/null || true
-  local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so round
+  local lib=$interposer_lib round
   echo "== torch_matmul float32: label,n,ms,tflops,error" >"$csv"
   for round in 1 2; do
     python3 "$repo/perf_tests/torch_matmul.py" --float32 --sizes 8192,16384 --label plain \
@@ -768,7 +839,6 @@ cmd_fp32() {
   done
   LD_PRELOAD=$lib OZAKI_CUBLAS_FP32=1 OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_matmul.py" \
     --float32 --linear --sizes 8192 --reps 1 --label ozaki-linear-logged >>"$csv" 2>>"$log"
-  echo "done: $(date -u)" >>"$log"
 }
 
 # On the GPU machine: calls captured into CUDA graphs (docs/design.md §7, "Scheme II inside a
@@ -787,16 +857,9 @@ cmd_capture_check() {
   build_cuda_logged "$log" \
     "captured_cuda cuda_backend_cuda componentwise_cuda ozaki_cublas cublas_client cublas_client_linked" ||
     return 1
-  local t logs=$repo/build-cuda/logs
-  mkdir -p "$logs"
-  for t in captured_cuda cuda_backend_cuda componentwise_cuda; do
-    echo "== $t" >>"$log"
-    "$repo/build-cuda/unit_tests/$t" >"$logs/$t.log" 2>&1 && echo "$t: passed" >>"$log" ||
-      { echo "$t: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected" -A3 "$logs/$t.log" | head -60 >>"$log"; }
-    grep -E "^\[  (PASSED|FAILED)" "$logs/$t.log" >>"$log" || true
-  done
-  (cd "$repo/build-cuda" && ctest --output-on-failure -R "interposer_client" 2>&1) >>"$log" || true
-  local lib=$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so
+  run_tests "$log" captured_cuda cuda_backend_cuda componentwise_cuda
+  run_interposer_checks "$log"
+  local lib=$interposer_lib
   echo "== torch_clients: label,op,n,ms,check" >"$csv"
   python3 "$repo/perf_tests/torch_clients.py" --label plain --ops graph >>"$csv" 2>>"$log"
   LD_PRELOAD=$lib OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_clients.py" --label ozaki \
@@ -819,57 +882,121 @@ cmd_device_test() {
   "$repo/build-cuda/unit_tests/$target" "$@" >>"$out/device.log" 2>&1 || true
 }
 
-# On the GPU machine with binaries carried from here, no build (docs/building.md, "Carried
-# binaries"): DIR/bench_a and DIR/bench_b (ozaki_bench of two commits) alternated twice on
-# OZAKI_PAIR_SHAPES with native in every run; then the torch clients (perf_tests/
-# torch_clients.py) plain and under DIR/libozaki_cublas.so, alternated twice, and
-# torch.matmul at OZAKI_PAIR_MATMUL plain and interposed.  Logs and CSVs under $OUT.
-cmd_pair() {
-  local dir=${1:?usage: cmake/dev.sh pair DIR} out=${OUT:-$repo/build-cuda/out} round b
+# run_bench_pair <bench a> <bench b>: two builds' ozaki_bench alternated (a, b, a, b) on
+# OZAKI_PAIR_SHAPES, each run with native in it; tables to $OUT/pair.log, CSVs to
+# $OUT/bench_{a,b}-<round>.csv.
+run_bench_pair() {
+  local out=${OUT:-$repo/build-cuda/out} round name
+  local -A bench=([bench_a]=$1 [bench_b]=$2)
   local shapes=${OZAKI_PAIR_SHAPES:-2048x2048x1024,8192,16384}
-  mkdir -p "$out"
-  { echo "pair: $(date -u)"; nvidia-smi -L; } >"$out/pair.log" 2>&1 || true
-  if [ -x "$dir/bench_a" ] && [ -x "$dir/bench_b" ]; then
-    for round in 1 2; do
-      for b in bench_a bench_b; do
-        echo "== $b (round $round)" >>"$out/pair.log"
-        "$dir/$b" --shapes "$shapes" --configs native,default --reps "${OZAKI_PAIR_REPS:-5}" \
-          --no-phases --csv "$out/$b-$round.csv" >>"$out/pair.log" 2>&1 || echo "$b failed" >>"$out/pair.log"
-      done
+  { echo "pair: $(date -u)"; nvidia-smi -L; } >>"$out/pair.log" 2>&1 || true
+  for round in 1 2; do
+    for name in bench_a bench_b; do
+      echo "== $name (round $round)" >>"$out/pair.log"
+      "${bench[$name]}" --shapes "$shapes" --configs native,default --reps "${OZAKI_PAIR_REPS:-5}" \
+        --no-phases --csv "$out/$name-$round.csv" >>"$out/pair.log" 2>&1 || echo "$name failed" >>"$out/pair.log"
     done
-  fi
-  [ -f "$dir/libozaki_cublas.so" ] || return 0
-  local lib=$dir/libozaki_cublas.so csv=$out/clients.csv
-  local ops=${OZAKI_PAIR_OPS:-cholesky,solve,qr,eigh,lstsq,bmm,graph,graph-z}
-  echo "== torch_clients: label,op,n,ms,check" >>"$csv"
-  for round in 1 2; do
-    python3 "$repo/perf_tests/torch_clients.py" --label plain --ops "$ops" >>"$csv" 2>>"$out/pair.log"
-    LD_PRELOAD=$lib python3 "$repo/perf_tests/torch_clients.py" --label ozaki --ops "$ops" \
-      >>"$csv" 2>>"$out/pair.log"
-  done
-  LD_PRELOAD=$lib OZAKI_CUBLAS=force python3 "$repo/perf_tests/torch_clients.py" \
-    --label ozaki-force --ops graph,graph-z >>"$csv" 2>>"$out/pair.log"
-  echo "== torch_matmul: label,n,ms,tflops,error" >>"$csv"
-  for round in 1 2; do
-    python3 "$repo/perf_tests/torch_matmul.py" --sizes "${OZAKI_PAIR_MATMUL:-16384}" --label plain \
-      >>"$csv" 2>>"$out/pair.log"
-    LD_PRELOAD=$lib python3 "$repo/perf_tests/torch_matmul.py" --sizes "${OZAKI_PAIR_MATMUL:-16384}" \
-      --label ozaki >>"$csv" 2>>"$out/pair.log"
   done
 }
 
-# On the GPU machine: builds this tree's ozaki_bench and interposer there, puts them in DIR as
-# bench_b and libozaki_cublas.so beside a carried DIR/bench_a (another commit's ozaki_bench,
-# `cmake/dev.sh prebuild` in its worktree), then runs cmd_pair DIR: an A/B of the plain call
-# and the torch clients in one call, with one build on the GPU machine instead of three here.
+# On the GPU machine with binaries carried from here, no build (docs/building.md, "Carried
+# binaries"): DIR/bench_a and DIR/bench_b (ozaki_bench of two commits) alternated twice, then
+# run_clients with DIR/libozaki_cublas.so (the binaries it finds; torch needs none).
+cmd_pair() {
+  local dir=${1:?usage: cmake/dev.sh pair DIR}
+  mkdir -p "${OUT:-$repo/build-cuda/out}"
+  if [ -x "$dir/bench_a" ] && [ -x "$dir/bench_b" ]; then
+    run_bench_pair "$dir/bench_a" "$dir/bench_b"
+  fi
+  [ -f "$dir/libozaki_cublas.so" ] || return 0
+  interposer_lib=$dir/libozaki_cublas.so run_clients
+}
+
+# On the GPU machine: builds this tree's ozaki_bench, interposer and clients there, puts the
+# first two in DIR as bench_b and libozaki_cublas.so beside a carried DIR/bench_a (another
+# commit's ozaki_bench, `cmake/dev.sh prebuild` in its worktree), then runs cmd_pair DIR.
 cmd_pair_here() {
   local dir=${1:?usage: cmake/dev.sh pair-here DIR} out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out" "$dir"
   : >"$out/pair-build.log"
-  build_cuda_logged "$out/pair-build.log" "ozaki_bench ozaki_cublas" || return 1
-  cp "$repo/build-cuda/perf_tests/ozaki_bench" "$dir/bench_b"
-  cp "$repo/build-cuda/backends/cuda/interposer/libozaki_cublas.so" "$dir/libozaki_cublas.so"
+  build_cuda_logged "$out/pair-build.log" "ozaki_bench ozaki_cublas cublas_client cublas_call_overhead" ||
+    return 1
+  cp "$perf_bin/ozaki_bench" "$dir/bench_b"
+  cp "$interposer_lib" "$dir/libozaki_cublas.so"
   cmd_pair "$dir"
+}
+
+# The binaries a pack holds: what `cmake/dev.sh carried` runs on the GPU machine.
+pack_tests="captured_cuda cuda_backend_cuda componentwise_cuda level3_cuda batched_cuda single_cuda"
+pack_tools="ozaki_bench level3_bench batched_bench cublas_call_overhead"
+pack_clients="cublas_client cublas_client_linked"
+
+# On the host: builds the pack's binaries for sm_90 and packs them, stripped, with the shared
+# libraries the GPU machine lacks (oneDNN's), into build-cuda/pack.tar.xz (well under the
+# device tool's 64 MiB), with OZAKI_PACK_BENCH_A (another commit's ozaki_bench) as bench_a.
+# Then one call runs the GPU steps with no build there: `cmake/dev.sh carried STEP...`.
+cmd_pack() {
+  have_nvcc || { say "pack needs nvcc"; return 1; }
+  system_packages cuda
+  configure_and_build cuda "$repo/build-cuda" "$pack_tests $pack_tools $pack_clients ozaki_cublas" \
+    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda
+  local pack=$repo/build-cuda/pack name
+  rm -rf "$pack"
+  mkdir -p "$pack/lib"
+  for name in $pack_tests; do cp "$test_bin/$name" "$pack/"; done
+  for name in $pack_clients; do cp "$test_bin/$name" "$pack/"; done
+  for name in $pack_tools; do cp "$perf_bin/$name" "$pack/"; done
+  cp "$interposer_lib" "$pack/"
+  [ -z "${OZAKI_PACK_BENCH_A:-}" ] || cp "$OZAKI_PACK_BENCH_A" "$pack/bench_a"
+  strip "$pack"/* 2>/dev/null || true
+  # Host libraries the binaries link that the GPU machine has no package for.
+  { ldd "$pack"/* 2>/dev/null || true; } | awk '/=> \// && /dnnl|OpenCL|gomp/ { print $3 }' | sort -u |
+    xargs -r -I{} cp -L {} "$pack/lib/"
+  git -C "$repo" rev-parse --short HEAD >"$pack/COMMIT" 2>/dev/null || echo unknown >"$pack/COMMIT"
+  XZ_OPT=-T0 tar -C "$pack" -cJf "$repo/build-cuda/pack.tar.xz" .
+  say "pack: $(du -h "$repo/build-cuda/pack.tar.xz" | cut -f1) ($(cat "$pack/COMMIT"))"
+  echo 'carry: ["build-cuda/pack.tar.xz"]'
+}
+
+# On the GPU machine: unpacks build-cuda/pack.tar.xz (cmake/dev.sh pack) and runs the steps
+# named (default all) on its binaries, log to $OUT/carried.log:
+#   tests    the pack's CUDA test binaries and the interposer's client checks
+#   pair     bench_a (if packed) against this pack's ozaki_bench (run_bench_pair)
+#   clients  the interposer's real clients (run_clients: overhead, torch, graphs, 2 MPI ranks)
+#   breadth  level3_bench and batched_bench (OZAKI_LEVEL3_SIZES, OZAKI_BATCHED_CASES)
+#   fp32     the FP32 benchmarks and torch float32 (run_fp32_benches)
+cmd_carried() {
+  local out=${OUT:-$repo/build-cuda/out} pack=$repo/build-cuda/pack step t0
+  mkdir -p "$out" "$repo/build-cuda/logs"
+  rm -rf "$pack"
+  mkdir -p "$pack"
+  tar -C "$pack" -xJf "$repo/build-cuda/pack.tar.xz"
+  perf_bin=$pack test_bin=$pack interposer_lib=$pack/libozaki_cublas.so
+  export LD_LIBRARY_PATH=$pack:$pack/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  local log=$out/carried.log
+  { echo "pack of $(cat "$pack/COMMIT"); $(date -u)"; nvidia-smi -L; } >>"$log" 2>&1 || true
+  local steps=("$@")
+  [ $# -gt 0 ] || steps=(tests pair clients breadth fp32)
+  for step in "${steps[@]}"; do
+    t0=$SECONDS
+    case $step in
+    tests)
+      # shellcheck disable=SC2086 # a list of names
+      run_tests "$log" $pack_tests
+      run_interposer_checks "$log" ;;
+    pair) if [ -x "$pack/bench_a" ]; then run_bench_pair "$pack/bench_a" "$pack/ozaki_bench"; fi ;;
+    clients) run_clients ;;
+    breadth) run_breadth_benches "$log" ;;
+    fp32) run_fp32_benches "$log" ;;
+    *) echo "unknown step $step" >>"$log" ;;
+    esac
+    echo "step $step: $((SECONDS - t0)) s" >>"$log"
+    # The device tool returns only a few files: each step's files go into one archive as the
+    # step ends (so a call stopped at its limit still returns the steps done).
+    (cd "$out" && find . -mindepth 1 -maxdepth 1 ! -name results.tar ! -name carried.log -print0 |
+      xargs -0 -r tar -rf results.tar && find . -mindepth 1 -maxdepth 1 ! -name results.tar \
+      ! -name carried.log -exec rm -rf {} +)
+  done
 }
 
 case ${1:-} in
@@ -882,6 +1009,8 @@ interposer) shift; cmd_interposer "$@" ;;
 clients) shift; cmd_clients "$@" ;;
 pair) shift; cmd_pair "$@" ;;
 pair-here) shift; cmd_pair_here "$@" ;;
+pack) shift; cmd_pack "$@" ;;
+carried) shift; cmd_carried "$@" ;;
 capture-check) shift; cmd_capture_check "$@" ;;
 fp32) shift; cmd_fp32 "$@" ;;
 breadth) shift; cmd_breadth "$@" ;;
