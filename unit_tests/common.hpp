@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #ifndef OZAKI_TEST_SPACE
@@ -63,6 +64,19 @@ class Random {
  private:
   std::mt19937_64 engine_;
 };
+
+/// One draw of rng.spread(phi) rounded to the scalar T; a complex T takes two draws, real part
+/// first.
+template <class T>
+T spread_value(Random& rng, double phi) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return static_cast<T>(rng.spread(phi));
+  } else {
+    using R = typename T::value_type;
+    const R re = static_cast<R>(rng.spread(phi));
+    return T(re, static_cast<R>(rng.spread(phi)));
+  }
+}
 
 enum class Layout { Left, Right, Stride };
 

@@ -30,21 +30,6 @@ using ozaki::Options;
 using KC = Kokkos::complex<double>;
 using KF = Kokkos::complex<float>;
 
-template <class T>
-T random_value(Random& rng, double phi) {
-  return static_cast<T>(rng.spread(phi));
-}
-template <>
-KC random_value<KC>(Random& rng, double phi) {
-  const double re = rng.spread(phi);
-  return KC(re, rng.spread(phi));
-}
-template <>
-KF random_value<KF>(Random& rng, double phi) {
-  const float re = static_cast<float>(rng.spread(phi));
-  return KF(re, static_cast<float>(rng.spread(phi)));
-}
-
 /// A rank-3 View on the test space with random values: item i with exponent spread
 /// phi (1 + i / 2), so that every product of a batch needs its own count.
 template <class T, class Layout>
@@ -55,7 +40,7 @@ Kokkos::View<T***, Layout, MemSpace> random_batch(std::int64_t items, std::int64
   for (std::int64_t i = 0; i < items; ++i)
     for (std::int64_t c = 0; c < cols; ++c)
       for (std::int64_t r = 0; r < rows; ++r)
-        h(i, r, c) = random_value<T>(rng, phi * (1 + 0.5 * i));
+        h(i, r, c) = spread_value<T>(rng, phi * (1 + 0.5 * i));
   Kokkos::deep_copy(x, h);
   return x;
 }
@@ -66,7 +51,7 @@ Kokkos::View<T**, Layout, MemSpace> random_matrix(std::int64_t rows, std::int64_
   Kokkos::View<T**, Layout, MemSpace> x("matrix", rows, cols);
   auto h = Kokkos::create_mirror_view(x);
   for (std::int64_t c = 0; c < cols; ++c)
-    for (std::int64_t r = 0; r < rows; ++r) h(r, c) = random_value<T>(rng, phi);
+    for (std::int64_t r = 0; r < rows; ++r) h(r, c) = spread_value<T>(rng, phi);
   Kokkos::deep_copy(x, h);
   return x;
 }

@@ -57,21 +57,9 @@ struct Host {
 };
 
 template <class T>
-T random_entry(Random& rng, double phi);
-template <>
-double random_entry<double>(Random& rng, double phi) {
-  return rng.spread(phi);
-}
-template <>
-KC random_entry<KC>(Random& rng, double phi) {
-  const double re = rng.spread(phi);
-  return KC(re, rng.spread(phi));
-}
-
-template <class T>
 Host<T> random_matrix(std::int64_t rows, std::int64_t cols, double phi, Random& rng) {
   Host<T> h(rows, cols);
-  for (auto& x : h.values) x = random_entry<T>(rng, phi);
+  for (auto& x : h.values) x = spread_value<T>(rng, phi);
   return h;
 }
 
@@ -115,7 +103,7 @@ Host<T> triangular(std::int64_t n, bool upper, bool unit, double phi, Random& rn
   for (std::int64_t j = 0; j < n; ++j) {
     for (std::int64_t i = 0; i < n; ++i) {
       const bool stored = upper ? i < j : i > j;
-      a(i, j) = stored ? random_entry<T>(rng, phi) * (unit ? 1.0 / n : 1.0) : T(nan);
+      a(i, j) = stored ? spread_value<T>(rng, phi) * (unit ? 1.0 / n : 1.0) : T(nan);
     }
   }
   for (std::int64_t i = 0; i < n; ++i) {

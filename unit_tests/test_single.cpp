@@ -45,17 +45,6 @@ struct Host {
   T& operator()(std::int64_t i, std::int64_t j) { return values[i + j * rows]; }
 };
 
-template <class T>
-T spread_value(Random& rng, double phi) {
-  if constexpr (is_complex_v<T>) {
-    using R = typename T::value_type;
-    const R re = static_cast<R>(rng.spread(phi));
-    return T(re, static_cast<R>(rng.spread(phi)));
-  } else {
-    return static_cast<T>(rng.spread(phi));
-  }
-}
-
 /// Entries (U - 1/2) exp(phi N) rounded to T.
 template <class T>
 Host<T> random_matrix(std::int64_t rows, std::int64_t cols, double phi, Random& rng) {
