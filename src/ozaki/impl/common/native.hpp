@@ -29,6 +29,44 @@ template <class Backend>
 struct runs_strided_batches<Backend, std::void_t<decltype(Backend::strided_batches)>>
     : std::integral_constant<bool, Backend::strided_batches> {};
 
+/// x, or its complex conjugate where `conjugate` (real x: itself).
+KOKKOS_INLINE_FUNCTION double conjugate_if(bool, double x) { return x; }
+KOKKOS_INLINE_FUNCTION float conjugate_if(bool, float x) { return x; }
+template <class R>
+KOKKOS_INLINE_FUNCTION Kokkos::complex<R> conjugate_if(bool conjugate,
+                                                       const Kokkos::complex<R>& x) {
+  return conjugate ? Kokkos::complex<R>(x.real(), -x.imag()) : x;
+}
+
+/// C = alpha op(A) op(B) + beta C on truly strided views, one sequential dot product per entry
+/// of C, enqueued on `space`'s instance and nothing else.  For the one case where Kokkos
+/// Kernels' generic kernel cannot serve: a stream being captured into a graph with a Kokkos
+/// Kernels that has no instance overload of gemm (3.4), whose other overload fences the
+/// default instance, which a capture forbids.  Sums in order along K keep native GEMM's own
+/// bound (gamma_K); beta = 0 does not read C, as BLAS.
+template <class ExecSpace, class ConstMatrix, class Matrix, class Scalar>
+void strided_gemm_on_instance(const ExecSpace& space, BlasOp op_a, BlasOp op_b, Scalar alpha,
+                              const ConstMatrix& A, const ConstMatrix& B, Scalar beta,
+                              const Matrix& C) {
+  using T = typename Matrix::non_const_value_type;
+  const std::int64_t M = C.extent(0), N = C.extent(1);
+  const std::int64_t K = op_a.transpose ? A.extent(0) : A.extent(1);
+  const T a_scale = alpha, c_scale = beta;
+  const bool read_c = !(beta == Scalar(0));
+  using Policy = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<2>, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_for(
+      "ozaki::native_gemm[strided]", Policy(space, {0, 0}, {M, N}),
+      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t n) {
+        T sum = T(0);
+        for (std::int64_t k = 0; k < K; ++k) {
+          const T a = conjugate_if(op_a.conjugate, op_a.transpose ? A(k, m) : A(m, k));
+          const T b = conjugate_if(op_b.conjugate, op_b.transpose ? B(n, k) : B(k, n));
+          sum += a * b;
+        }
+        C(m, n) = read_c ? a_scale * sum + c_scale * C(m, n) : a_scale * sum;
+      });
+}
+
 /// Native GEMM on strided views of double or Kokkos::complex<double>.
 template <class ExecSpace>
 struct NativeGemm {
@@ -64,8 +102,14 @@ struct NativeGemm {
     ColumnMajorProduct<T> g;
     if (!as_column_major(op_a, op_b, A, B, C, g)) {
       // Truly strided operands (or conjugation BLAS cannot express after re-expression): Kokkos
-      // Kernels' own kernel on the views as given.
-      compat::native_gemm(space, op_a.blas_char(), op_b.blas_char(), alpha, A, B, beta, C);
+      // Kernels' own kernel on the views as given, or inside a capture where that kernel would
+      // fence, ours on the instance.
+      if (!compat::HasSpaceGemm<ExecSpace, ConstMatrix, ConstMatrix, Matrix>::value &&
+          captured(space)) {
+        strided_gemm_on_instance(space, op_a, op_b, alpha, A, B, beta, C);
+      } else {
+        compat::native_gemm(space, op_a.blas_char(), op_b.blas_char(), alpha, A, B, beta, C);
+      }
       return;
     }
     if constexpr (Vendor::available) {
