@@ -158,39 +158,137 @@ TEST(Captured, OtherAlgorithmsRunNativeAndSaySo) {
   }
 }
 
-TEST(Captured, ComplexCallsRunNativeZgemm) {
-  Random rng(507);
-  HostZ A, B, C0;
-  A.rows = M, A.cols = K, B.rows = K, B.cols = N, C0.rows = M, C0.cols = N;
-  for (HostZ* x : {&A, &B, &C0}) {
-    x->values.resize(static_cast<std::size_t>(x->rows * x->cols));
-    for (zdouble& v : x->values) v = zdouble(rng.spread(0.5), rng.spread(0.5));
-  }
+/// A complex matrix with parts (U - 1/2) exp(phi N).
+HostZ complex_host(std::int64_t rows, std::int64_t cols, Random& rng) {
+  return random_z(rows, cols, 0.5, rng);
+}
+
+/// A complex call made as a captured call: op(A) op(B) with A and B stored as op's letters ask
+/// (column-major), C column-major; C back on the host.
+ZRun run_z_captured(char ta, char tb, zdouble alpha, const HostZ& A, const HostZ& B, zdouble beta,
+                    const HostZ& C0, const ozaki::Options& options) {
   const DeviceZ<TestSpace> dA(A, Layout::Left), dB(B, Layout::Left), dC(C0, Layout::Left);
-  const ozaki::Report r = captured_call([&](const TestSpace& space) {
-    return ozaki::gemm(space, "N", "N", KC(1, 0.5), dA.view, dB.view, KC(0, 0), dC.view,
-                       crt_options());
+  const std::string sa(1, ta), sb(1, tb);
+  ZRun run;
+  run.report = captured_call([&](const TestSpace& space) {
+    return ozaki::gemm(space, sa.c_str(), sb.c_str(), KC(alpha.real(), alpha.imag()), dA.view,
+                       dB.view, KC(beta.real(), beta.imag()), dC.view, options);
   });
-  EXPECT_EQ(r.algorithm, Algorithm::Native);
-  EXPECT_NE(r.reason.find("captured into a graph"), std::string::npos) << r.reason;
+  run.C = dC.to_host();
+  return run;
+}
+
+/// Native ZGEMM's result inside a graph against an eager one (agrees_with_native's rule for
+/// complex data: the same bits on host spaces, within twice ZGEMM's bound on a GPU, NaN where
+/// the other has NaN).
+bool agrees_with_native_z(const HostZ& C, const HostZ& native, char ta, const HostZ& A, char tb,
+                          const HostZ& B, zdouble alpha) {
+  if (C.values.size() != native.values.size()) return false;
+  if constexpr (ozaki::Impl::is_host_space<TestSpace>()) {
+    return std::memcmp(C.values.data(), native.values.data(), C.values.size() * sizeof(zdouble)) ==
+           0;
+  }
+  const std::int64_t K = ta == 'N' ? A.cols : A.rows;
+  const double bound = 2 * ozaki::Impl::native_complex_componentwise_bound(K) * std::abs(alpha);
+  for (std::int64_t n = 0; n < C.cols; ++n) {
+    for (std::int64_t m = 0; m < C.rows; ++m) {
+      const zdouble c = C(m, n), x = native(m, n);
+      if (std::isnan(std::abs(c)) || std::isnan(std::abs(x))) {
+        if (std::isnan(std::abs(c)) != std::isnan(std::abs(x))) return false;
+        continue;
+      }
+      double abs_ab = 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        abs_ab += std::abs(ta == 'N' ? A(m, k) : A(k, m)) * std::abs(tb == 'N' ? B(k, n) : B(n, k));
+      }
+      if (!(std::abs(c - x) <= bound * abs_ab)) return false;
+    }
+  }
+  return true;
+}
+
+/// The eager call a captured complex Int8Crt call's products branch equals: Karatsuba with the
+/// captured count of its rows of 2K parts under the fast rule.
+ozaki::Options complex_eager_equivalent() {
+  ozaki::Options o = eager_equivalent();
+  o.moduli = ozaki::Impl::crt_capture_moduli(2 * K);
+  return o;
+}
+
+TEST(Captured, ComplexCallsRunKaratsubaWithTheEagerCallsBits) {
+  // op(A)'s rows copied inside the graph ("N": strided along K; "C": conjugated) or read in
+  // place ("T"), and op(B)^T's the same way round.
+  const char forms[][2] = {{'N', 'N'}, {'T', 'C'}, {'C', 'T'}};
+  Random rng(507);
+  for (const auto& form : forms) {
+    const char ta = form[0], tb = form[1];
+    const HostZ A = ta == 'N' ? complex_host(M, K, rng) : complex_host(K, M, rng);
+    const HostZ B = tb == 'N' ? complex_host(K, N, rng) : complex_host(N, K, rng);
+    const HostZ C0 = complex_host(M, N, rng);
+    const zdouble alpha(1, 0.5), beta(-0.5, 0.25);
+    const ZRun captured = run_z_captured(ta, tb, alpha, A, B, beta, C0, crt_options());
+    const std::string what =
+        std::string(1, ta) + std::string(1, tb) + ": " + captured.report.reason;
+    EXPECT_EQ(captured.report.algorithm, Algorithm::Int8Crt) << what;
+    EXPECT_EQ(captured.report.moduli, ozaki::Impl::crt_capture_moduli(2 * K)) << what;
+    EXPECT_EQ(captured.report.complex_products, 3) << what;
+    EXPECT_NE(captured.report.reason.find("captured into a graph"), std::string::npos) << what;
+    EXPECT_NEAR(captured.report.error_bound, ozaki::Impl::native_complex_componentwise_bound(K),
+                1e-12 * ozaki::Impl::native_complex_componentwise_bound(K))
+        << what;
+    const ZRun eager = run_z(ta, tb, alpha, A, B, beta, C0, complex_eager_equivalent());
+    ASSERT_EQ(eager.report.complex_products, 3) << eager.report.reason;
+    ASSERT_EQ(captured.C.values.size(), eager.C.values.size());
+    EXPECT_EQ(std::memcmp(captured.C.values.data(), eager.C.values.data(),
+                          eager.C.values.size() * sizeof(zdouble)),
+              0)
+        << what;
+  }
+}
+
+TEST(Captured, ComplexDataTheCountCannotCertifyOrNanRunNativeZgemmInTheGraph) {
+  Random rng(508);
+  HostZ A = complex_host(M, K, rng), B = complex_host(K, N, rng);
+  // Scaled against each other along k by up to 2^+-25 (scale_against_each_other's case).
+  for (std::int64_t k = 0; k < K; ++k) {
+    const int d = static_cast<int>(std::floor(rng.uniform() * 51)) - 25;
+    for (std::int64_t m = 0; m < M; ++m) A.values[m + k * M] *= std::ldexp(1.0, d);
+    for (std::int64_t n = 0; n < N; ++n) B.values[k + n * K] *= std::ldexp(1.0, -d);
+  }
+  HostZ with_nan = complex_host(M, K, rng);
+  with_nan.values[5 + 17 * M] = zdouble(std::nan(""), 0);
+  const HostZ tame = complex_host(K, N, rng), C0 = complex_host(M, N, rng);
+  ozaki::Options native;
+  native.algorithm = Algorithm::Native;
+  const zdouble alpha(1, 0.5), beta(0.25, 0);
+  for (const auto& [a, b] : {std::pair<const HostZ*, const HostZ*>{&A, &B}, {&with_nan, &tame}}) {
+    const ZRun captured = run_z_captured('N', 'N', alpha, *a, *b, beta, C0, crt_options());
+    EXPECT_EQ(captured.report.algorithm, Algorithm::Int8Crt) << captured.report.reason;
+    const ZRun eager = run_z('N', 'N', alpha, *a, *b, beta, C0, native);
+    EXPECT_TRUE(agrees_with_native_z(captured.C, eager.C, 'N', *a, 'N', *b, alpha));
+  }
+}
+
+TEST(Captured, ComplexCallsOutsideKaratsubasFormRunNativeZgemmAndSaySo) {
+  Random rng(509);
+  const HostZ A = complex_host(M, K, rng), B = complex_host(K, N, rng),
+              C0 = complex_host(M, N, rng);
+  ozaki::Options accurate = crt_options();
+  accurate.crt_scaling = CrtScaling::Accurate;
+  ozaki::Options embedding = crt_options();
+  embedding.experimental.complex_products = ozaki::Experimental::ComplexProducts::Embedding;
+  ozaki::Options off = crt_options();
+  off.experimental.graph_products = false;
   ozaki::Options native;
   native.algorithm = Algorithm::Native;
   const ZRun eager = run_z('N', 'N', zdouble(1, 0.5), A, B, zdouble(0, 0), C0, native);
-  const HostZ C = dC.to_host();
-  ASSERT_EQ(C.values.size(), eager.C.values.size());
-  if constexpr (ozaki::Impl::is_host_space<TestSpace>()) {
-    EXPECT_EQ(
-        std::memcmp(C.values.data(), eager.C.values.data(), C.values.size() * sizeof(zdouble)), 0);
-  } else {
-    // cuBLAS may pick another kernel inside a graph: both within native ZGEMM's bound.
-    const double bound = 2 * ozaki::Impl::native_complex_componentwise_bound(K);
-    for (std::int64_t n = 0; n < N; ++n)
-      for (std::int64_t m = 0; m < M; ++m) {
-        double abs_ab = 0;
-        for (std::int64_t k = 0; k < K; ++k) abs_ab += std::abs(A(m, k)) * std::abs(B(k, n));
-        ASSERT_LE(std::abs(C(m, n) - eager.C(m, n)), bound * std::abs(zdouble(1, 0.5)) * abs_ab)
-            << m << ", " << n;
-      }
+  for (const ozaki::Options& o : {accurate, embedding, off}) {
+    const ZRun captured = run_z_captured('N', 'N', zdouble(1, 0.5), A, B, zdouble(0, 0), C0, o);
+    EXPECT_EQ(captured.report.algorithm, Algorithm::Native);
+    EXPECT_TRUE(captured.report.fallback);
+    EXPECT_NE(captured.report.reason.find("captured into a graph"), std::string::npos)
+        << captured.report.reason;
+    EXPECT_TRUE(agrees_with_native_z(captured.C, eager.C, 'N', A, 'N', B, zdouble(1, 0.5)));
   }
 }
 

@@ -90,6 +90,12 @@ void warm_up_handles(cudaStream_t stream) {
   cuda::check(cublasDgemm_64(fp64.handle, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, values, 4,
                              values + 16, 4, &zero, values + 32, 4),
               "cublasDgemm_64");
+  // A complex call's native branch (Karatsuba's verdict may take it) is ZGEMM.
+  const cuDoubleComplex one_z{1, 0}, zero_z{0, 0};
+  auto* complex_values = reinterpret_cast<cuDoubleComplex*>(bytes + 3072);
+  cuda::check(cublasZgemm_64(fp64.handle, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one_z, complex_values,
+                             2, complex_values + 4, 2, &zero_z, complex_values + 8, 2),
+              "cublasZgemm_64");
   cuda::check(cudaFreeAsync(memory, stream), "cudaFreeAsync");
   cuda::check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
   cuda::note_cublas_used();

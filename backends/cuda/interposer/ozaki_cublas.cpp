@@ -765,19 +765,20 @@ cudaStream_t stream_of(const Gemm<T>& g) {
   return handle_stream(g.handle);
 }
 
-/// A real call on a stream being captured into a graph (unless OZAKI_CUBLAS_GRAPHS=0): through
+/// An FP64 call on a stream being captured into a graph (unless OZAKI_CUBLAS_GRAPHS=0): through
 /// ozaki on this library's capture lane (Runtime::capture_lane), forked from the caller's
 /// stream and joined back, where ozaki's scheme II then runs inside the graph with its verdict
-/// on the device (whose native branch is the library's cublasDgemm), or, where ozaki declines
-/// the call, the caller's own call on its stream (docs/design.md §7).  Only where nothing on
-/// the way needs what capture forbids: the scalars on the host, this library's Kokkos started
-/// by an earlier eager call.  Otherwise, and for complex calls (which run native ZGEMM inside a
-/// graph anyway), the caller's own call, untouched.  No timer: its wait is not allowed here.
+/// on the device (whose native branch is the library's cublasDgemm or cublasZgemm), or, where ozaki
+/// declines the call, the caller's own call on its stream (docs/design.md §7).  Only where nothing
+/// on the way needs what capture forbids: the scalars on the host, this library's Kokkos started by
+/// an earlier eager call, and FP64 data (real, or complex: Karatsuba inside the graph). Otherwise
+/// the caller's own call, untouched.  No timer: its wait is not allowed here.
 template <class T>
 cublasStatus_t captured_gemm(const Gemm<T>& g, cudaStream_t stream,
                              typename Scalar<T>::RealGemm real_gemm) {
   std::optional<Runtime::CaptureLane> lane;
-  if (config().options.experimental.graph_products && std::is_same<T, double>::value) {
+  if (config().options.experimental.graph_products &&
+      (std::is_same<T, double>::value || std::is_same<T, cuDoubleComplex>::value)) {
     int device = 0;
     Runtime& runtime = Runtime::get();
     if (!scalars_on_device(g) && cudaGetDevice(&device) == cudaSuccess && runtime.started(device)) {

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ozaki {
@@ -335,7 +336,8 @@ bool captured_crt_applies(const ExecSpace& space, const GemmCall<ExecSpace>& cal
     return false;
   }
   if (o.algorithm != Algorithm::Auto) return true;
-  const CallPlan plan = make_plan(call.shape, o);
+  CallPlan plan = make_plan(call.shape, o);
+  plan.complex_karatsuba = call.complex != nullptr;
   const int moduli = crt_capture_moduli(call.shape.k, unit_roundoff_of(o));
   const double cost = crt_plan_cost(device_rates(space), plan, moduli);
   if (!native_is_faster(cost)) return true;
@@ -347,7 +349,9 @@ bool captured_crt_applies(const ExecSpace& space, const GemmCall<ExecSpace>& cal
 /// A call on a stream being captured into a graph: scheme II inside the graph where
 /// captured_crt_applies and the backend can branch on the device (crt/captured.hpp), native
 /// FP64 GEMM on the stream otherwise.  The scheme II plan is an Int8Crt call's with the
-/// captured count and the fast rule, its passes in order on one stream.
+/// captured count and the fast rule, its passes in order on one stream; a complex call's
+/// (call.complex: Karatsuba) is the eager Karatsuba call's with that count, and its native
+/// branch is the complex call's native GEMM.
 template <class ExecSpace>
 Report run_captured(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
                     double beta, const Options& options, ScratchBuffer<ExecSpace>& scratch,
@@ -364,15 +368,22 @@ Report run_captured(const ExecSpace& space, const GemmCall<ExecSpace>& call, dou
   captured_options.experimental.overlap = false;
   captured_options.time_phases = false;
   const RowsAlongK<ExecSpace> rows = rows_along_k(call);
-  const CallPlan plan = make_plan(rows.shape, captured_options, 0, Int8Gemm<ExecSpace>::padding);
+  CallPlan plan = make_plan(rows.shape, captured_options, 0, Int8Gemm<ExecSpace>::padding);
+  plan.complex_karatsuba = call.complex != nullptr;
+  if (call.promise > 0) plan.promise = call.promise;
   Report report;
   PipelineState<ExecSpace> state(space, plan, rows.a, rows.b,
                                  crt_operand_plan<ExecSpace>(plan, rows.strided_a, rows.strided_b),
                                  scratch, report, call_start);
-  const auto native = [&](const ExecSpace& on) {
-    NativeGemm<ExecSpace>::run(on, call.trans_a, call.trans_b, alpha, call.A, call.B, beta, call.C);
+  const std::function<void(const ExecSpace&)> native = [&](const ExecSpace& on) {
+    if (call.complex != nullptr) {
+      call.complex->native_on(on);
+    } else {
+      NativeGemm<ExecSpace>::run(on, call.trans_a, call.trans_b, alpha, call.A, call.B, beta,
+                                 call.C);
+    }
   };
-  if (!run_crt_captured(state, alpha, beta, rows.out, native, why)) {
+  if (!run_crt_captured(state, alpha, beta, rows.out, native, why, call.complex)) {
     return run_native(space, call, options, alpha, beta,
                       std::string(stream_capture_reason) + " (" + why + ")", fallback);
   }

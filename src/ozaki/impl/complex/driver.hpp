@@ -137,9 +137,7 @@ class ComplexGemm {
       return finish(report);
     }
     if (options_.algorithm == Algorithm::Native) return run_native(Report{}, "", false);
-    if (captured(space_)) {
-      return run_native(Report{}, stream_capture_reason, options_.algorithm != Algorithm::Auto);
-    }
+    if (captured(space_)) return run_captured();
     // Auto decides before anything is embedded.
     std::string why;
     const Algorithm scheme = chosen_scheme(why);
@@ -214,6 +212,52 @@ class ComplexGemm {
     decision.fallback = fallback;
     decision.error_bound = promise_;
     return finish(decision);
+  }
+
+  /// A call on a stream being captured into a graph.  Where the options take Karatsuba's form,
+  /// the real dispatch's captured path (dispatch.hpp, run_captured) on rows that are read in
+  /// place or copied inside the graph (crt/captured.hpp): Karatsuba with the count from the
+  /// shape and the device's verdict, whose other branch is native ZGEMM, or native ZGEMM on
+  /// the stream where the real path declines.  Otherwise native ZGEMM on the stream.
+  Report run_captured() {
+    const Oriented& o = rows_;
+    const CallPlan plan = auto_first_plan(Shape{o.rows_x, o.rows_y, shape_.k}, options_, true);
+    if (!plan.complex_karatsuba) {
+      return run_native(Report{},
+                        std::string(stream_capture_reason) +
+                            " (inside a graph complex data runs Karatsuba's form only, which "
+                            "the accurate rule and the real embedding's products are not)",
+                        options_.algorithm != Algorithm::Auto);
+    }
+    bool needs_embedding = false;
+    CrtComplexTarget<ExecSpace> target{o.out, alpha_, beta_, o.c_is_ce, &needs_embedding};
+    const std::int64_t length = 2 * shape_.k;
+    const auto rows_of = [&](const typename V::ConstComplexMatrix& X, bool conjugate,
+                             CrtComplexRowsToCopy<ExecSpace>& copy) {
+      const typename V::ConstMatrix in_place = complex_rows_in_place<ExecSpace>(X, conjugate);
+      if (in_place.data() != nullptr) return in_place;
+      copy = CrtComplexRowsToCopy<ExecSpace>{X, conjugate};
+      // The copy's shape (crt/captured.hpp carves and fills it inside the graph).
+      return k_contiguous_rows<ExecSpace>(typename V::Rows(nullptr, X.extent(0), length));
+    };
+    const typename V::ConstMatrix x = rows_of(o.X, o.conj_x, target.copy_x);
+    const typename V::ConstMatrix y = rows_of(o.Y, o.conj_y, target.copy_y);
+    target.native_on = [this](const ExecSpace& on) {
+      NativeGemm<ExecSpace>::run(on, op_a_, op_b_, alpha_, A_, B_, beta_, C_);
+    };
+    Options real_options = options_;
+    real_options.experimental.native_gemm = [this] { native(); };
+    GemmCall<ExecSpace> call = checked_call<ExecSpace>(
+        "N", "T", x, y,
+        typename V::Matrix(nullptr, Kokkos::LayoutStride(o.rows_x, 1, o.rows_y, o.rows_x)),
+        real_options, nullptr, nullptr);
+    call.complex = &target;
+    call.promise = real_promise_;
+    // (Real scalars as placeholders, as karatsuba's: the target carries alpha and beta.)
+    Report report = dispatch(space_, call, 1.0, 1.0, real_options, scratch_, call_start_);
+    report.error_bound = stated_bound(report);
+    if (report.algorithm == Algorithm::Native) report.backend = native_backend();
+    return finish(report);
   }
 
   /// 1. Row-major C: C^T = op(B)^T op(A)^T.  X holds the rows of the product's left factor,

@@ -16,6 +16,7 @@
 #include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/common/bounds.hpp>
 #include <ozaki/impl/common/pipeline.hpp>
+#include <ozaki/impl/complex/embedding.hpp>
 #include <ozaki/impl/crt/coverage.hpp>
 #include <ozaki/impl/crt/execution.hpp>
 #include <ozaki/impl/crt/fast_rule.hpp>
@@ -122,23 +123,50 @@ inline std::string crt_captured_reason(int moduli) {
          "runs native FP64 GEMM in the graph instead";
 }
 
+/// The rows of a complex call that a captured call copies (CrtComplexTarget::copy_x, copy_y):
+/// carved after the pipeline's own scratch, so the pipeline's carving is an eager call's.
+template <class ExecSpace>
+struct CapturedRowCopies {
+  typename Views<ExecSpace>::Rows x, y;  // empty where read in place
+  /// Carves them from `carver` (a counting one gives the bytes); `rows_x`, `rows_y`: the real
+  /// call's rows, `length`: its K (2K parts of complex rows).
+  static CapturedRowCopies carve(Carver& carver, const CrtComplexTarget<ExecSpace>* complex,
+                                 std::int64_t rows_x, std::int64_t rows_y, std::int64_t length) {
+    CapturedRowCopies c;
+    if (complex == nullptr) return c;
+    using Rows = typename Views<ExecSpace>::Rows;
+    if (!complex->copy_x.empty()) c.x = Rows(carver.take<double>(rows_x * length), rows_x, length);
+    if (!complex->copy_y.empty()) c.y = Rows(carver.take<double>(rows_y * length), rows_y, length);
+    return c;
+  }
+};
+
 /// Scheme II for one call on a stream being captured (the file comment).  `call.plan` is the
 /// plan of an Int8Crt call with the count of crt_capture_moduli and the fast rule, without
-/// overlap or phase timing.  `native(on)` enqueues native FP64 GEMM of the call on the instance
-/// `on`.  False (with why) where the backend cannot branch on this stream: nothing of the call
-/// then runs and C is untouched.
+/// overlap or phase timing.  `native(on)` enqueues native GEMM of the call on the instance
+/// `on`.  `complex`: Karatsuba on complex rows (plan.complex_karatsuba), whose rows that are
+/// not read in place are copied first, inside the graph.  False (with why) where the backend
+/// cannot branch on this stream: nothing of the call then runs and C is untouched.
 template <class ExecSpace, class Native>
 bool run_crt_captured(PipelineState<ExecSpace>& call, double alpha, double beta,
                       const typename Views<ExecSpace>::Matrix& C, const Native& native,
-                      std::string& why) {
+                      std::string& why, const CrtComplexTarget<ExecSpace>* complex = nullptr) {
   const CallPlan& p = call.plan;
   const CrtPlan plan{CrtRule{CrtScaling::Fast, false, false}, p.moduli, 0, p.promise};
+  const std::size_t pipeline_bytes = crt_bytes<ExecSpace>(p, p.moduli, false, false, call.ops);
+  Carver counter(nullptr, pipeline_bytes);
+  CapturedRowCopies<ExecSpace>::carve(counter, complex, p.shape.m, p.shape.n, p.shape.k);
   DeviceBranch<ExecSpace> branch(call.space);
-  if (!branch.open(crt_bytes<ExecSpace>(p, p.moduli, false, false, call.ops), why)) return false;
+  if (!branch.open(counter.used(), why)) return false;
   call.base = branch.scratch();
   Carver carver = call.carve_row_regions();
   const CrtScaleRegion<ExecSpace> scale = CrtScaleRegion<ExecSpace>::carve(carver, p.shape);
   call.phase_offset = carver.used();
+  Carver after(call.base, pipeline_bytes);
+  const CapturedRowCopies<ExecSpace> copies =
+      CapturedRowCopies<ExecSpace>::carve(after, complex, p.shape.m, p.shape.n, p.shape.k);
+  if (copies.x.data() != nullptr) call.opA = k_contiguous_rows<ExecSpace>(copies.x);
+  if (copies.y.data() != nullptr) call.opBt = k_contiguous_rows<ExecSpace>(copies.y);
   // The branches first: where one cannot be made, nothing of the call is on the stream yet.
   const auto products = [&](const ExecSpace& on) {
     PipelineState<ExecSpace> there(on, p, call.opA, call.opBt, call.ops, call.scratch, call.report,
@@ -147,13 +175,19 @@ bool run_crt_captured(PipelineState<ExecSpace>& call, double alpha, double beta,
     there.phase_offset = call.phase_offset;
     there.exponents = call.exponents;
     there.copies = call.copies;
-    CrtExecution<ExecSpace>(there, plan, scale, nullptr).run(alpha, beta, C);
+    CrtExecution<ExecSpace>(there, plan, scale, complex).run(alpha, beta, C);
   };
   if (!branch.make(0, products, why) || !branch.make(1, native, why)) {
     branch.abandon();
     return false;
   }
   const ExecSpace work = branch.fork();
+  if (copies.x.data() != nullptr) {
+    embed_complex_rows(work, complex->copy_x.rows, complex->copy_x.conjugate, false, copies.x);
+  }
+  if (copies.y.data() != nullptr) {
+    embed_complex_rows(work, complex->copy_y.rows, complex->copy_y.conjugate, false, copies.y);
+  }
   const RowCopyRegion<ExecSpace>& t = call.copies;
   launch_exponents_and_norms(work, call.ops.strided_a, call.opA, t.max_a, t.squares_a, t.sums_a,
                              t.layers_a, call.exponents.a, scale.l2a, scale.l1a);
@@ -180,6 +214,7 @@ bool run_crt_captured(PipelineState<ExecSpace>& call, double alpha, double beta,
   r.moduli = p.moduli;
   r.crt_scaling = CrtScaling::Fast;
   r.crt_bits = 0;  // the bits are the data's, set at each launch
+  r.complex_products = complex != nullptr ? 3 : 0;
   r.error_bound = p.promise;
   return true;
 }

@@ -21,9 +21,20 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <functional>
 
 namespace ozaki {
 namespace Impl {
+
+/// Complex rows that a call captured into a graph copies into its own scratch as the real rows
+/// of 2K interleaved parts it multiplies (crt/captured.hpp): empty where those rows are read in
+/// place.
+template <class ExecSpace>
+struct CrtComplexRowsToCopy {
+  typename Views<ExecSpace>::ConstComplexMatrix rows;
+  bool conjugate = false;
+  bool empty() const { return rows.data() == nullptr; }
+};
 
 /// Where a complex pass writes: C = alpha C' 2^(...) + beta C.  `per_part`: alpha and beta are
 /// real and each part is updated as the real kernel updates a real C (the real embedding's
@@ -37,6 +48,11 @@ struct CrtComplexTarget {
   /// Set by the pipeline when the data needs the accurate scaling rule, which the Karatsuba
   /// form does not run: the driver then takes the real embedding (C untouched).
   bool* needs_embedding = nullptr;
+  /// For a call captured into a graph: the rows of the real call's op(A) and op(B)^T to copy
+  /// (the real call's are then placeholders of the copies' shape, which nothing reads before
+  /// the copies are made), and native ZGEMM of the whole call on a given instance.
+  CrtComplexRowsToCopy<ExecSpace> copy_x, copy_y;
+  std::function<void(const ExecSpace&)> native_on;
 };
 
 namespace detail {
