@@ -664,7 +664,8 @@ run_clients() {
     LD_PRELOAD=$lib python3 "$repo/perf_tests/torch_clients.py" --label ozaki "${torch_args[@]}" \
       >>"$csv" 2>>"$log" || echo "torch_clients (ozaki) failed" >>"$log"
   done
-  LD_PRELOAD=$lib OZAKI_CUBLAS=force python3 "$repo/perf_tests/torch_clients.py" \
+  # (logged: the log shows the calls whose products ran inside the graph)
+  LD_PRELOAD=$lib OZAKI_CUBLAS=force OZAKI_CUBLAS_LOG=1 python3 "$repo/perf_tests/torch_clients.py" \
     --label ozaki-force --ops graph "${torch_args[@]}" >>"$csv" 2>>"$log" ||
     echo "torch_clients (force) failed" >>"$log"
   echo "== torch_matmul: label,n,ms,tflops,error" >>"$csv"
