@@ -928,8 +928,8 @@ cmd_pair_here() {
 }
 
 # The binaries a pack holds: what `cmake/dev.sh carried` runs on the GPU machine.
-pack_tests="captured_cuda cuda_backend_cuda componentwise_cuda level3_cuda batched_cuda single_cuda"
-pack_tools="ozaki_bench level3_bench batched_bench cublas_call_overhead"
+pack_tests="captured_cuda cuda_backend_cuda componentwise_cuda level3_cuda batched_cuda single_cuda quantized_cuda"
+pack_tools="ozaki_bench level3_bench batched_bench cublas_call_overhead quantized_bench"
 pack_clients="cublas_client cublas_client_linked"
 
 # On the host: builds the pack's binaries for sm_90 and packs them, stripped, with the shared
@@ -938,9 +938,12 @@ pack_clients="cublas_client cublas_client_linked"
 # Then one call runs the GPU steps with no build there: `cmake/dev.sh carried STEP...`.
 cmd_pack() {
   have_nvcc || { say "pack needs nvcc"; return 1; }
-  system_packages cuda
-  configure_and_build cuda "$repo/build-cuda" "$pack_tests $pack_tools $pack_clients ozaki_cublas" \
-    -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda
+  # OZAKI_PACK_BUILT=1: pack what build-cuda holds, without building first.
+  if [ "${OZAKI_PACK_BUILT:-0}" != 1 ]; then
+    system_packages cuda
+    configure_and_build cuda "$repo/build-cuda" "$pack_tests $pack_tools $pack_clients ozaki_cublas" \
+      -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda
+  fi
   local pack=$repo/build-cuda/pack name
   rm -rf "$pack"
   mkdir -p "$pack/lib"
@@ -962,10 +965,12 @@ cmd_pack() {
 # On the GPU machine: unpacks build-cuda/pack.tar.xz (cmake/dev.sh pack) and runs the steps
 # named (default all) on its binaries, log to $OUT/carried.log:
 #   tests    the pack's CUDA test binaries and the interposer's client checks
+#            (OZAKI_CARRIED_TESTS="a_cuda b_cuda": those binaries only)
 #   pair     bench_a (if packed) against this pack's ozaki_bench (run_bench_pair)
 #   clients  the interposer's real clients (run_clients: overhead, torch, graphs, 2 MPI ranks)
 #   breadth  level3_bench and batched_bench (OZAKI_LEVEL3_SIZES, OZAKI_BATCHED_CASES)
 #   fp32     the FP32 benchmarks and torch float32 (run_fp32_benches)
+#   quantized  quantized_bench (W8A8 against cuBLAS's BF16 GEMM; OZAKI_QUANTIZED_ARGS)
 cmd_carried() {
   local out=${OUT:-$repo/build-cuda/out} pack=$repo/build-cuda/pack step t0
   mkdir -p "$out" "$repo/build-cuda/logs"
@@ -982,13 +987,18 @@ cmd_carried() {
     t0=$SECONDS
     case $step in
     tests)
+      # OZAKI_CARRIED_TESTS: only these test binaries, and not the interposer's checks.
       # shellcheck disable=SC2086 # a list of names
-      run_tests "$log" $pack_tests
-      run_interposer_checks "$log" ;;
+      run_tests "$log" ${OZAKI_CARRIED_TESTS:-$pack_tests}
+      [ -n "${OZAKI_CARRIED_TESTS:-}" ] || run_interposer_checks "$log" ;;
     pair) if [ -x "$pack/bench_a" ]; then run_bench_pair "$pack/bench_a" "$pack/ozaki_bench"; fi ;;
     clients) run_clients ;;
     breadth) run_breadth_benches "$log" ;;
     fp32) run_fp32_benches "$log" ;;
+    quantized)
+      # shellcheck disable=SC2086 # a list of arguments
+      "$perf_bin/quantized_bench" ${OZAKI_QUANTIZED_ARGS:-} --csv "$out/quantized.csv" >>"$log" 2>&1 ||
+        echo "quantized_bench failed" >>"$log" ;;
     *) echo "unknown step $step" >>"$log" ;;
     esac
     echo "step $step: $((SECONDS - t0)) s" >>"$log"

@@ -347,5 +347,18 @@ std::vector<double> error_bound(char transA, char transB, double alpha, const Co
   return bound;
 }
 
+void quantized_gemm(std::int64_t M, std::int64_t N, std::int64_t K, const std::int8_t* A,
+                    std::int64_t lda, const std::int8_t* W, std::int64_t ldw, const float* a,
+                    const float* w, const float* bias, float* C, std::int64_t ldc) {
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t m = 0; m < M; ++m) {
+      std::int64_t sum = 0;
+      for (std::int64_t k = 0; k < K; ++k) sum += std::int64_t(A[m * lda + k]) * W[n * ldw + k];
+      const float scale = a[m] * w[n];
+      C[m + n * ldc] = std::fmaf(static_cast<float>(sum), scale, bias != nullptr ? bias[n] : 0.0f);
+    }
+  }
+}
+
 }  // namespace serial
 }  // namespace ozaki

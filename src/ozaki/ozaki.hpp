@@ -5,8 +5,10 @@
 #include <ozaki/batched.hpp>
 #include <ozaki/errors.hpp>
 #include <ozaki/gemm.hpp>
+#include <ozaki/half_precision.hpp>
 #include <ozaki/options.hpp>
 #include <ozaki/prepared.hpp>
+#include <ozaki/quantized.hpp>
 #include <ozaki/report.hpp>
 #include <ozaki/scratch.hpp>
 #include <ozaki/symm.hpp>

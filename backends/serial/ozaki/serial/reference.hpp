@@ -129,5 +129,13 @@ std::vector<double> error_bound(char transA, char transB, double alpha, const Co
 /// op(X) for a BLAS transpose character.
 ConstMatrixRef op(const ConstMatrixRef& X, char trans);
 
+/// W8A8 quantized GEMM as ozaki/quantized.hpp defines it, before C's own rounding:
+/// C(m, n) = fmaf(float(P), a[m] * w[n], bias[n] or 0) with P = sum_k A(m, k) W(n, k) exact in
+/// INT64; A is M x K and W is N x K, rows K-contiguous (leading dimensions lda, ldw); C is
+/// column-major (ldc).  bias may be null.
+void quantized_gemm(std::int64_t M, std::int64_t N, std::int64_t K, const std::int8_t* A,
+                    std::int64_t lda, const std::int8_t* W, std::int64_t ldw, const float* a,
+                    const float* w, const float* bias, float* C, std::int64_t ldc);
+
 }  // namespace serial
 }  // namespace ozaki

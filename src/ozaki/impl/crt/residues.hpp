@@ -8,6 +8,7 @@
 ///   crt_reconstruct     residues of C' -> C' exactly (CRT) -> FP64 -> alpha/beta update
 ///   crt_reconstruct_tiles  the same from residue tiles (a backend that reduced its products)
 
+#include <ozaki/impl/common/float_bits.hpp>
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/pass1.hpp>
@@ -286,18 +287,6 @@ KOKKOS_INLINE_FUNCTION std::uint32_t shifted_congruent(const ScaledPatterns& x,
 
 /// Adding it rounds a float |v| < 2^22 to an integer; v + 1.5 2^23 then lies in [2^23, 2^24).
 constexpr float float_shift = 0x1.8p23f;
-
-/// The bit pattern of a float, and the float of a bit pattern.
-KOKKOS_INLINE_FUNCTION std::uint32_t float_bits(float v) {
-  std::uint32_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits;
-}
-KOKKOS_INLINE_FUNCTION float bits_float(std::uint32_t bits) {
-  float v;
-  std::memcpy(&v, &bits, sizeof v);
-  return v;
-}
 
 /// A word whose low byte is the symmetric residue r of y modulo an odd m_l as two's
 /// complement, from s = the bit pattern of the float 1.5 2^23 + y for an integer |y| < 2^22.

@@ -1,0 +1,241 @@
+// quantized_bench: W8A8 (ozaki::quantized_gemm, int8 operands quantized beforehand, bfloat16
+// output) against cuBLAS's BF16 GEMM (cublasGemmEx: BF16 operands and output, FP32 compute)
+// on the same data in the same run (docs/design.md §14).  DeepGEMM's normal-GEMM shapes by
+// default: C = X W^T with X m x k (tokens) and W n x k (weights).  The two alternate; before
+// every timed run the L2 cache is flushed (a write of 512 MiB), so that no run finds its
+// operands where the previous one left them, as fresh tensors would; each run is timed by
+// CUDA events on the stream.  Each result's calc_diff (DeepGEMM's 1 - 2 sum(x y) / sum(x^2 +
+// y^2)) is taken against an FP32 GEMM of the unquantized operands.
+//
+//   quantized_bench [--m 64,128,4096] [--nk 2112x7168,24576x1536,32768x512,7168x16384,
+//                    4096x7168,7168x2048] [--reps 5] [--csv FILE]
+//
+// Output: one line per shape, and CSV rows m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,
+// w8a8_tflops,w8a8_gbps,bf16_diff,w8a8_diff,quantize_ms (quantize_ms: quantize_rows of X, the
+// activations' share of a real call, timed apart).
+#include "tool_args.hpp"
+
+#include <ozaki/quantized.hpp>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Random.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Space = Kokkos::Cuda;
+using Memory = Space::memory_space;
+template <class T>
+using Rows = Kokkos::View<T**, Kokkos::LayoutRight, Memory>;
+
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "%s: cuBLAS status %d\n", what, static_cast<int>(s));
+    std::exit(1);
+  }
+}
+
+/// Normal entries times `scale`.
+void fill(const Rows<float>& x, float scale, std::uint64_t seed) {
+  Kokkos::Random_XorShift64_Pool<Space> pool(seed);
+  const std::int64_t cols = x.extent(1);
+  Kokkos::parallel_for(
+      "quantized_bench::fill", Kokkos::RangePolicy<Space>(0, x.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t r) {
+        auto g = pool.get_state();
+        for (std::int64_t c = 0; c < cols; ++c) x(r, c) = scale * static_cast<float>(g.normal());
+        pool.free_state(g);
+      });
+}
+
+Rows<ozaki::bfloat16> to_bf16(const Rows<float>& x) {
+  Rows<ozaki::bfloat16> y(Kokkos::view_alloc(Kokkos::WithoutInitializing, "bf16"), x.extent(0),
+                          x.extent(1));
+  Kokkos::parallel_for(
+      "quantized_bench::to_bf16",
+      Kokkos::MDRangePolicy<Space, Kokkos::Rank<2>>({0, 0}, {x.extent(0), x.extent(1)}),
+      KOKKOS_LAMBDA(const std::int64_t r, const std::int64_t c) {
+        y(r, c) = ozaki::bfloat16::from_float(x(r, c));
+      });
+  return y;
+}
+
+/// calc_diff of a bfloat16 result against the FP32 reference.
+double calc_diff(const Rows<ozaki::bfloat16>& c, const Rows<float>& reference) {
+  double xy = 0, xx_yy = 0;
+  const std::int64_t cols = c.extent(1);
+  Kokkos::parallel_reduce(
+      "quantized_bench::calc_diff", Kokkos::RangePolicy<Space>(0, c.extent(0)),
+      KOKKOS_LAMBDA(const std::int64_t r, double& s_xy, double& s_xx_yy) {
+        for (std::int64_t j = 0; j < cols; ++j) {
+          const double x = c(r, j).to_float(), y = reference(r, j);
+          s_xy += x * y;
+          s_xx_yy += x * x + y * y;
+        }
+      },
+      xy, xx_yy);
+  return 1 - 2 * xy / xx_yy;
+}
+
+/// One shape's run (the file comment).
+struct ShapeRun {
+  std::int64_t m, n, k;
+  double bf16_ms = 0, w8a8_ms = 0, quantize_ms = 0, bf16_diff = 0, w8a8_diff = 0;
+};
+
+class Bench {
+ public:
+  Bench() : flush_("flush", std::size_t(512) << 20) {
+    check(cublasCreate(&handle_), "cublasCreate");
+    check(cublasSetStream(handle_, Space().cuda_stream()), "cublasSetStream");
+    cudaEventCreate(&start_);
+    cudaEventCreate(&stop_);
+  }
+  ~Bench() {
+    cublasDestroy(handle_);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+  }
+
+  ShapeRun run(std::int64_t m, std::int64_t n, std::int64_t k, int reps) {
+    ShapeRun s{m, n, k};
+    Rows<float> X("X", m, k), W("W", n, k), reference("reference", m, n);
+    fill(X, 1.0f, 1000 + m + n + k);
+    fill(W, 0.05f, 2000 + m + n + k);
+    const Rows<ozaki::bfloat16> Xb = to_bf16(X), Wb = to_bf16(W);
+    Rows<std::int8_t> Xq("Xq", m, k), Wq("Wq", n, k);
+    Kokkos::View<float*, Memory> sx("sx", m), sw("sw", n);
+    ozaki::quantize_rows(Space(), W, Wq, sw);
+    Rows<ozaki::bfloat16> c_bf16("c_bf16", m, n), c_w8a8("c_w8a8", m, n);
+    gemm_f32(X, W, reference);
+    std::vector<double> tb, tq, tz;
+    for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up
+      const double b = timed([&] { gemm_bf16(Xb, Wb, c_bf16); });
+      const double z = timed([&] { ozaki::quantize_rows(Space(), X, Xq, sx); });
+      const double q = timed([&] { ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8); });
+      if (rep >= 0) tb.push_back(b), tq.push_back(q), tz.push_back(z);
+    }
+    s.bf16_ms = median(tb);
+    s.w8a8_ms = median(tq);
+    s.quantize_ms = median(tz);
+    s.bf16_diff = calc_diff(c_bf16, reference);
+    s.w8a8_diff = calc_diff(c_w8a8, reference);
+    return s;
+  }
+
+ private:
+  /// C (row-major m x n) = X W^T: column-major C^T = W X^T.
+  void gemm_bf16(const Rows<ozaki::bfloat16>& X, const Rows<ozaki::bfloat16>& W,
+                 const Rows<ozaki::bfloat16>& C) {
+    const float one = 1, zero = 0;
+    const int m = X.extent(0), n = W.extent(0), k = X.extent(1);
+    check(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, W.data(), CUDA_R_16BF, k,
+                       X.data(), CUDA_R_16BF, k, &zero, C.data(), CUDA_R_16BF, n,
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx (BF16)");
+  }
+  void gemm_f32(const Rows<float>& X, const Rows<float>& W, const Rows<float>& C) {
+    const float one = 1, zero = 0;
+    const int m = X.extent(0), n = W.extent(0), k = X.extent(1);
+    check(cublasSgemm(handle_, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &one, W.data(), k, X.data(), k,
+                      &zero, C.data(), n),
+          "cublasSgemm");
+  }
+  template <class F>
+  double timed(const F& f) {
+    Kokkos::deep_copy(Space(), flush_, static_cast<unsigned char>(1));
+    cudaStream_t stream = Space().cuda_stream();
+    cudaEventRecord(start_, stream);
+    f();
+    cudaEventRecord(stop_, stream);
+    cudaEventSynchronize(stop_);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start_, stop_);
+    return ms;
+  }
+  static double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  }
+
+  Kokkos::View<unsigned char*, Memory> flush_;
+  cublasHandle_t handle_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+void report(const ShapeRun& s, std::ofstream* csv) {
+  const double flops = 2.0 * s.m * s.n * s.k;
+  const double bytes = double(s.m) * s.k + double(s.n) * s.k + 2.0 * s.m * s.n + 4.0 * (s.m + s.n);
+  std::printf(
+      "%5lld x %5lld x %5lld  bf16 %8.3f ms %6.1f TFLOP/s  w8a8 %8.3f ms %6.1f TFLOP/s %7.1f GB/s"
+      "  %5.2fx  calc_diff %.1e / %.1e  quantize X %.3f ms\n",
+      (long long)s.m, (long long)s.n, (long long)s.k, s.bf16_ms, flops / s.bf16_ms * 1e-9,
+      s.w8a8_ms, flops / s.w8a8_ms * 1e-9, bytes / s.w8a8_ms * 1e-6, s.bf16_ms / s.w8a8_ms,
+      s.bf16_diff, s.w8a8_diff, s.quantize_ms);
+  if (csv != nullptr) {
+    *csv << s.m << ',' << s.n << ',' << s.k << ',' << s.bf16_ms << ',' << s.w8a8_ms << ','
+         << s.bf16_ms / s.w8a8_ms << ',' << flops / s.bf16_ms * 1e-9 << ','
+         << flops / s.w8a8_ms * 1e-9 << ',' << bytes / s.w8a8_ms * 1e-6 << ',' << s.bf16_diff << ','
+         << s.w8a8_diff << ',' << s.quantize_ms << '\n';
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Kokkos::initialize(argc, argv);
+  int status = 0;
+  try {
+    std::vector<std::int64_t> ms = {64, 128, 4096};
+    std::vector<std::pair<std::int64_t, std::int64_t>> nks = {
+        {2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    int reps = 5;
+    std::string csv_path;
+    for (int i = 1; i + 1 < argc; i += 2) {
+      const std::string key = argv[i], value = argv[i + 1];
+      if (key == "--m") {
+        ms.clear();
+        for (const std::string& m : perf_tool::split(value, ','))
+          ms.push_back(perf_tool::positive(m, "--m"));
+      } else if (key == "--nk") {
+        nks.clear();
+        for (const std::string& pair : perf_tool::split(value, ',')) {
+          const auto parts = perf_tool::split(pair, 'x');
+          if (parts.size() != 2) throw std::invalid_argument("--nk takes NxK,NxK,...");
+          nks.emplace_back(perf_tool::positive(parts[0], "--nk"),
+                           perf_tool::positive(parts[1], "--nk"));
+        }
+      } else if (key == "--reps") {
+        reps = static_cast<int>(perf_tool::positive(value, "--reps"));
+      } else if (key == "--csv") {
+        csv_path = value;
+      } else {
+        throw std::invalid_argument("unknown option " + key);
+      }
+    }
+    std::ofstream csv;
+    if (!csv_path.empty()) {
+      csv.open(csv_path);
+      csv << "m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,w8a8_tflops,w8a8_gbps,bf16_diff,"
+             "w8a8_diff,quantize_ms\n";
+    }
+    Bench bench;
+    for (const auto& nk : nks)
+      for (const std::int64_t m : ms)
+        report(bench.run(m, nk.first, nk.second, reps), csv_path.empty() ? nullptr : &csv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "quantized_bench: %s\n", e.what());
+    status = 1;
+  }
+  Kokkos::finalize();
+  return status;
+}

@@ -1,0 +1,113 @@
+#pragma once
+/// \file half_precision.hpp
+/// 16-bit floating-point storage for the outputs of quantized GEMM (ozaki/quantized.hpp):
+///
+///   ozaki::bfloat16   1 sign, 8 exponent and 7 fraction bits (float's range)
+///   ozaki::float16    IEEE binary16: 1 sign, 5 exponent and 10 fraction bits
+///
+/// Conversion from float rounds to nearest, ties to even; overflow gives infinity, NaN stays
+/// NaN (quiet), float16 keeps subnormals.  Plain integer arithmetic on the bit patterns, so
+/// every backend gives the same bits, and no vendor type is needed: Kokkos 3.4 has no
+/// bfloat16, and its half_t is float on host spaces.  The layouts are those of CUDA's
+/// __nv_bfloat16 and __half, so a View of either can be handed to cuBLAS as CUDA_R_16BF or
+/// CUDA_R_16F data.
+
+#include <ozaki/impl/common/float_bits.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace ozaki {
+
+struct bfloat16 {
+  std::uint16_t bits = 0;
+
+  KOKKOS_INLINE_FUNCTION static bfloat16 from_float(float x) {
+    const std::uint32_t f = Impl::float_bits(x);
+    bfloat16 b;
+    if ((f & 0x7fffffffu) > 0x7f800000u) {
+      b.bits = static_cast<std::uint16_t>((f >> 16) | 0x40u);  // NaN, quiet
+    } else {
+      // Round to nearest even on the 16 bits dropped (a carry into the exponent is right, up
+      // to infinity).
+      b.bits = static_cast<std::uint16_t>((f + 0x7fffu + ((f >> 16) & 1u)) >> 16);
+    }
+    return b;
+  }
+  KOKKOS_INLINE_FUNCTION float to_float() const {
+    return Impl::bits_float(static_cast<std::uint32_t>(bits) << 16);
+  }
+};
+
+struct float16 {
+  std::uint16_t bits = 0;
+
+  KOKKOS_INLINE_FUNCTION static float16 from_float(float x) {
+    const std::uint32_t f = Impl::float_bits(x);
+    const std::uint32_t sign = (f >> 16) & 0x8000u, magnitude = f & 0x7fffffffu;
+    float16 h;
+    if (magnitude >= 0x7f800000u) {  // infinity, or NaN (quiet)
+      h.bits = static_cast<std::uint16_t>(sign | (magnitude > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    } else if (magnitude >= 0x477ff000u) {  // from 65520: rounds to infinity
+      h.bits = static_cast<std::uint16_t>(sign | 0x7c00u);
+    } else if (magnitude >= 0x38800000u) {  // 2^-14 and up: normal
+      // Exponent rebiased from 127 to 15, fraction cut from 23 to 10 bits, rounded to even.
+      std::uint32_t q = (magnitude - 0x38000000u) >> 13;
+      const std::uint32_t dropped = magnitude & 0x1fffu;
+      if (dropped > 0x1000u || (dropped == 0x1000u && (q & 1u))) ++q;
+      h.bits = static_cast<std::uint16_t>(sign | q);
+    } else {
+      h.bits = static_cast<std::uint16_t>(sign | subnormal(magnitude));
+    }
+    return h;
+  }
+  KOKKOS_INLINE_FUNCTION float to_float() const {
+    const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+    const std::uint32_t exponent = (bits >> 10) & 0x1fu, fraction = bits & 0x3ffu;
+    if (exponent == 0) {  // zero or subnormal: fraction 2^-24, exact in float
+      const float v = static_cast<float>(fraction) * 5.9604644775390625e-8f;
+      return Impl::bits_float(sign | Impl::float_bits(v));
+    }
+    if (exponent == 31) return Impl::bits_float(sign | 0x7f800000u | (fraction << 13));
+    return Impl::bits_float(sign | ((exponent + 112u) << 23) | (fraction << 13));
+  }
+
+ private:
+  /// A float magnitude below 2^-14 in units of 2^-24 (binary16's subnormal step), rounded to
+  /// even: the float's significand shifted right by 126 - its exponent (at least 14).
+  KOKKOS_INLINE_FUNCTION static std::uint32_t subnormal(std::uint32_t magnitude) {
+    const std::uint32_t exponent = magnitude >> 23;
+    if (exponent < 102) return 0;  // below 2^-25: rounds to zero (2^-25 itself is a tie to 0)
+    const std::uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
+    const std::uint32_t shift = 126u - exponent;
+    std::uint32_t q = significand >> shift;
+    const std::uint32_t dropped = significand & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+    if (dropped > half || (dropped == half && (q & 1u))) ++q;
+    return q;  // 0x400 where it rounds up to 2^-14: the smallest normal's pattern
+  }
+};
+
+/// An input of quantized GEMM's helpers as float (double rounded to nearest), and float to an
+/// output type: float itself, bfloat16, float16.
+KOKKOS_INLINE_FUNCTION float to_float(float x) { return x; }
+KOKKOS_INLINE_FUNCTION float to_float(double x) { return static_cast<float>(x); }
+KOKKOS_INLINE_FUNCTION float to_float(const bfloat16& x) { return x.to_float(); }
+KOKKOS_INLINE_FUNCTION float to_float(const float16& x) { return x.to_float(); }
+
+template <class T>
+KOKKOS_INLINE_FUNCTION T from_float(float x);
+template <>
+KOKKOS_INLINE_FUNCTION float from_float<float>(float x) {
+  return x;
+}
+template <>
+KOKKOS_INLINE_FUNCTION bfloat16 from_float<bfloat16>(float x) {
+  return bfloat16::from_float(x);
+}
+template <>
+KOKKOS_INLINE_FUNCTION float16 from_float<float16>(float x) {
+  return float16::from_float(x);
+}
+
+}  // namespace ozaki

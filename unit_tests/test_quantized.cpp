@@ -1,0 +1,334 @@
+// Quantized GEMM (ozaki/quantized.hpp, docs/design.md §14): W8A8 against the serial oracle bit
+// for bit (exact INT64 sums, then the epilogue's fixed roundings), quantize_rows followed by
+// the GEMM against a double reference by DeepGEMM's calc_diff, the 16-bit output types'
+// conversions, long K in chunks, and bad input.
+#include "common.hpp"
+
+#include <ozaki/half_precision.hpp>
+#include <ozaki/quantized.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ozaki_test;
+using ozaki::bfloat16;
+using ozaki::float16;
+
+template <class T>
+using Dev1 = Kokkos::View<T*, MemSpace>;
+
+/// A host vector's copy on the test space.
+template <class T>
+Dev1<T> device_vector(const std::vector<T>& host) {
+  Dev1<T> v("vector", host.size());
+  Kokkos::deep_copy(v, Kokkos::View<const T*, Kokkos::HostSpace>(host.data(), host.size()));
+  return v;
+}
+
+/// Uniform int8 in [-128, 127] (the full range: the INT32 sums' worst case included).
+std::vector<std::int8_t> random_int8(std::int64_t count, Random& rng) {
+  std::vector<std::int8_t> v(static_cast<std::size_t>(count));
+  for (auto& x : v) x = rng.int8();
+  return v;
+}
+
+/// Scales and biases spread over binades, both signs.
+std::vector<float> random_floats(std::int64_t count, double phi, Random& rng) {
+  std::vector<float> v(static_cast<std::size_t>(count));
+  for (auto& x : v) x = static_cast<float>(rng.spread(phi));
+  return v;
+}
+
+/// The oracle's C, column-major M x N, rounded to T as the library rounds.
+template <class T>
+std::vector<T> oracle(std::int64_t M, std::int64_t N, std::int64_t K,
+                      const std::vector<std::int8_t>& A, const std::vector<std::int8_t>& W,
+                      const std::vector<float>& a, const std::vector<float>& w,
+                      const std::vector<float>* bias) {
+  std::vector<float> c(static_cast<std::size_t>(M * N));
+  ozaki::serial::quantized_gemm(M, N, K, A.data(), K, W.data(), K, a.data(), w.data(),
+                                bias != nullptr ? bias->data() : nullptr, c.data(), M);
+  std::vector<T> out(c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) out[i] = ozaki::from_float<T>(c[i]);
+  return out;
+}
+
+template <class T>
+bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
+  return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
+}
+
+/// Row-major host values (rows x cols) as a DeviceOf in `layout`, through column-major.
+template <class T>
+DeviceOf<T> device_rows(const std::vector<T>& row_major, std::int64_t rows, std::int64_t cols,
+                        Layout layout) {
+  std::vector<T> column_major(row_major.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) column_major[r + c * rows] = row_major[r * cols + c];
+  return DeviceOf<T>(column_major.data(), rows, cols, layout);
+}
+
+template <class T>
+std::vector<T> host_of(const DeviceOf<T>& d) {
+  std::vector<T> v(d.view.size());
+  d.copy(v.data(), false);
+  return v;
+}
+
+/// quantized_gemm of int8 A and W in the given layouts into C of T: the oracle's bits.
+template <class T>
+void check_against_oracle(std::int64_t M, std::int64_t N, std::int64_t K, Layout la, Layout lw,
+                          Layout lc, bool with_bias, std::uint64_t seed) {
+  Random rng(seed);
+  const auto A = random_int8(M * K, rng), W = random_int8(N * K, rng);
+  const auto a = random_floats(M, 2.0, rng), w = random_floats(N, 2.0, rng);
+  const auto bias = random_floats(N, 4.0, rng);
+  const DeviceOf<std::int8_t> dA = device_rows(A, M, K, la), dW = device_rows(W, N, K, lw);
+  DeviceOf<T> dC(M, N, lc);
+  const ozaki::QuantizedReport r = dA.visit([&](const auto& x) {
+    return dW.visit([&](const auto& y) {
+      return dC.visit([&](const auto& c) {
+        return with_bias ? ozaki::quantized_gemm(TestSpace(), x, device_vector(a), y,
+                                                 device_vector(w), device_vector(bias), c)
+                         : ozaki::quantized_gemm(TestSpace(), x, device_vector(a), y,
+                                                 device_vector(w), c);
+      });
+    });
+  });
+  const std::string what = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
+                           " layouts " + name(la) + "/" + name(lw) + "/" + name(lc) +
+                           (with_bias ? " with bias" : "");
+  EXPECT_TRUE(same_bits(host_of(dC), oracle<T>(M, N, K, A, W, a, w, with_bias ? &bias : nullptr)))
+      << what;
+  EXPECT_EQ(r.k_chunks, 1) << what;
+  EXPECT_EQ(r.staged_a, !(la == Layout::Right && K % 16 == 0 && M % 16 == 0)) << what;
+}
+
+TEST(HalfPrecision, KnownValuesRoundToNearestEven) {
+  const auto bf = [](float x) { return bfloat16::from_float(x).bits; };
+  const auto h = [](float x) { return float16::from_float(x).bits; };
+  EXPECT_EQ(bf(1.0f), 0x3f80);
+  EXPECT_EQ(bf(1.0f + 0x1p-8f), 0x3f80);          // a tie: to the even 1.0
+  EXPECT_EQ(bf(1.0f + 3 * 0x1p-8f), 0x3f82);      // a tie: to the even 1 + 2^-6
+  EXPECT_EQ(bf(-3.0e38f), 0xff62);                // -3.004e38, the nearest
+  EXPECT_EQ(bf(3.4028235e38f), 0x7f80);           // rounds past the largest: infinity
+  EXPECT_EQ(bf(std::nanf("")) & 0x7fc0, 0x7fc0);  // NaN, quiet
+  EXPECT_EQ(h(1.0f), 0x3c00);
+  EXPECT_EQ(h(65504.0f), 0x7bff);    // the largest
+  EXPECT_EQ(h(65519.996f), 0x7bff);  // below the tie with 65536
+  EXPECT_EQ(h(65520.0f), 0x7c00);    // the tie: to even, which is infinity
+  EXPECT_EQ(h(-0x1p-24f), 0x8001);   // the smallest subnormal
+  EXPECT_EQ(h(0x1p-25f), 0x0000);    // a tie between 0 and 2^-24: to 0
+  EXPECT_EQ(h(1.5f * 0x1p-25f), 0x0001);
+  EXPECT_EQ(h(3 * 0x1p-25f), 0x0002);         // a tie between 1 and 2 units: to 2
+  EXPECT_EQ(h(0x1p-14f - 0x1p-26f), 0x0400);  // rounds up into the smallest normal
+  EXPECT_EQ(h(1.0f + 0x1p-11f), 0x3c00);      // a tie: to even
+  EXPECT_EQ(h(std::nanf("")), 0x7e00);
+}
+
+TEST(HalfPrecision, EveryPatternSurvivesARoundTripThroughFloat) {
+  for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+    bfloat16 b;
+    b.bits = static_cast<std::uint16_t>(bits);
+    float16 h;
+    h.bits = static_cast<std::uint16_t>(bits);
+    const bool b_nan = std::isnan(b.to_float()), h_nan = std::isnan(h.to_float());
+    // NaNs come back NaN (quieted); every other pattern exactly.
+    if (b_nan) {
+      ASSERT_TRUE(std::isnan(bfloat16::from_float(b.to_float()).to_float())) << bits;
+    } else {
+      ASSERT_EQ(bfloat16::from_float(b.to_float()).bits, b.bits) << bits;
+    }
+    if (h_nan) {
+      ASSERT_TRUE(std::isnan(float16::from_float(h.to_float()).to_float())) << bits;
+    } else {
+      ASSERT_EQ(float16::from_float(h.to_float()).bits, h.bits) << bits;
+    }
+  }
+}
+
+TEST(Quantized, W8A8IsTheOraclesBitsInEveryLayoutAndOutputType) {
+  std::uint64_t seed = 700;
+  for (const Layout la : {Layout::Right, Layout::Left, Layout::Stride})
+    for (const Layout lc : {Layout::Left, Layout::Right}) {
+      // Rows not a multiple of 16 (staged with zero rows), and rows read in place.
+      check_against_oracle<float>(37, 29, 256, la, Layout::Right, lc, true, ++seed);
+      check_against_oracle<bfloat16>(48, 32, 256, la, Layout::Right, lc, true, ++seed);
+      check_against_oracle<float16>(37, 29, 256, la, Layout::Right, lc, false, ++seed);
+    }
+  // K not a multiple of 16: both operands staged; no bias.
+  check_against_oracle<float>(16, 40, 100, Layout::Right, Layout::Right, Layout::Left, false, 720);
+  check_against_oracle<bfloat16>(5, 3, 7, Layout::Left, Layout::Stride, Layout::Right, true, 721);
+}
+
+TEST(Quantized, PassesOfTheOtherOperandKeepTheOraclesBits) {
+  // 65536 rows of A against a column-major C: the products of a pass hold 24 MiB, so W's 200
+  // rows run in passes of 96.
+  const std::int64_t M = 65536, N = 200, K = 16;
+  Random rng(750);
+  const auto A = random_int8(M * K, rng), W = random_int8(N * K, rng);
+  const auto a = random_floats(M, 1.0, rng), w = random_floats(N, 1.0, rng);
+  const DeviceOf<std::int8_t> dA = device_rows(A, M, K, Layout::Right);
+  const DeviceOf<std::int8_t> dW = device_rows(W, N, K, Layout::Right);
+  DeviceOf<float> dC(M, N, Layout::Left);
+  const ozaki::QuantizedReport r = ozaki::quantized_gemm(TestSpace(), dA.right, device_vector(a),
+                                                         dW.right, device_vector(w), dC.left);
+  EXPECT_EQ(r.int8_gemms, 3);
+  EXPECT_FALSE(r.staged_a);
+  EXPECT_TRUE(same_bits(host_of(dC), oracle<float>(M, N, K, A, W, a, w, nullptr)));
+}
+
+TEST(Quantized, LongKRunsInExactChunks) {
+  // Every product term 2^14: one INT32 sum of all K would overflow; chunks of 2^17 - 16 do not,
+  // and their INT64 sum is exact.
+  const std::int64_t M = 2, N = 3, K = 300000;
+  const std::vector<std::int8_t> A(M * K, std::int8_t(-128)), W(N * K, std::int8_t(-128));
+  const std::vector<float> a{1.0f, 0.5f}, w{1.0f, -1.0f, 0.25f};
+  const DeviceOf<std::int8_t> dA = device_rows(A, M, K, Layout::Right);
+  const DeviceOf<std::int8_t> dW = device_rows(W, N, K, Layout::Right);
+  DeviceOf<float> dC(M, N, Layout::Left);
+  const ozaki::QuantizedReport r = ozaki::quantized_gemm(TestSpace(), dA.right, device_vector(a),
+                                                         dW.right, device_vector(w), dC.left);
+  EXPECT_EQ(r.k_chunks, 3);
+  EXPECT_EQ(r.int8_gemms, 3);
+  const std::vector<float> c = host_of(dC);
+  const std::vector<float> expected = oracle<float>(M, N, K, A, W, a, w, nullptr);
+  EXPECT_TRUE(same_bits(c, expected));
+  EXPECT_EQ(c[0], static_cast<float>(16384.0 * K));  // 4.9e9, exact in float
+}
+
+TEST(Quantized, EmptyShapesAndZeroK) {
+  const std::vector<float> a{2.0f, 3.0f}, w{1.0f, 5.0f, 7.0f}, bias{0.5f, -1.0f, 4.0f};
+  Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemSpace> A("A", 2, 0), W("W", 3, 0);
+  DeviceOf<float> dC(2, 3, Layout::Left);
+  ozaki::quantized_gemm(TestSpace(), A, device_vector(a), W, device_vector(w), device_vector(bias),
+                        dC.left);
+  const std::vector<float> c = host_of(dC);
+  for (std::int64_t n = 0; n < 3; ++n)
+    for (std::int64_t m = 0; m < 2; ++m) EXPECT_EQ(c[m + 2 * n], bias[n]);  // an empty sum
+  Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemSpace> none("none", 0, 16);
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> empty("empty", 0, 3);
+  const ozaki::QuantizedReport r =
+      ozaki::quantized_gemm(TestSpace(), none, Dev1<float>("a", 0),
+                            Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemSpace>("W", 3, 16),
+                            device_vector(w), empty);
+  EXPECT_EQ(r.int8_gemms, 0);
+}
+
+/// DeepGEMM's criterion: 1 - 2 sum(x y) / sum(x^2 + y^2).
+double calc_diff(const std::vector<double>& x, const std::vector<double>& y) {
+  double xy = 0, xx_yy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    xy += x[i] * y[i];
+    xx_yy += x[i] * x[i] + y[i] * y[i];
+  }
+  return 1 - 2 * xy / xx_yy;
+}
+
+template <class T>
+void quantize_then_multiply(std::int64_t M, std::int64_t N, std::int64_t K, std::uint64_t seed) {
+  Random rng(seed);
+  std::vector<float> X(M * K), Wf(N * K), bias(N);
+  for (auto& x : X) x = static_cast<float>(rng.normal());
+  for (auto& x : Wf) x = static_cast<float>(0.05 * rng.normal());
+  for (auto& x : bias) x = static_cast<float>(0.1 * rng.normal());
+  const DeviceOf<float> dX = device_rows(X, M, K, Layout::Right);
+  const DeviceOf<float> dW = device_rows(Wf, N, K, Layout::Right);
+  DeviceOf<std::int8_t> qX(M, K, Layout::Right), qW(N, K, Layout::Right);
+  Dev1<float> sx("sx", M), sw("sw", N);
+  ozaki::quantize_rows(TestSpace(), dX.right, qX.right, sx);
+  ozaki::quantize_rows(TestSpace(), dW.right, qW.right, sw);
+  DeviceOf<T> dC(M, N, Layout::Right);
+  ozaki::quantized_gemm(TestSpace(), qX.right, sx, qW.right, sw, device_vector(bias), dC.right);
+  // Each quantized entry within half its row's step of the original.
+  const std::vector<std::int8_t> q = host_of(qX);
+  std::vector<float> scales(M);
+  Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace>(scales.data(), M), sx);
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t k = 0; k < K; ++k) {
+      const double x = X[m * K + k], back = double(q[m + k * M]) * scales[m];
+      ASSERT_LE(std::fabs(back - x), 0.5 * scales[m] * (1 + 1e-6)) << m << ", " << k;
+    }
+  const std::vector<T> c = host_of(dC);
+  std::vector<double> got(M * N), reference(M * N);
+  for (std::int64_t n = 0; n < N; ++n)
+    for (std::int64_t m = 0; m < M; ++m) {
+      double sum = bias[n];
+      for (std::int64_t k = 0; k < K; ++k) sum += double(X[m * K + k]) * Wf[n * K + k];
+      reference[m + n * M] = sum;
+      got[m + n * M] = ozaki::to_float(c[m + n * M]);
+    }
+  EXPECT_LT(calc_diff(got, reference), 0.001);
+}
+
+TEST(Quantized, QuantizedRowsThenGemmMeetDeepGemmsCalcDiff) {
+  quantize_then_multiply<float>(64, 48, 512, 730);
+  quantize_then_multiply<bfloat16>(64, 48, 512, 731);
+  quantize_then_multiply<float16>(33, 17, 200, 732);
+}
+
+TEST(Quantized, RowsWithNanOrInfGiveNanResultsNeverFiniteOnes) {
+  const std::int64_t M = 4, N = 3, K = 32;
+  Random rng(740);
+  std::vector<float> X(M * K), Wf(N * K);
+  for (auto& x : X) x = static_cast<float>(rng.normal());
+  for (auto& x : Wf) x = static_cast<float>(rng.normal());
+  X[1 * K + 5] = std::numeric_limits<float>::infinity();
+  X[2 * K + 7] = std::numeric_limits<float>::quiet_NaN();
+  for (std::int64_t k = 0; k < K; ++k) X[3 * K + k] = 0;  // a zero row: scale 0, results 0
+  const DeviceOf<float> dX = device_rows(X, M, K, Layout::Right);
+  const DeviceOf<float> dW = device_rows(Wf, N, K, Layout::Right);
+  DeviceOf<std::int8_t> qX(M, K, Layout::Right), qW(N, K, Layout::Right);
+  Dev1<float> sx("sx", M), sw("sw", N);
+  ozaki::quantize_rows(TestSpace(), dX.right, qX.right, sx);
+  ozaki::quantize_rows(TestSpace(), dW.right, qW.right, sw);
+  DeviceOf<bfloat16> dC(M, N, Layout::Left);
+  ozaki::quantized_gemm(TestSpace(), qX.right, sx, qW.right, sw, dC.left);
+  const std::vector<bfloat16> c = host_of(dC);
+  for (std::int64_t n = 0; n < N; ++n) {
+    EXPECT_TRUE(std::isfinite(c[0 + n * M].to_float()));
+    EXPECT_TRUE(std::isnan(c[1 + n * M].to_float()));
+    EXPECT_TRUE(std::isnan(c[2 + n * M].to_float()));
+    EXPECT_EQ(c[3 + n * M].to_float(), 0.0f);
+  }
+}
+
+TEST(Quantized, BadArgumentsThrowAndLeaveCUntouched) {
+  const std::int64_t M = 8, N = 6, K = 32;
+  Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemSpace> A("A", M, K), W("W", N, K),
+      W_short("W", N, K - 16);
+  const Dev1<float> a("a", M), w("w", N), a_short("a", M - 1), bias_long("b", N + 1);
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> C("C", M, N), C_wide("C", M, N + 1);
+  Kokkos::deep_copy(C, 3.0f);
+  using ozaki::InvalidArgument;
+  EXPECT_THROW(ozaki::quantized_gemm(TestSpace(), A, a, W_short, w, C), InvalidArgument);
+  EXPECT_THROW(ozaki::quantized_gemm(TestSpace(), A, a_short, W, w, C), InvalidArgument);
+  EXPECT_THROW(ozaki::quantized_gemm(TestSpace(), A, a, W, w, bias_long, C), InvalidArgument);
+  EXPECT_THROW(ozaki::quantized_gemm(TestSpace(), A, a, W, w, C_wide), InvalidArgument);
+  // C over A's bytes.
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> over_a(reinterpret_cast<float*>(A.data()), 2,
+                                                              4);
+  EXPECT_THROW(
+      ozaki::quantized_gemm(TestSpace(), Kokkos::subview(A, std::make_pair(0, 2), Kokkos::ALL()),
+                            Kokkos::subview(a, std::make_pair(0, 2)),
+                            Kokkos::subview(W, std::make_pair(0, 4), Kokkos::ALL()),
+                            Kokkos::subview(w, std::make_pair(0, 4)), over_a),
+      InvalidArgument);
+  Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemSpace> X_q("Xq", M, K);
+  EXPECT_THROW(
+      ozaki::quantize_rows(
+          TestSpace(), Kokkos::View<float**, Kokkos::LayoutRight, MemSpace>("X", M, K + 1), X_q, a),
+      InvalidArgument);
+  std::vector<float> c(M * N);
+  Kokkos::deep_copy(Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>(c.data(), M, N),
+                    C);
+  for (float x : c) EXPECT_EQ(x, 3.0f);
+}
+
+}  // namespace
