@@ -299,6 +299,102 @@ TEST(Quantized, RowsWithNanOrInfGiveNanResultsNeverFiniteOnes) {
   }
 }
 
+/// The rank-3 View (groups x rows x cols, LayoutRight) of row-major host values.
+template <class T>
+Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> device_3d(const std::vector<T>& v,
+                                                            std::int64_t groups, std::int64_t rows,
+                                                            std::int64_t cols) {
+  Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> d("3d", groups, rows, cols);
+  Kokkos::deep_copy(d, Kokkos::View<const T***, Kokkos::LayoutRight, Kokkos::HostSpace>(
+                           v.data(), groups, rows, cols));
+  return d;
+}
+template <class T>
+Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> device_2d(const std::vector<T>& v,
+                                                           std::int64_t rows, std::int64_t cols) {
+  Kokkos::View<T**, Kokkos::LayoutRight, MemSpace> d("2d", rows, cols);
+  Kokkos::deep_copy(
+      d, Kokkos::View<const T**, Kokkos::LayoutRight, Kokkos::HostSpace>(v.data(), rows, cols));
+  return d;
+}
+template <class View>
+std::vector<typename View::non_const_value_type> values_of(const View& v) {
+  std::vector<typename View::non_const_value_type> h(v.size());
+  Kokkos::deep_copy(
+      Kokkos::View<typename View::non_const_value_type*, Kokkos::HostSpace>(h.data(), h.size()),
+      Kokkos::View<typename View::non_const_value_type*, MemSpace>(v.data(), v.size()));
+  return h;
+}
+
+/// Group g's rows [r0, r1) of row-major A (rows_per_group apart) against its W, as the oracle
+/// computes them, rounded to bfloat16 into row-major `out` (N columns).
+void oracle_rows(std::int64_t r0, std::int64_t r1, std::int64_t g, std::int64_t N, std::int64_t K,
+                 const std::vector<std::int8_t>& A, const std::vector<float>& a,
+                 const std::vector<std::int8_t>& W, const std::vector<float>& w,
+                 const std::vector<float>& bias, std::vector<bfloat16>& out) {
+  const std::int64_t M = r1 - r0;
+  std::vector<float> c(M * N);
+  ozaki::serial::quantized_gemm(M, N, K, &A[r0 * K], K, &W[g * N * K], K, &a[r0], &w[g * N],
+                                &bias[g * N], c.data(), M);
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) out[(r0 + m) * N + n] = bfloat16::from_float(c[m + n * M]);
+}
+
+TEST(Quantized, MaskedGroupsAreTheOraclesBitsAndOtherRowsStayUntouched) {
+  const std::int64_t G = 3, max_m = 40, N = 32, K = 48;
+  Random rng(760);
+  const auto A = random_int8(G * max_m * K, rng), W = random_int8(G * N * K, rng);
+  const auto a = random_floats(G * max_m, 1.0, rng), w = random_floats(G * N, 1.0, rng);
+  const auto bias = random_floats(G * N, 1.0, rng);
+  std::vector<bfloat16> expected(G * max_m * N, bfloat16::from_float(7.0f));
+  Kokkos::View<int*, Kokkos::HostSpace> masked_m("masked_m", G);
+  const int counts[] = {40, 0, 17};
+  for (std::int64_t g = 0; g < G; ++g) {
+    masked_m(g) = counts[g];
+    oracle_rows(g * max_m, g * max_m + counts[g], g, N, K, A, a, W, w, bias, expected);
+  }
+  auto C = device_3d(std::vector<bfloat16>(G * max_m * N, bfloat16::from_float(7.0f)), G, max_m, N);
+  const ozaki::QuantizedReport r = ozaki::quantized_gemm_masked(
+      TestSpace(), device_3d(A, G, max_m, K), device_2d(a, G, max_m), device_3d(W, G, N, K),
+      device_2d(w, G, N), masked_m, device_2d(bias, G, N), C);
+  EXPECT_TRUE(same_bits(values_of(C), expected));
+  EXPECT_EQ(r.int8_gemms, 2);  // the empty group makes no product
+}
+
+TEST(Quantized, ContiguousGroupsAreTheOraclesBitsAndBadIndicesLeaveCUntouched) {
+  const std::int64_t G = 2, rows = 50, N = 16, K = 32;
+  Random rng(761);
+  const auto A = random_int8(rows * K, rng), W = random_int8(G * N * K, rng);
+  const auto a = random_floats(rows, 1.0, rng), w = random_floats(G * N, 1.0, rng);
+  const auto bias = random_floats(G * N, 1.0, rng);
+  Kokkos::View<int*, Kokkos::HostSpace> m_indices("m_indices", rows);
+  std::vector<bfloat16> expected(rows * N, bfloat16::from_float(7.0f));
+  const std::int64_t starts[] = {0, 20, 22, 40, rows};
+  const int groups[] = {1, -1, 0, 1};
+  for (int run = 0; run < 4; ++run) {
+    for (std::int64_t r = starts[run]; r < starts[run + 1]; ++r) m_indices(r) = groups[run];
+    if (groups[run] >= 0)
+      oracle_rows(starts[run], starts[run + 1], groups[run], N, K, A, a, W, w, bias, expected);
+  }
+  const auto dA = device_2d(A, rows, K);
+  const auto dW3 = device_3d(W, G, N, K);
+  const auto da = device_vector(a);
+  const auto dw = device_2d(w, G, N), db = device_2d(bias, G, N);
+  auto C = device_2d(std::vector<bfloat16>(rows * N, bfloat16::from_float(7.0f)), rows, N);
+  const ozaki::QuantizedReport r =
+      ozaki::quantized_gemm_contiguous(TestSpace(), dA, da, dW3, dw, m_indices, db, C);
+  EXPECT_TRUE(same_bits(values_of(C), expected));
+  EXPECT_EQ(r.int8_gemms, 3);
+  // An index out of range in the last run: nothing written, not even the runs before it.
+  auto untouched = device_2d(std::vector<bfloat16>(rows * N, bfloat16::from_float(7.0f)), rows, N);
+  m_indices(rows - 1) = G;
+  EXPECT_THROW(
+      ozaki::quantized_gemm_contiguous(TestSpace(), dA, da, dW3, dw, m_indices, db, untouched),
+      ozaki::InvalidArgument);
+  EXPECT_TRUE(
+      same_bits(values_of(untouched), std::vector<bfloat16>(rows * N, bfloat16::from_float(7.0f))));
+}
+
 TEST(Quantized, BadArgumentsThrowAndLeaveCUntouched) {
   const std::int64_t M = 8, N = 6, K = 32;
   Kokkos::View<std::int8_t**, Kokkos::LayoutRight, MemSpace> A("A", M, K), W("W", N, K),

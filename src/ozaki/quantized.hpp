@@ -30,16 +30,20 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/half_precision.hpp>
 #include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/batched/layouts.hpp>
 #include <ozaki/impl/library_scratch.hpp>
+#include <ozaki/impl/quantized/grouped.hpp>
 #include <ozaki/impl/quantized/w8a8.hpp>
 #include <ozaki/workspace.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace ozaki {
 
@@ -150,6 +154,108 @@ QuantizedReport quantized_gemm_on(const ExecSpace& space, const AView& A, const 
   return report;
 }
 
+/// The Report of several calls: the backend, INT8 GEMMs summed, the rest the largest.
+inline void add_run(QuantizedReport& sum, const QuantizedReport& run) {
+  sum.backend = run.backend;
+  sum.int8_gemms += run.int8_gemms;
+  sum.k_chunks = std::max(sum.k_chunks, run.k_chunks);
+  sum.staged_a = sum.staged_a || run.staged_a;
+  sum.staged_w = sum.staged_w || run.staged_w;
+  sum.workspace_bytes = std::max(sum.workspace_bytes, run.workspace_bytes);
+}
+
+/// A grouped call (grouped.hpp): the whole Views checked against each other, then every run's
+/// operands (`run_views(run, f)` calls f with them) checked, then each run computed on the
+/// library's scratch.
+template <class ExecSpace, class RunViews>
+QuantizedReport quantized_grouped(const ExecSpace& space, const std::vector<QuantizedRun>& runs,
+                                  bool has_bias, const RunViews& run_views) {
+  for (const QuantizedRun& run : runs) {
+    run_views(run,
+              [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& bias,
+                  const auto& C) { check_quantized<ExecSpace>(A, a, W, w, bias, has_bias, C); });
+  }
+  auto lease = LibraryScratch<ExecSpace>::lease(space);
+  QuantizedReport sum;
+  sum.backend = Int8Gemm<ExecSpace>::name();
+  for (const QuantizedRun& run : runs) {
+    run_views(run, [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& bias,
+                       const auto& C) {
+      add_run(sum, quantized_gemm_on(space, A, a, W, w, bias, has_bias, C, lease.buffer()));
+    });
+  }
+  return sum;
+}
+
+/// The Views of a grouped call must not meet C anywhere (the runs' checks see their own
+/// blocks only).
+template <class AView, class AScales, class WView, class WScales, class Bias, class CView>
+void check_grouped_overlaps(const char* name, const AView& A, const AScales& a, const WView& W,
+                            const WScales& w, const Bias& bias, bool has_bias, const CView& C) {
+  if (views_meet(C, A) || views_meet(C, W) || views_meet(C, a) || views_meet(C, w) ||
+      (has_bias && views_meet(C, bias))) {
+    throw InvalidArgument(std::string(name) + ": C overlaps an input in memory");
+  }
+}
+
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class CountView,
+          class Bias, class CView>
+QuantizedReport quantized_masked(const ExecSpace& space, const AView& A, const AScales& a,
+                                 const WView& W, const WScales& w, const CountView& masked_m,
+                                 const Bias& bias, bool has_bias, const CView& C) {
+  static_assert(AView::rank == 3 && AScales::rank == 2 && WView::rank == 3 && WScales::rank == 2 &&
+                    Bias::rank == 2 && CView::rank == 3,
+                "ozaki::quantized_gemm_masked: A, W and C are rank-3 Views and a, w and bias "
+                "rank-2 Views, the groups along extent 0");
+  const std::int64_t G = A.extent(0), rows = A.extent(1);
+  if (W.extent(0) != A.extent(0) || a.extent(0) != A.extent(0) || w.extent(0) != A.extent(0) ||
+      C.extent(0) != A.extent(0) || (has_bias && bias.extent(0) != A.extent(0)) ||
+      a.extent(1) != A.extent(1) || C.extent(1) != A.extent(1)) {
+    throw InvalidArgument(
+        "ozaki::quantized_gemm_masked: A (G x max_m x K), a (G x max_m), W (G x N x K), w (G x "
+        "N), bias (G x N) and C (G x max_m x N) hold the same groups and rows");
+  }
+  check_grouped_overlaps("ozaki::quantized_gemm_masked", A, a, W, w, bias, has_bias, C);
+  const auto runs = masked_runs(host_values(space, masked_m, "masked_m"), G, rows);
+  return quantized_grouped<ExecSpace>(space, runs, has_bias, [&](const QuantizedRun& r, auto&& f) {
+    const auto rows_of = Kokkos::make_pair(r.r0, r.r1);
+    f(Kokkos::subview(A, r.group, rows_of, Kokkos::ALL()), Kokkos::subview(a, r.group, rows_of),
+      Kokkos::subview(W, r.group, Kokkos::ALL(), Kokkos::ALL()),
+      Kokkos::subview(w, r.group, Kokkos::ALL()), Kokkos::subview(bias, r.group, Kokkos::ALL()),
+      Kokkos::subview(C, r.group, rows_of, Kokkos::ALL()));
+  });
+}
+
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class IndexView,
+          class Bias, class CView>
+QuantizedReport quantized_contiguous(const ExecSpace& space, const AView& A, const AScales& a,
+                                     const WView& W, const WScales& w, const IndexView& m_indices,
+                                     const Bias& bias, bool has_bias, const CView& C) {
+  static_assert(AView::rank == 2 && AScales::rank == 1 && WView::rank == 3 && WScales::rank == 2 &&
+                    Bias::rank == 2 && CView::rank == 2,
+                "ozaki::quantized_gemm_contiguous: A (rows x K), a (rows) and C (rows x N) stack "
+                "the groups' rows; W (G x N x K), w (G x N) and bias (G x N) hold a group each "
+                "along extent 0");
+  if (w.extent(0) != W.extent(0) || (has_bias && bias.extent(0) != W.extent(0))) {
+    throw InvalidArgument(
+        "ozaki::quantized_gemm_contiguous: W (G x N x K), w (G x N) and bias (G x N) hold the "
+        "same groups");
+  }
+  check_grouped_overlaps("ozaki::quantized_gemm_contiguous", A, a, W, w, bias, has_bias, C);
+  const std::int64_t rows = A.extent(0);
+  if (static_cast<std::int64_t>(C.extent(0)) != rows || a.extent(0) != A.extent(0)) {
+    throw InvalidArgument("ozaki::quantized_gemm_contiguous: A, a and C have one row per token");
+  }
+  const auto runs = contiguous_runs(host_values(space, m_indices, "m_indices"), W.extent(0), rows);
+  return quantized_grouped<ExecSpace>(space, runs, has_bias, [&](const QuantizedRun& r, auto&& f) {
+    const auto rows_of = Kokkos::make_pair(r.r0, r.r1);
+    f(Kokkos::subview(A, rows_of, Kokkos::ALL()), Kokkos::subview(a, rows_of),
+      Kokkos::subview(W, r.group, Kokkos::ALL(), Kokkos::ALL()),
+      Kokkos::subview(w, r.group, Kokkos::ALL()), Kokkos::subview(bias, r.group, Kokkos::ALL()),
+      Kokkos::subview(C, rows_of, Kokkos::ALL()));
+  });
+}
+
 }  // namespace Impl
 
 /// Per-row symmetric INT8 quantization (the file comment): Q (R x K int8) and scales (R float)
@@ -211,6 +317,45 @@ void reserve_quantized(Workspace<ExecSpace>& workspace, const AView& A, const WV
                        const CView& C) {
   Impl::WorkspaceAccess<ExecSpace>::buffer(workspace).reserve(
       Impl::quantized_layout(A, W, C).bytes());
+}
+
+/// Grouped W8A8 in DeepGEMM's two layouts, each group with its own weights (docs/design.md
+/// §14); every count, index and extent is checked before any C is written.
+///   masked:      A (G x max_m x K), a (G x max_m), W (G x N x K), w (G x N), C (G x max_m x N):
+///                group g multiplies its first masked_m(g) rows; C's other rows are not touched.
+///   contiguous:  A (rows x K), a (rows), W (G x N x K), w (G x N), C (rows x N): row r belongs to
+///                group m_indices(r), or to none where it is -1 (C's row not touched).
+/// masked_m and m_indices: rank-1 Views of integers, read on the host (as the grouped FP64
+/// calls read theirs: ozaki/batched.hpp).  bias, where given, is G x N.  The library's scratch
+/// of `space`'s instance serves every group.
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class CountView,
+          class CView>
+QuantizedReport quantized_gemm_masked(const ExecSpace& space, const AView& A, const AScales& a,
+                                      const WView& W, const WScales& w, const CountView& masked_m,
+                                      const CView& C) {
+  return Impl::quantized_masked(space, A, a, W, w, masked_m, w, false, C);
+}
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class CountView,
+          class Bias, class CView>
+QuantizedReport quantized_gemm_masked(const ExecSpace& space, const AView& A, const AScales& a,
+                                      const WView& W, const WScales& w, const CountView& masked_m,
+                                      const Bias& bias, const CView& C) {
+  return Impl::quantized_masked(space, A, a, W, w, masked_m, bias, true, C);
+}
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class IndexView,
+          class CView>
+QuantizedReport quantized_gemm_contiguous(const ExecSpace& space, const AView& A, const AScales& a,
+                                          const WView& W, const WScales& w,
+                                          const IndexView& m_indices, const CView& C) {
+  return Impl::quantized_contiguous(space, A, a, W, w, m_indices, w, false, C);
+}
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class IndexView,
+          class Bias, class CView>
+QuantizedReport quantized_gemm_contiguous(const ExecSpace& space, const AView& A, const AScales& a,
+                                          const WView& W, const WScales& w,
+                                          const IndexView& m_indices, const Bias& bias,
+                                          const CView& C) {
+  return Impl::quantized_contiguous(space, A, a, W, w, m_indices, bias, true, C);
 }
 
 }  // namespace ozaki
