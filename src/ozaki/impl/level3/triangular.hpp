@@ -222,7 +222,10 @@ class TriangularRoutine {
     before_ = left_ ? op_lower : !op_lower;
     check_shapes();
     check_call(space, options);
-    leaf_ = leaf_rows<ExecSpace>(options, 64, 256);
+    // Leaves of 64 rows on GPUs too: the substitution's steps are sequential (one barrier and
+    // one read of op(A)'s column per row), so a leaf's time grows with its rows while the GEMM
+    // it replaces would take the same multiply-adds on tensor cores (design.md §12.2, "Cost").
+    leaf_ = leaf_rows<ExecSpace>(options, 64, 64);
   }
 
   Report run() {
