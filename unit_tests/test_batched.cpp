@@ -193,6 +193,26 @@ TEST(GemmBatched, WithinTheReportsComponentwiseBound) {
   }
 }
 
+/// One A for every item, and B and C of items side by side (each row of the K x (items N) and
+/// M x (items N) row-major storage holds every item's row): the batch is one GEMM of all
+/// columns, bit for bit.
+TEST(GemmBatched, OneAForEveryItemIsOneGemmOfAllColumns) {
+  Random rng(33);
+  const std::int64_t items = 4, M = 24, N = 16, K = 48;
+  const auto A = random_batch<double, Kokkos::LayoutRight>(1, M, K, 0.5, rng);
+  const auto Bwide = random_matrix<double, Kokkos::LayoutRight>(K, items * N, 0.5, rng);
+  Kokkos::View<double**, Kokkos::LayoutRight, MemSpace> Cwide("C", M, items * N);
+  const auto expected = copy_of(Cwide);
+  using Batch = Kokkos::View<double***, Kokkos::LayoutStride, MemSpace>;
+  const Batch B(Bwide.data(), Kokkos::LayoutStride(items, N, K, items * N, N, 1));
+  const Batch C(Cwide.data(), Kokkos::LayoutStride(items, N, M, items * N, N, 1));
+  const ozaki::Report r = ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, crt_auto());
+  const ozaki::Report one =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, item(A, 0), Bwide, 0.0, expected, crt_auto());
+  EXPECT_TRUE(same_bits(Cwide, expected));
+  EXPECT_EQ(r.int8_gemms, one.int8_gemms);
+}
+
 /// A batch that runs native GEMM (asked for, or Auto's choice from a small shape; on CUDA one
 /// strided-batched cuBLAS call): every entry within native GEMM's componentwise bound, for a
 /// column-major and a row-major batch, with an A shared by every item.
@@ -212,10 +232,32 @@ TEST(GemmBatched, NativeBatchesWithinNativesBound) {
   }
 }
 
+/// One B for every item, A and C of one layout: the batch is one GEMM of all items' rows (for
+/// LayoutRight item-major, for LayoutLeft item-minor: the same memory as a rank-2 View of that
+/// layout), bit for bit.
+template <class Layout>
+void one_b_is_one_gemm_of_all_rows(Random& rng) {
+  const std::int64_t items = 3, M = 20, N = 18, K = 40;
+  const auto A = random_batch<double, Layout>(items, M, K, 0.5, rng);
+  const auto B = random_batch<double, Layout>(1, K, N, 0.5, rng);
+  Kokkos::View<double***, Layout, MemSpace> C("C", items, M, N);
+  const auto expected = copy_of(C);
+  const ozaki::Report r = ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, crt_auto());
+  using Rows = Kokkos::View<double**, Layout, MemSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const ozaki::Report one =
+      ozaki::gemm(TestSpace(), "N", "N", 1.0, Rows(A.data(), items * M, K), item(B, 0), 0.0,
+                  Rows(expected.data(), items * M, N), crt_auto());
+  EXPECT_TRUE(same_bits(C, expected));
+  EXPECT_EQ(r.int8_gemms, one.int8_gemms);
+}
+
 TEST(GemmBatched, OneBForEveryItemAndEmptyBatches) {
   Random rng(3);
+  one_b_is_one_gemm_of_all_rows<Kokkos::LayoutRight>(rng);
+  one_b_is_one_gemm_of_all_rows<Kokkos::LayoutLeft>(rng);
   const std::int64_t items = 3, M = 20, N = 18, K = 40;
-  const auto A = random_batch<double, Kokkos::LayoutRight>(items, M, K, 0.5, rng);
+  // A and C in layouts whose rows merge in different orders: one product per item.
+  const auto A = random_batch<double, Kokkos::LayoutLeft>(items, M, K, 0.5, rng);
   const auto B = random_batch<double, Kokkos::LayoutRight>(1, K, N, 0.5, rng);
   Kokkos::View<double***, Kokkos::LayoutRight, MemSpace> C("C", items, M, N);
   const auto expected = copy_of(C);

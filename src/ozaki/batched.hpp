@@ -10,7 +10,10 @@
 ///
 /// gemm_batched: C(i,:,:) = alpha op(A(i,:,:)) op(B(i,:,:)) + beta C(i,:,:) for every i, the
 /// batch along extent 0 (KokkosBatched's BatchLayout::Left), any layouts; an A or a B with a
-/// batch extent of 1 serves every product (a stride of 0, as cuBLAS's strided batch allows).
+/// batch extent of 1 serves every product (a stride of 0, as cuBLAS's strided batch allows),
+/// and where the other operand's and C's strides let their items' rows (columns) form one
+/// strided matrix (both LayoutRight or both LayoutLeft, say), the batch is one GEMM of them
+/// all with the shared operand.
 ///
 /// gemm_grouped: every GemmProblem of the list, each with its own transposes, scalars and
 /// shapes (cuBLAS's grouped batch is a list whose groups share a shape).
@@ -118,8 +121,8 @@ Report gemm_batched(const ExecSpace& space, const char transA[], const char tran
                     const typename CViewType::non_const_value_type& alpha, const AViewType& A,
                     const BViewType& B, const typename CViewType::non_const_value_type& beta,
                     const CViewType& C, const Options& options, Workspace<ExecSpace>& workspace) {
-  const auto products =
-      Impl::strided_batch_products<ExecSpace>(transA, transB, alpha, A, B, beta, C);
+  auto products = Impl::strided_batch_products<ExecSpace>(transA, transB, alpha, A, B, beta, C);
+  Impl::stack_shared_operand(products, A, B, C);
   return Impl::with_workspace(workspace, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::run_products(space, products, options, scratch);
   });
@@ -132,8 +135,8 @@ Report gemm_batched(const ExecSpace& space, const char transA[], const char tran
                     const typename CViewType::non_const_value_type& alpha, const AViewType& A,
                     const BViewType& B, const typename CViewType::non_const_value_type& beta,
                     const CViewType& C, const Options& options = Options{}) {
-  const auto products =
-      Impl::strided_batch_products<ExecSpace>(transA, transB, alpha, A, B, beta, C);
+  auto products = Impl::strided_batch_products<ExecSpace>(transA, transB, alpha, A, B, beta, C);
+  Impl::stack_shared_operand(products, A, B, C);
   return Impl::with_library_scratch(space, [&](Impl::PartsScratch<ExecSpace>& scratch) {
     return Impl::run_products(space, products, options, scratch);
   });
@@ -247,10 +250,15 @@ void reserve_batched(Workspace<ExecSpace>& workspace, const char transA[], const
                      const BViewType& B, const CViewType& C, const Options& options = Options{}) {
   static_assert(AViewType::rank == 3 && BViewType::rank == 3 && CViewType::rank == 3,
                 "ozaki::reserve_batched: A, B and C are rank-3 Views, the batch along extent 0");
-  (void)B;
   const std::int64_t k = Impl::inner_length<AViewType, CViewType>(transA, A, 1);
-  Impl::reserve_product<typename AViewType::non_const_value_type>(workspace, C.extent(1),
-                                                                  C.extent(2), k, options);
+  // A batch sharing one operand may run as one product of all items' rows (or columns): its
+  // shape, which needs at least what one item does.
+  const std::int64_t batch = C.extent(0);
+  const bool shared_b = batch > 1 && B.extent(0) == 1 && A.extent(0) != 1;
+  const bool shared_a = batch > 1 && A.extent(0) == 1 && B.extent(0) != 1;
+  Impl::reserve_product<typename AViewType::non_const_value_type>(
+      workspace, (shared_b ? batch : 1) * C.extent(1), (shared_a ? batch : 1) * C.extent(2), k,
+      options);
 }
 
 /// Reserves in `workspace` what gemm_grouped(space, problems, options, workspace) needs: each

@@ -116,6 +116,66 @@ std::vector<std::int64_t> host_values(const ExecSpace& space, const IndexView& x
   return values;
 }
 
+/// Extents 0 (the batch) and d of a rank-3 View as one strided index: batch-major (item i's
+/// index j at i e_d + j, where s_0 = e_d s_d, stride s_d) or batch-minor (at j batch + i,
+/// where s_d = batch s_0, stride s_0); order 0 where neither holds.
+struct MergedIndex {
+  int order = 0;  // 1: batch-major, 2: batch-minor
+  std::int64_t extent = 0, stride = 0;
+};
+template <class View>
+MergedIndex merged_index(const View& X, int d) {
+  const std::int64_t batch = X.extent(0), e = X.extent(d);
+  const std::int64_t s0 = X.stride(0), sd = X.stride(d);
+  MergedIndex m;
+  m.extent = batch * e;
+  if (s0 == e * sd) {
+    m.order = 1;
+    m.stride = sd;
+  } else if (sd == batch * s0) {
+    m.order = 2;
+    m.stride = s0;
+  }
+  return m;
+}
+
+/// A batch whose A or B has a batch extent of 1 as one product (gemm_batched only): where B is
+/// shared, every item's rows of op(A) and of C merged along the batch into one strided index,
+/// in the same order for both, multiply op(B) in one GEMM; where A is shared, op(B)'s and C's
+/// columns likewise.  Each entry keeps gemm's promise, and one large GEMM replaces many small
+/// ones.  Returns false, the list unchanged, where the strides allow no common order.
+template <class List, class AView, class BView, class CView>
+bool stack_shared_operand(List& products, const AView& A, const BView& B, const CView& C) {
+  using Item = typename std::decay_t<decltype(products.items)>::value_type;
+  using ConstMatrix = decltype(Item{}.A);
+  using Matrix = decltype(Item{}.C);
+  const std::int64_t batch = C.extent(0);
+  if (batch < 2 || products.items.empty() || (A.extent(0) == 1) == (B.extent(0) == 1)) {
+    return false;
+  }
+  Item p = products.items[0];
+  if (B.extent(0) == 1) {  // rows of op(A) and C
+    const bool t = p.op_a.transpose;
+    const MergedIndex a = merged_index(A, t ? 2 : 1), c = merged_index(C, 1);
+    if (a.order == 0 || a.order != c.order) return false;
+    const std::int64_t k = A.extent(t ? 1 : 2), ks = A.stride(t ? 1 : 2);
+    p.A = t ? ConstMatrix(A.data(), Kokkos::LayoutStride(k, ks, a.extent, a.stride))
+            : ConstMatrix(A.data(), Kokkos::LayoutStride(a.extent, a.stride, k, ks));
+    p.C = Matrix(C.data(), Kokkos::LayoutStride(c.extent, c.stride, C.extent(2), C.stride(2)));
+  } else {  // columns of op(B) and C
+    const bool t = p.op_b.transpose;
+    const MergedIndex b = merged_index(B, t ? 1 : 2), c = merged_index(C, 2);
+    if (b.order == 0 || b.order != c.order) return false;
+    const std::int64_t k = B.extent(t ? 2 : 1), ks = B.stride(t ? 2 : 1);
+    p.B = t ? ConstMatrix(B.data(), Kokkos::LayoutStride(b.extent, b.stride, k, ks))
+            : ConstMatrix(B.data(), Kokkos::LayoutStride(k, ks, b.extent, b.stride));
+    p.C = Matrix(C.data(), Kokkos::LayoutStride(C.extent(1), C.stride(1), c.extent, c.stride));
+  }
+  products.items.assign(1, p);
+  products.outputs_disjoint = true;
+  return true;
+}
+
 /// The masked grouping: group g multiplies the first masked_m[g] rows of op(A(g,:,:)) by
 /// op(B(g,:,:)) into the same rows of C(g,:,:); C's other rows are not touched.
 template <class ExecSpace, class AView, class BView, class CView>
