@@ -231,6 +231,23 @@ double calc_diff(const std::vector<double>& x, const std::vector<double>& y) {
   return 1 - 2 * xy / xx_yy;
 }
 
+/// Row-major X (M x K) and W (N x K) quantized per row on the test space.
+struct QuantizedOperands {
+  DeviceOf<std::int8_t> x, w;
+  Dev1<float> sx, sw;
+};
+QuantizedOperands quantized_operands(const std::vector<float>& X, const std::vector<float>& W,
+                                     std::int64_t M, std::int64_t N, std::int64_t K) {
+  const DeviceOf<float> dX = device_rows(X, M, K, Layout::Right);
+  const DeviceOf<float> dW = device_rows(W, N, K, Layout::Right);
+  QuantizedOperands q{DeviceOf<std::int8_t>(M, K, Layout::Right),
+                      DeviceOf<std::int8_t>(N, K, Layout::Right), Dev1<float>("sx", M),
+                      Dev1<float>("sw", N)};
+  ozaki::quantize_rows(TestSpace(), dX.right, q.x.right, q.sx);
+  ozaki::quantize_rows(TestSpace(), dW.right, q.w.right, q.sw);
+  return q;
+}
+
 template <class T>
 void quantize_then_multiply(std::int64_t M, std::int64_t N, std::int64_t K, std::uint64_t seed) {
   Random rng(seed);
@@ -238,18 +255,14 @@ void quantize_then_multiply(std::int64_t M, std::int64_t N, std::int64_t K, std:
   for (auto& x : X) x = static_cast<float>(rng.normal());
   for (auto& x : Wf) x = static_cast<float>(0.05 * rng.normal());
   for (auto& x : bias) x = static_cast<float>(0.1 * rng.normal());
-  const DeviceOf<float> dX = device_rows(X, M, K, Layout::Right);
-  const DeviceOf<float> dW = device_rows(Wf, N, K, Layout::Right);
-  DeviceOf<std::int8_t> qX(M, K, Layout::Right), qW(N, K, Layout::Right);
-  Dev1<float> sx("sx", M), sw("sw", N);
-  ozaki::quantize_rows(TestSpace(), dX.right, qX.right, sx);
-  ozaki::quantize_rows(TestSpace(), dW.right, qW.right, sw);
+  const QuantizedOperands qo = quantized_operands(X, Wf, M, N, K);
   DeviceOf<T> dC(M, N, Layout::Right);
-  ozaki::quantized_gemm(TestSpace(), qX.right, sx, qW.right, sw, device_vector(bias), dC.right);
+  ozaki::quantized_gemm(TestSpace(), qo.x.right, qo.sx, qo.w.right, qo.sw, device_vector(bias),
+                        dC.right);
   // Each quantized entry within half its row's step of the original.
-  const std::vector<std::int8_t> q = host_of(qX);
+  const std::vector<std::int8_t> q = host_of(qo.x);
   std::vector<float> scales(M);
-  Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace>(scales.data(), M), sx);
+  Kokkos::deep_copy(Kokkos::View<float*, Kokkos::HostSpace>(scales.data(), M), qo.sx);
   for (std::int64_t m = 0; m < M; ++m)
     for (std::int64_t k = 0; k < K; ++k) {
       const double x = X[m * K + k], back = double(q[m + k * M]) * scales[m];
@@ -282,14 +295,9 @@ TEST(Quantized, RowsWithNanOrInfGiveNanResultsNeverFiniteOnes) {
   X[1 * K + 5] = std::numeric_limits<float>::infinity();
   X[2 * K + 7] = std::numeric_limits<float>::quiet_NaN();
   for (std::int64_t k = 0; k < K; ++k) X[3 * K + k] = 0;  // a zero row: scale 0, results 0
-  const DeviceOf<float> dX = device_rows(X, M, K, Layout::Right);
-  const DeviceOf<float> dW = device_rows(Wf, N, K, Layout::Right);
-  DeviceOf<std::int8_t> qX(M, K, Layout::Right), qW(N, K, Layout::Right);
-  Dev1<float> sx("sx", M), sw("sw", N);
-  ozaki::quantize_rows(TestSpace(), dX.right, qX.right, sx);
-  ozaki::quantize_rows(TestSpace(), dW.right, qW.right, sw);
+  const QuantizedOperands qo = quantized_operands(X, Wf, M, N, K);
   DeviceOf<bfloat16> dC(M, N, Layout::Left);
-  ozaki::quantized_gemm(TestSpace(), qX.right, sx, qW.right, sw, dC.left);
+  ozaki::quantized_gemm(TestSpace(), qo.x.right, qo.sx, qo.w.right, qo.sw, dC.left);
   const std::vector<bfloat16> c = host_of(dC);
   for (std::int64_t n = 0; n < N; ++n) {
     EXPECT_TRUE(std::isfinite(c[0 + n * M].to_float()));

@@ -247,17 +247,30 @@ class ComplexGemm {
     };
     Options real_options = options_;
     real_options.experimental.native_gemm = [this] { native(); };
+    Report report = karatsuba_dispatch(x, y, target, real_options);
+    if (report.algorithm == Algorithm::Native) report.backend = native_backend();
+    return finish(report);
+  }
+
+  /// Karatsuba's real call on the rows x and y (read in place, copied, or the shape of the
+  /// copies a captured call makes) through the real dispatch, writing C through `target`; its
+  /// Report with the complex call's bound.  (The real scalars are placeholders: the target
+  /// carries alpha and beta.  They must not be 0, or the dispatch's "alpha == 0" return would
+  /// write the shape-only C.)
+  Report karatsuba_dispatch(const typename V::ConstMatrix& x, const typename V::ConstMatrix& y,
+                            const CrtComplexTarget<ExecSpace>& target,
+                            const Options& real_options) {
+    const Oriented& o = rows_;
     GemmCall<ExecSpace> call = checked_call<ExecSpace>(
         "N", "T", x, y,
         typename V::Matrix(nullptr, Kokkos::LayoutStride(o.rows_x, 1, o.rows_y, o.rows_x)),
         real_options, nullptr, nullptr);
     call.complex = &target;
+    call.peaks_sampled = peaks_sampled_;
     call.promise = real_promise_;
-    // (Real scalars as placeholders, as karatsuba's: the target carries alpha and beta.)
     Report report = dispatch(space_, call, 1.0, 1.0, real_options, scratch_, call_start_);
     report.error_bound = stated_bound(report);
-    if (report.algorithm == Algorithm::Native) report.backend = native_backend();
-    return finish(report);
+    return report;
   }
 
   /// 1. Row-major C: C^T = op(B)^T op(A)^T.  X holds the rows of the product's left factor,
@@ -378,17 +391,7 @@ class ComplexGemm {
     embed(false, false);
     bool needs_embedding = false;
     const CrtComplexTarget<ExecSpace> target{o.out, alpha_, beta_, o.c_is_ce, &needs_embedding};
-    GemmCall<ExecSpace> call = checked_call<ExecSpace>(
-        "N", "T", rows_xe_, rows_ye_,
-        typename V::Matrix(nullptr, Kokkos::LayoutStride(o.rows_x, 1, o.rows_y, o.rows_x)),
-        real_options, nullptr, nullptr);
-    call.complex = &target;
-    call.peaks_sampled = peaks_sampled_;
-    call.promise = real_promise_;
-    // (The real scalars are placeholders: the target carries alpha and beta.  They must not be
-    // 0, or the dispatch's "alpha == 0" return would write the shape-only C.)
-    report = dispatch(space_, call, 1.0, 1.0, real_options, scratch_, call_start_);
-    report.error_bound = stated_bound(report);
+    report = karatsuba_dispatch(rows_xe_, rows_ye_, target, real_options);
     if (needs_embedding) return false;
     if (report.algorithm == Algorithm::Native) report.backend = native_backend();
     report = finished_int8(report);
