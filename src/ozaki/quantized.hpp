@@ -168,9 +168,9 @@ inline void add_run(QuantizedReport& sum, const QuantizedReport& run) {
 /// operands (`run_views(run, f)` calls f with them) checked, then each run computed on the
 /// library's scratch.
 template <class ExecSpace, class RunViews>
-QuantizedReport quantized_grouped(const ExecSpace& space, const std::vector<QuantizedRun>& runs,
+QuantizedReport quantized_grouped(const ExecSpace& space, const std::vector<GroupRun>& runs,
                                   bool has_bias, const RunViews& run_views) {
-  for (const QuantizedRun& run : runs) {
+  for (const GroupRun& run : runs) {
     run_views(run,
               [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& bias,
                   const auto& C) { check_quantized<ExecSpace>(A, a, W, w, bias, has_bias, C); });
@@ -178,7 +178,7 @@ QuantizedReport quantized_grouped(const ExecSpace& space, const std::vector<Quan
   auto lease = LibraryScratch<ExecSpace>::lease(space);
   QuantizedReport sum;
   sum.backend = Int8Gemm<ExecSpace>::name();
-  for (const QuantizedRun& run : runs) {
+  for (const GroupRun& run : runs) {
     run_views(run, [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& bias,
                        const auto& C) {
       add_run(sum, quantized_gemm_on(space, A, a, W, w, bias, has_bias, C, lease.buffer()));
@@ -217,7 +217,7 @@ QuantizedReport quantized_masked(const ExecSpace& space, const AView& A, const A
   }
   check_grouped_overlaps("ozaki::quantized_gemm_masked", A, a, W, w, bias, has_bias, C);
   const auto runs = masked_runs(host_values(space, masked_m, "masked_m"), G, rows);
-  return quantized_grouped<ExecSpace>(space, runs, has_bias, [&](const QuantizedRun& r, auto&& f) {
+  return quantized_grouped<ExecSpace>(space, runs, has_bias, [&](const GroupRun& r, auto&& f) {
     const auto rows_of = Kokkos::make_pair(r.r0, r.r1);
     f(Kokkos::subview(A, r.group, rows_of, Kokkos::ALL()), Kokkos::subview(a, r.group, rows_of),
       Kokkos::subview(W, r.group, Kokkos::ALL(), Kokkos::ALL()),
@@ -246,8 +246,9 @@ QuantizedReport quantized_contiguous(const ExecSpace& space, const AView& A, con
   if (static_cast<std::int64_t>(C.extent(0)) != rows || a.extent(0) != A.extent(0)) {
     throw InvalidArgument("ozaki::quantized_gemm_contiguous: A, a and C have one row per token");
   }
-  const auto runs = contiguous_runs(host_values(space, m_indices, "m_indices"), W.extent(0), rows);
-  return quantized_grouped<ExecSpace>(space, runs, has_bias, [&](const QuantizedRun& r, auto&& f) {
+  const auto runs = contiguous_runs(host_values(space, m_indices, "m_indices"), W.extent(0), rows,
+                                    "ozaki::quantized_gemm_contiguous");
+  return quantized_grouped<ExecSpace>(space, runs, has_bias, [&](const GroupRun& r, auto&& f) {
     const auto rows_of = Kokkos::make_pair(r.r0, r.r1);
     f(Kokkos::subview(A, rows_of, Kokkos::ALL()), Kokkos::subview(a, rows_of),
       Kokkos::subview(W, r.group, Kokkos::ALL(), Kokkos::ALL()),

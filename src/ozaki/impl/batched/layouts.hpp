@@ -208,6 +208,38 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List masked_products(
   return products;
 }
 
+/// Rows [r0, r1) of one group of a grouped call.
+struct GroupRun {
+  std::int64_t group, r0, r1;
+};
+
+/// The contiguous grouping's runs: maximal runs of consecutive rows with one group index
+/// (m_indices[r] in 0..groups-1; -1: no group, the row is in no run).  `call` names the call
+/// in the errors.
+inline std::vector<GroupRun> contiguous_runs(const std::vector<std::int64_t>& m_indices,
+                                             std::int64_t groups, std::int64_t rows,
+                                             const char* call) {
+  if (static_cast<std::int64_t>(m_indices.size()) != rows) {
+    throw InvalidArgument(std::string(call) + ": m_indices holds " +
+                          std::to_string(m_indices.size()) + " indices for " +
+                          std::to_string(rows) + " rows: expected one per row");
+  }
+  std::vector<GroupRun> runs;
+  for (std::int64_t r0 = 0; r0 < rows;) {
+    const std::int64_t g = m_indices[r0];
+    if (g < -1 || g >= groups) {
+      throw InvalidArgument(std::string(call) + ": m_indices(" + std::to_string(r0) +
+                            ") = " + std::to_string(g) + ": expected -1 (no group) or 0.." +
+                            std::to_string(groups - 1));
+    }
+    std::int64_t r1 = r0 + 1;
+    while (r1 < rows && m_indices[r1] == g) ++r1;
+    if (g >= 0) runs.push_back({g, r0, r1});
+    r0 = r1;
+  }
+  return runs;
+}
+
 /// The contiguous grouping: row r of op(A) and C belongs to group m_indices[r] (-1: to none,
 /// C's row not touched), and each run of consecutive rows of one group is one product with
 /// op(B(g,:,:)).
@@ -223,7 +255,7 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List contiguous_products(
   const auto head = product_head<typename Types::Item>(transA, transB, alpha, beta);
   const auto a = strided_view<typename Types::ConstMatrix>(A);
   const auto c = strided_view<typename Types::Matrix>(C);
-  const std::int64_t rows = C.extent(0), groups = B.extent(0);
+  const std::int64_t rows = C.extent(0);
   const std::int64_t op_a_rows = transposed_if(a, head.op_a.transpose).extent(0);
   if (static_cast<std::int64_t>(m_indices.size()) != rows || op_a_rows != rows) {
     throw InvalidArgument("m_indices holds " + std::to_string(m_indices.size()) +
@@ -232,22 +264,13 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List contiguous_products(
   }
   typename Types::List products;
   products.outputs_disjoint = injective(C);
-  for (std::int64_t r0 = 0; r0 < rows;) {
-    const std::int64_t g = m_indices[r0];
-    if (g < -1 || g >= groups) {
-      throw InvalidArgument("m_indices(" + std::to_string(r0) + ") = " + std::to_string(g) +
-                            ": expected -1 (no group) or 0.." + std::to_string(groups - 1));
-    }
-    std::int64_t r1 = r0 + 1;
-    while (r1 < rows && m_indices[r1] == g) ++r1;
-    if (g >= 0) {
-      auto p = head;
-      p.A = op_rows(a, p.op_a.transpose, r0, r1 - r0);
-      p.B = item_view<typename Types::ConstMatrix>(B, g);
-      p.C = block(c, r0, r1, 0, c.extent(1));
-      products.items.push_back(p);
-    }
-    r0 = r1;
+  for (const GroupRun& run :
+       contiguous_runs(m_indices, B.extent(0), rows, "ozaki::gemm_grouped_contiguous")) {
+    auto p = head;
+    p.A = op_rows(a, p.op_a.transpose, run.r0, run.r1 - run.r0);
+    p.B = item_view<typename Types::ConstMatrix>(B, run.group);
+    p.C = block(c, run.r0, run.r1, 0, c.extent(1));
+    products.items.push_back(p);
   }
   return products;
 }

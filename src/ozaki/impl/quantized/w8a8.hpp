@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -185,8 +186,9 @@ void quantize_rows_impl(const ExecSpace& space, const XView& X, const QView& Q,
                         const ScaleView& scales) {
   using Member = typename TeamLaunch<ExecSpace>::member_type;
   const std::int64_t K = X.extent(1);
-  const float max_float = 3.40282346638528859811704183484516925e38f;
-  const float infinity = bits_float(0x7f800000u);
+  const float max_float = std::numeric_limits<float>::max();
+  const float infinity = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   Kokkos::parallel_for(
       "ozaki::quantize_rows", row_policy(space, static_cast<std::int64_t>(X.extent(0))),
       KOKKOS_LAMBDA(const Member& team) {
@@ -207,9 +209,7 @@ void quantize_rows_impl(const ExecSpace& space, const XView& X, const QView& Q,
           const float q = ::rintf(to_float(X(r, k)) * inverse);
           Q(r, k) = static_cast<std::int8_t>(q > 127.0f ? 127.0f : q < -127.0f ? -127.0f : q);
         });
-        Kokkos::single(Kokkos::PerTeam(team), [&]() {
-          scales(r) = finite ? amax / 127.0f : bits_float(0x7fc00000u);  // NaN
-        });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { scales(r) = finite ? amax / 127.0f : nan; });
       });
 }
 
