@@ -779,6 +779,44 @@ run_breadth_benches() {
   done
 }
 
+# run_declines <log>: where Auto declines, the plain call against native FP64 GEMM, paired in
+# one process, OZAKI_DECLINES_ROUNDS (3) fresh processes of OZAKI_DECLINES_REPS (201) pairs each
+# on OZAKI_DECLINES_SHAPES (2048x2048x1024): issue 39's ">= 0.98x native", from enough pairs
+# that the card's drift (about 5 %) cancels.  Tables to LOG, CSVs to $OUT/declines-<round>.csv.
+run_declines() {
+  local log=$1 out=${OUT:-$repo/build-cuda/out} round
+  for round in $(seq "${OZAKI_DECLINES_ROUNDS:-3}"); do
+    echo "== declines (round $round)" >>"$log"
+    "$perf_bin/ozaki_bench" --shapes "${OZAKI_DECLINES_SHAPES:-2048x2048x1024}" \
+      --configs native,default --reps "${OZAKI_DECLINES_REPS:-201}" --no-phases \
+      --csv "$out/declines-$round.csv" >>"$log" 2>&1 || echo "declines: ozaki_bench failed" >>"$log"
+  done
+}
+
+# run_profiles <log>: level3_bench runs ("ARGS; ARGS" in OZAKI_PROFILE_RUNS, default dtrsm at
+# 16384 with the plain call's GEMMs and with native ones) under the GPU timeline tool, each
+# summarised by perf_tests/timeline_runs.py --region: where its last timed ozaki call's GPU
+# time went (diagonal blocks, GEMMs by algorithm, gaps).  Summaries to LOG, timelines to
+# $OUT/profile-<i>.txt.
+run_profiles() {
+  local log=$1 out=${OUT:-$repo/build-cuda/out} runs args i=0 tool=$perf_bin/libozaki_gpu_timeline.so
+  local default_runs="--routines dtrsm --sizes 16384 --reps 1; --routines dtrsm --sizes 16384 --reps 1 --algorithm native"
+  [ -f "$tool" ] || { echo "profile: no timeline tool in the pack" >>"$log"; return 0; }
+  IFS=';' read -ra runs <<<"${OZAKI_PROFILE_RUNS:-$default_runs}"
+  for args in "${runs[@]}"; do
+    [ -n "${args// /}" ] || continue
+    i=$((i + 1))
+    echo "== profile $i: level3_bench $args" >>"$log"
+    # shellcheck disable=SC2086 # ARGS is a list of words
+    KOKKOS_PROFILE_LIBRARY=$tool OZAKI_TIMELINE_FILE=$out/profile-$i.txt \
+      "$perf_bin/level3_bench" $args >>"$log" 2>&1 || echo "(run failed)" >>"$log"
+    python3 "$repo/perf_tests/timeline_runs.py" --region "paired_run[ozaki]" "$out/profile-$i.txt" \
+      >>"$log" 2>&1 || true
+    python3 "$repo/perf_tests/timeline_runs.py" --region "paired_run[native]" "$out/profile-$i.txt" \
+      >>"$log" 2>&1 || true
+  done
+}
+
 # On the GPU machine: FP32 data (docs/design.md §9): builds and runs single_cuda (the FP32
 # tests), Kokkos Kernels' own gemm test with ozaki::gemm substituted, and the interposer's
 # client checks (its fp32 run), then ozaki_bench --float at 8192^3
@@ -941,7 +979,7 @@ cmd_pack() {
   # OZAKI_PACK_BUILT=1: pack what build-cuda holds, without building first.
   if [ "${OZAKI_PACK_BUILT:-0}" != 1 ]; then
     system_packages cuda
-    configure_and_build cuda "$repo/build-cuda" "$pack_tests $pack_tools $pack_clients ozaki_cublas" \
+    configure_and_build cuda "$repo/build-cuda" "$pack_tests $pack_tools $pack_clients ozaki_cublas ozaki_gpu_timeline" \
       -DOZAKI_ENABLE_TESTS=ON -DOZAKI_TEST_SPACES=cuda
   fi
   local pack=$repo/build-cuda/pack name
@@ -951,6 +989,7 @@ cmd_pack() {
   for name in $pack_clients; do cp "$test_bin/$name" "$pack/"; done
   for name in $pack_tools; do cp "$perf_bin/$name" "$pack/"; done
   cp "$interposer_lib" "$pack/"
+  cp "$perf_bin/libozaki_gpu_timeline.so" "$pack/"
   [ -z "${OZAKI_PACK_BENCH_A:-}" ] || cp "$OZAKI_PACK_BENCH_A" "$pack/bench_a"
   strip "$pack"/* 2>/dev/null || true
   # Host libraries the binaries link that the GPU machine has no package for.
@@ -971,6 +1010,8 @@ cmd_pack() {
 #   breadth  level3_bench and batched_bench (OZAKI_LEVEL3_SIZES, OZAKI_BATCHED_CASES)
 #   fp32     the FP32 benchmarks and torch float32 (run_fp32_benches)
 #   quantized  quantized_bench (W8A8 against cuBLAS's BF16 GEMM; OZAKI_QUANTIZED_ARGS)
+#   declines where Auto declines, the plain call paired with native (run_declines)
+#   profile  level3_bench under the GPU timeline tool, summarised (run_profiles)
 cmd_carried() {
   local out=${OUT:-$repo/build-cuda/out} pack=$repo/build-cuda/pack step t0
   mkdir -p "$out" "$repo/build-cuda/logs"
@@ -995,6 +1036,8 @@ cmd_carried() {
     clients) run_clients ;;
     breadth) run_breadth_benches "$log" ;;
     fp32) run_fp32_benches "$log" ;;
+    declines) run_declines "$log" ;;
+    profile) run_profiles "$log" ;;
     quantized)
       # shellcheck disable=SC2086 # a list of arguments
       "$perf_bin/quantized_bench" ${OZAKI_QUANTIZED_ARGS:-} --csv "$out/quantized.csv" >>"$log" 2>&1 ||

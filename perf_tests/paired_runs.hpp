@@ -31,6 +31,9 @@ void time_pair(int reps, PairedResult& r, const Native& native, const Ozaki& oza
     for (int which = 0; which < 2; ++which) {
       prepare();
       Kokkos::fence();
+      // A profiling region per run (fences included), so that a Kokkos tool such as
+      // libozaki_gpu_timeline shows where a routine's time goes (cmake/dev.sh's profile step).
+      Kokkos::Profiling::pushRegion(which == 0 ? "paired_run[native]" : "paired_run[ozaki]");
       const auto t0 = std::chrono::steady_clock::now();
       if (which == 0) {
         native();
@@ -40,6 +43,7 @@ void time_pair(int reps, PairedResult& r, const Native& native, const Ozaki& oza
       Kokkos::fence();
       const double ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      Kokkos::Profiling::popRegion();
       if (rep >= 0) (which == 0 ? tn : to).push_back(ms);
     }
   }

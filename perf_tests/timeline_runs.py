@@ -2,6 +2,7 @@
 """Per-call summary of a GPU timeline written by libozaki_gpu_timeline.so.
 
 Usage: timeline_runs.py TIMELINE.txt [...]
+       timeline_runs.py --region PREFIX TIMELINE.txt [...]
 
 For every ozaki_bench timed run (the region ozaki_bench::timed_run[CONFIG], fences included)
 and every top-level ozaki::gemm call outside one, prints its GPU span, the span of the
@@ -9,6 +10,12 @@ library's own region inside it, the time before that region (the host's work bef
 launch) and after the last kernel (the final wait), the sum of the Kokkos kernels, and the
 largest contributions by name, the INT8 products' profiling regions included.  This is what
 separates a slow call's INT8 products from its memory-bound kernels and its host gaps.
+
+With --region, for the last region whose name starts with PREFIX (e.g. paired_run[ozaki], a
+level3_bench timed run): its GPU span, the time inside each kernel name and each ozaki::gemm[...]
+region name (inclusive, counted once where they nest), and the span covered by neither (host
+gaps and launches).  This is where a level-3 routine's time goes: its diagonal blocks, its GEMMs
+by algorithm, and what lies between them.
 """
 import collections
 import sys
@@ -83,6 +90,54 @@ def report(path):
             print("    " + "; ".join(f"{k} {v:.2f} ({counts[k]})" for k, v in top))
 
 
+def region_report(path, prefix):
+    m = marks(path)
+    last = None
+    stack = []
+    for i, (gpu, _, kind, name) in enumerate(m):
+        if kind == "[":
+            stack.append((name, i))
+        elif kind == "]" and stack:
+            name, i0 = stack.pop()
+            if name.startswith(prefix):
+                last = (i0, i)
+    print("==", path, prefix)
+    if last is None:
+        print("    no region named", prefix)
+        return
+    segment = m[last[0]:last[1] + 1]
+    span = segment[-1][0] - segment[0][0]
+    times, counts = collections.defaultdict(float), collections.Counter()
+    covered = 0.0
+    depth, outer_start = 0, None  # the outermost timed thing open (a gemm region or a kernel)
+    opened = []
+    for gpu, _, kind, name in segment[1:-1]:
+        timed = kind in "BE" or name.startswith("ozaki::gemm[")
+        if not timed:
+            continue
+        if kind in "[B":
+            opened.append((name, kind, gpu))
+            if depth == 0:
+                outer_start = gpu
+            depth += 1
+        elif opened:
+            name0, kind0, start = opened.pop()
+            key = ("(region) " if kind0 == "[" else "") + name0
+            times[key] += gpu - start
+            counts[key] += 1
+            depth -= 1
+            if depth == 0:
+                covered += gpu - outer_start
+    print(f"    span {span:.3f} ms; outside every kernel and ozaki::gemm region {span - covered:.3f}")
+    for k, v in sorted(times.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"    {v:10.3f} ms {counts[k]:5d}  {k}")
+
+
 if __name__ == "__main__":
-    for p in sys.argv[1:]:
-        report(p)
+    args = sys.argv[1:]
+    if len(args) >= 2 and args[0] == "--region":
+        for p in args[2:]:
+            region_report(p, args[1])
+    else:
+        for p in args:
+            report(p)
