@@ -768,8 +768,21 @@ run_breadth_benches() {
     "$perf_bin/batched_bench" --cases "$OZAKI_BATCHED_CASES" \
       --csv "$out/batched.csv" >>"$log" 2>&1 || echo "batched_bench failed" >>"$log"
   fi
+  # torch.linalg.solve_triangular (cublasDtrsm) at OZAKI_BREADTH_TRSM ("" skips it), plain,
+  # interposed and interposed in force mode, twice.
+  local trsm=${OZAKI_BREADTH_TRSM-16384} round
+  if [ -n "$trsm" ]; then
+    for round in 1 2; do
+      python3 "$repo/perf_tests/torch_clients.py" --label plain --ops trsm --n "$trsm" >>"$out/trsm.csv" 2>>"$log"
+      LD_PRELOAD=$interposer_lib python3 "$repo/perf_tests/torch_clients.py" --label ozaki --ops trsm \
+        --n "$trsm" >>"$out/trsm.csv" 2>>"$log"
+      LD_PRELOAD=$interposer_lib OZAKI_CUBLAS=force python3 "$repo/perf_tests/torch_clients.py" \
+        --label ozaki-force --ops trsm --n "$trsm" >>"$out/trsm.csv" 2>>"$log"
+    done
+    cat "$out/trsm.csv" >>"$log"
+  fi
   # torch.bmm of OZAKI_BREADTH_BMM (batch x n, "" skips it), plain and interposed, twice.
-  local bmm=${OZAKI_BREADTH_BMM-16x4096} round
+  local bmm=${OZAKI_BREADTH_BMM-16x4096}
   [ -n "$bmm" ] || return 0
   for round in 1 2; do
     python3 "$repo/perf_tests/torch_clients.py" --label plain --ops bmm --bmm-batch "${bmm%x*}" \

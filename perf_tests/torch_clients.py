@@ -15,6 +15,8 @@ result is checked before it is timed, so a wrong answer fails the run (exit stat
   qr        Q R of A:                              ||Q R - A||_F / ||A||_F          <= 1e-12
   eigh      V, w of a symmetric A:                 ||A V - V diag(w)||_F / ||A||_F  <= 1e-12
   lstsq     X of min ||A X - B|| (A tall):         ||A^T (A X - B)||_F / (||A||_F^2 ||X||_F) <= 1e-12
+  trsm      X of L X = B (L lower, dominant diagonal; only with --ops trsm):
+                                                   ||L X - B||_F / (||L||_F ||X||_F + ||B||_F) <= 1e-12
   bmm       16 products of 1024^3 (--bmm-batch, --bmm-n):               max |c - ref| / (|A||B|)_ij      <= 2^-50
   graph     c = a @ b captured with torch.cuda.graph and replayed twice with new a and b
             copied in (float64 and complex128): each replay's C within 2^-50 of (|A||B|)_ij
@@ -107,6 +109,16 @@ def op_bmm(n, batch, reps):
     return median_ms(lambda: torch.bmm(a, b), max(reps, 25)), check, BOUND
 
 
+def op_trsm(n, reps):
+    """X of L X = B, L lower triangular with a dominant diagonal, B with n columns: what
+    torch.linalg.solve_triangular hands cublasDtrsm.  Its check is the normwise backward error."""
+    low = torch.tril(inputs(n, 0.5, 18, False)) + n**0.5 * torch.eye(n, device="cuda", dtype=torch.float64)
+    b = inputs(n, 0.5, 19, False)
+    x = torch.linalg.solve_triangular(low, b, upper=False)
+    check = rel(low @ x - b, torch.linalg.norm(low) * torch.linalg.norm(x) + torch.linalg.norm(b))
+    return median_ms(lambda: torch.linalg.solve_triangular(low, b, upper=False), reps), check, 1e-12
+
+
 def op_graph(n, reps, complex_):
     """Capture c = a @ b, then replay with new operands copied into a and b."""
     a = inputs(n, 0.5, 21, complex_)
@@ -150,6 +162,7 @@ def main():
         "eigh": lambda: op_eigh(args.eigh_n, args.reps),
         "lstsq": lambda: op_lstsq(args.n, args.reps),
         "bmm": lambda: op_bmm(args.bmm_n, args.bmm_batch, args.reps),
+        "trsm": lambda: op_trsm(args.n, args.reps),
         "graph": lambda: op_graph(args.graph_n, args.reps, False),
         "graph-z": lambda: op_graph(args.graph_n, args.reps, True),
     }

@@ -291,14 +291,15 @@ TEST(Trsm, OneDiagonalBlockIsSubstitutionAlone) {
   EXPECT_LE(backward_error(a, {'L', 'L', 'N', 'N'}, 1.0, b, to_host(B)), r.error_bound);
 }
 
-/// One diagonal block of 200 rows (on GPUs the kernel that keeps 8 rows per thread in
-/// registers) and one of 300 (the kernel that keeps them in B), every case, trsm and trmm:
-/// the substitution's error within gamma_b (the Report's bound, no GEMM).
+/// One diagonal block of 29 or 61 rows (on GPUs the kernel that keeps a right-hand side per
+/// thread in registers: up to 64 rows of doubles, 32 of complex), of 200 (the kernel that keeps
+/// 8 rows per thread of a warp in registers) and of 300 (the kernel that keeps them in B), every
+/// case, trsm and trmm: the substitution's error within gamma_b (the Report's bound, no GEMM).
 template <class T>
 void check_large_diagonal_blocks() {
   Random rng(17);
   const T alpha = T(0.5);
-  for (const std::int64_t rows : {200, 300}) {
+  for (const std::int64_t rows : {29, 61, 200, 300}) {
     for (const bool multiply : {false, true}) {
       for (const TrsmCase& c : trsm_cases<T>()) {
         SCOPED_TRACE(std::string(multiply ? "trmm" : "trsm") + " rows " + std::to_string(rows) +
@@ -306,7 +307,7 @@ void check_large_diagonal_blocks() {
                      c.diag);
         const Host<T> a = triangular<T>(rows, c.uplo == 'U', c.diag == 'U', 1.0, rng);
         const bool left = c.side == 'L';
-        const Host<T> b = random_matrix<T>(left ? rows : 9, left ? 9 : rows, 1.0, rng);
+        const Host<T> b = random_matrix<T>(left ? rows : 70, left ? 70 : rows, 1.0, rng);
         DeviceOf<T> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
         const std::string side(1, c.side), uplo(1, c.uplo), trans(1, c.trans), diag(1, c.diag);
         const Options o = with_algorithm(Algorithm::Int8Crt, 512);
@@ -326,7 +327,7 @@ void check_large_diagonal_blocks() {
   }
 }
 
-TEST(Trsm, LargeDiagonalBlocksWithinTheSubstitutionsBound) {
+TEST(Trsm, DiagonalBlocksOfEveryKernelWithinTheSubstitutionsBound) {
   check_large_diagonal_blocks<double>();
   check_large_diagonal_blocks<KC>();
 }

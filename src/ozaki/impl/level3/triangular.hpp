@@ -191,6 +191,141 @@ constexpr int diagonal_vectors() {
   return std::is_same<T, double>::value ? 4 : 2;
 }
 
+/// DiagonalBlock on GPU spaces for blocks of at most `max_rows` rows: one thread per right-hand
+/// side, which keeps its entries in registers and takes DiagonalBlock's steps alone, without a
+/// barrier between them.  The registers are a shift register over the positions: before step q
+/// of a solve, b[j] holds position q + j; x_q = b[0] / op(A)_qq goes to B and every other
+/// entry moves down one place as it takes its term, b[j] = b[j + 1] - s(q, j + 1) x_q.  A
+/// multiply runs q downwards and shifts up, b[j] = b[j - 1] + s(q, j) t_q, with t_q read from B
+/// (not yet written) and b[0] = op(A)_qq t_q.  Either way each entry takes its terms in
+/// DiagonalBlock's order, every register index is fixed (only the j loop is unrolled: a short
+/// loop body), and positions past the block are zero entries with zero coefficients, which
+/// only ever move among themselves.  The team first copies op(A)'s block into shared memory as
+/// s(q, j) = the coefficient position q gives position q + j (op(A)_(q+j)q for side L,
+/// op(A)_q(q+j) for side R; s(q, 0) the diagonal), so that a step's reads are broadcasts.
+template <class ExecSpace, class ConstMatrix, class Matrix, int max_rows_, int team_size_>
+struct DiagonalBlockPerThread {
+  static constexpr int max_rows = max_rows_, team_size = team_size_;
+  using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
+  using T = typename Block::T;
+  using Team = typename Block::Team;
+  using Coefficients = Kokkos::View<T[max_rows][max_rows], Kokkos::LayoutRight,
+                                    typename ExecSpace::scratch_memory_space,
+                                    Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  Block block;
+  std::int64_t count;  // right-hand sides in all
+
+  /// What position q gives position r >= q (r = q: the diagonal, one where it is unit), zero
+  /// past the block's n positions.  Branch-free around the read, so that a thread's reads are
+  /// all in flight at once: the read is always of an entry inside the block (position 0 stands
+  /// in past the block) and its value is dropped where the coefficient is zero or one.
+  KOKKOS_INLINE_FUNCTION T coefficient(std::int64_t q, std::int64_t r, std::int64_t n) const {
+    const bool inside = q < n && r < n;
+    const std::int64_t i = block.row(inside ? q : 0), j = block.row(inside ? r : 0);
+    // Side L: op(A)_ji; side R: op(A)_ij; op(A)_xy is A_yx where transposed.
+    const std::int64_t x = block.left ? j : i, y = block.left ? i : j;
+    const T a = conj_if(block.transposed ? block.A(y, x) : block.A(x, y), block.conjugate);
+    if (!inside) return T(0);
+    return q == r && block.unit ? T(1) : a;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const std::int64_t n = block.b1 - block.b0;
+    Coefficients s(team.team_scratch(0));
+    // Reads of op(A) in groups of 16, each group's reads first and then its writes to shared
+    // memory: one wait per group, not per entry.
+    constexpr int per_thread = max_rows * max_rows / team_size, group = 16;
+    static_assert(per_thread % group == 0, "whole groups of reads per thread");
+#pragma unroll 1
+    for (int k0 = 0; k0 < per_thread; k0 += group) {
+      T read[group];
+#pragma unroll
+      for (int k = 0; k < group; ++k) {
+        const int e = (k0 + k) * team_size + team.team_rank();
+        read[k] = coefficient(e / max_rows, e / max_rows + e % max_rows, n);
+      }
+#pragma unroll
+      for (int k = 0; k < group; ++k) {
+        const int e = (k0 + k) * team_size + team.team_rank();
+        s(e / max_rows, e % max_rows) = read[k];
+      }
+    }
+    team.team_barrier();
+    const std::int64_t v = std::int64_t(team.league_rank()) * team_size + team.team_rank();
+    if (v >= count) return;
+    // Position p's entry of this right-hand side: first[p * step].
+    T* const first = &block.entry(v, block.row(0));
+    const std::int64_t step = n < 2 ? 0 : &block.entry(v, block.row(1)) - first;
+    // Four phases of a quarter of the steps each: at step q only positions q to max_rows - 1
+    // can be in the block, so each phase shifts a quarter fewer registers (the rest hold
+    // positions past the block, left as they are).
+    constexpr int part = max_rows / 4;
+    const std::int64_t p1 = n < part ? n : part, p2 = n < 2 * part ? n : 2 * part,
+                       p3 = n < 3 * part ? n : 3 * part;
+    T b[max_rows];
+    if (block.multiply) {
+#pragma unroll
+      for (int j = 0; j < max_rows; ++j) b[j] = T(0);
+      multiply_steps<part>(b, s, first, step, p3, n);
+      multiply_steps<2 * part>(b, s, first, step, p2, p3);
+      multiply_steps<3 * part>(b, s, first, step, p1, p2);
+      multiply_steps<max_rows>(b, s, first, step, 0, p1);
+#pragma unroll
+      for (int j = 0; j < max_rows; ++j) {
+        if (j < n) first[j * step] = b[j];
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < max_rows; ++j) b[j] = j < n ? first[j * step] : T(0);
+      solve_steps<max_rows>(b, s, first, step, 0, p1);
+      solve_steps<3 * part>(b, s, first, step, p1, p2);
+      solve_steps<2 * part>(b, s, first, step, p2, p3);
+      solve_steps<part>(b, s, first, step, p3, n);
+    }
+  }
+
+  /// Solve steps [q0, q1) on the first `width` registers (positions q to q + width - 1).
+  template <int width>
+  KOKKOS_FORCEINLINE_FUNCTION void solve_steps(T (&b)[max_rows], const Coefficients& s, T* first,
+                                               std::int64_t step, std::int64_t q0,
+                                               std::int64_t q1) const {
+    for (std::int64_t q = q0; q < q1; ++q) {
+      const T x = block.unit ? b[0] : b[0] / s(q, 0);
+      first[q * step] = x;
+#pragma unroll
+      for (int j = 0; j + 1 < width; ++j) b[j] = b[j + 1] - s(q, j + 1) * x;
+      b[width - 1] = T(0);
+    }
+  }
+
+  /// Multiply steps q1 - 1 down to q0 on the first `width` registers; t_q read one step ahead.
+  template <int width>
+  KOKKOS_FORCEINLINE_FUNCTION void multiply_steps(T (&b)[max_rows], const Coefficients& s,
+                                                  const T* first, std::int64_t step,
+                                                  std::int64_t q0, std::int64_t q1) const {
+    if (q1 <= q0) return;
+    T next = first[(q1 - 1) * step];
+    for (std::int64_t q = q1 - 1; q >= q0; --q) {
+      const T t = next;
+      if (q > q0) next = first[(q - 1) * step];
+#pragma unroll
+      for (int j = width - 1; j >= 1; --j) b[j] = b[j - 1] + s(q, j) * t;
+      b[0] = block.unit ? t : s(q, 0) * t;
+    }
+  }
+};
+
+/// Rows DiagonalBlockPerThread keeps per thread: 64 doubles or 32 complex doubles (128
+/// registers), the GPU's leaf.
+template <class T>
+constexpr int per_thread_rows() {
+  return std::is_same<T, double>::value ? 64 : 32;
+}
+
+/// Threads per team of DiagonalBlockPerThread: right-hand sides that share one copy of op(A)'s
+/// block.
+constexpr int per_thread_team_size = 64;
+
 /// B := alpha op(A)^-1 B or alpha op(A) B (side L), alpha B op(A)^-1 or alpha B op(A) (side R),
 /// A triangular (`uplo` read, a unit diagonal not read).
 template <class ExecSpace, class T>
@@ -222,10 +357,10 @@ class TriangularRoutine {
     before_ = left_ ? op_lower : !op_lower;
     check_shapes();
     check_call(space, options);
-    // Leaves of 64 rows on GPUs too: the substitution's steps are sequential (one barrier and
-    // one read of op(A)'s column per row), so a leaf's time grows with its rows while the GEMM
-    // it replaces would take the same multiply-adds on tensor cores (design.md §12.2, "Cost").
-    leaf_ = leaf_rows<ExecSpace>(options, 64, 64);
+    // GPU leaves: the rows one thread keeps in registers (DiagonalBlockPerThread), whose
+    // substitution is latency-bound along its rows; larger blocks go to GEMMs on tensor cores
+    // (design.md §12.2, "Cost").
+    leaf_ = leaf_rows<ExecSpace>(options, 64, per_thread_rows<T>());
   }
 
   Report run() {
@@ -309,6 +444,8 @@ class TriangularRoutine {
       using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
       using InRegisters =
           DiagonalBlockInRegisters<ExecSpace, ConstMatrix, Matrix, diagonal_vectors<T>()>;
+      using PerThread = DiagonalBlockPerThread<ExecSpace, ConstMatrix, Matrix, per_thread_rows<T>(),
+                                               per_thread_team_size>;
       const Block f{A_,
                     B_,
                     b0,
@@ -323,6 +460,11 @@ class TriangularRoutine {
       if constexpr (is_host_space<ExecSpace>()) {
         Kokkos::parallel_for("ozaki::triangular_diagonal_block",
                              RangeLaunch<ExecSpace>(space_, 0, vectors), f);
+      } else if (b1 - b0 <= PerThread::max_rows) {
+        const std::int64_t teams = (vectors + per_thread_team_size - 1) / per_thread_team_size;
+        TeamLaunch<ExecSpace> policy(space_, static_cast<int>(teams), per_thread_team_size);
+        policy.set_scratch_size(0, Kokkos::PerTeam(PerThread::Coefficients::shmem_size()));
+        Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, PerThread{f, vectors});
       } else if (b1 - b0 <= InRegisters::max_rows) {
         const std::int64_t teams = (vectors + diagonal_vectors<T>() - 1) / diagonal_vectors<T>();
         TeamLaunch<ExecSpace> policy(space_, static_cast<int>(teams), diagonal_team_size);
