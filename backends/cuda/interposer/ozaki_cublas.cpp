@@ -104,8 +104,8 @@ const char* passed_reason(Passed p) {
                                       "D overlapping in other layouts)",
                                       "syrk or herk below n = 12288, k = 8192 (cuBLAS's is "
                                       "faster there; OZAKI_CUBLAS=auto)",
-                                      "trsm or trmm (ozaki's not yet faster than cuBLAS's; "
-                                      "OZAKI_CUBLAS=auto)"};
+                                      "trsm below m = n = 16384, ztrsm or trmm (cuBLAS's "
+                                      "is faster or ozaki's is not measured; OZAKI_CUBLAS=auto)"};
   return names[static_cast<int>(p)];
 }
 
@@ -1461,6 +1461,18 @@ struct Level3 {
 /// Complex syrk takes zherk's (the same complex GEMMs; not measured itself).
 constexpr int rank_k_min_n = 12288, rank_k_min_k = 8192;
 
+/// Where ozaki's dtrsm is faster than cuBLAS's in OZAKI_CUBLAS=auto, from its measurement on an
+/// H100 (docs/benchmarks.md, "Level 3 and batched calls against cuBLAS", left lower, an n x n A
+/// and n columns): 1.05x at 8192, 0.94x at 12288, 1.17x at 16384; so both dimensions from 16384.
+/// ztrsm and trmm share its recursion but are not measured: they pass.
+constexpr int trsm_min = 16384;
+
+/// Whether Auto takes this trsm or trmm call (only dtrsm of trsm_min and up).
+template <class T, class S>
+bool triangular_taken(const Level3<T, S>& c) {
+  return c.routine == Routine::Trsm && !Scalar<T>::complex && c.m >= trsm_min && c.n >= trsm_min;
+}
+
 /// Whether cuBLAS would accept the call's arguments (it reports the others itself, writing
 /// nothing).
 template <class T, class S>
@@ -1482,9 +1494,8 @@ bool level3_valid(const Level3<T, S>& c) {
 /// through ozaki): off, arguments cuBLAS reports, below OZAKI_CUBLAS_MIN, and in
 /// OZAKI_CUBLAS=auto the routines and shapes where cuBLAS's own routine is faster.  A routine
 /// made of GEMMs that Auto would send to native GEMM one by one is slower than cuBLAS's own
-/// routine, so Auto's GEMM decision does not decide these: trsm and trmm pass (dtrsm measured
-/// behind cuBLAS's at 16384 on an H100, docs/benchmarks.md; trmm shares its recursion and
-/// diagonal-block kernel), syrk and herk pass below rank_k_min_n and rank_k_min_k, and symm
+/// routine, so Auto's GEMM decision does not decide these: trsm and trmm pass except dtrsm from
+/// trsm_min, syrk and herk pass below rank_k_min_n and rank_k_min_k, and symm
 /// and hemm, one GEMM on the filled-in operand, are decided by Auto on that GEMM's shape
 /// (level3_declines).
 template <class T, class S>
@@ -1497,7 +1508,7 @@ bool level3_ineligible(const Level3<T, S>& c, Passed& why) {
     why = Passed::InvalidArguments;
   } else if ((c.rank_k() ? std::min(c.n, c.k) : std::min(c.m, c.n)) < settings.min_dimension) {
     why = Passed::BelowMinimum;
-  } else if (settings.mode == Mode::Auto && c.triangular()) {
+  } else if (settings.mode == Mode::Auto && c.triangular() && !triangular_taken(c)) {
     why = Passed::TriangularSlower;
   } else if (settings.mode == Mode::Auto && c.rank_k() &&
              (c.n < rank_k_min_n || c.k < rank_k_min_k)) {
