@@ -1463,7 +1463,7 @@ constexpr int rank_k_min_n = 12288, rank_k_min_k = 8192;
 
 /// Where ozaki's dtrsm is faster than cuBLAS's in OZAKI_CUBLAS=auto, from its measurement on an
 /// H100 (docs/benchmarks.md, "Level 3 and batched calls against cuBLAS", left lower, an n x n A
-/// and n columns): 1.05x at 8192, 0.94x at 12288, 1.17x at 16384; so both dimensions from 16384.
+/// and n columns): ahead at 8192 and 16384 but behind at 12288, so both dimensions from 16384.
 /// ztrsm and trmm share its recursion but are not measured: they pass.
 constexpr int trsm_min = 16384;
 
