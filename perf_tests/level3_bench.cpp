@@ -4,6 +4,7 @@
 // reference.
 //
 //   level3_bench [--routines dsyrk,zherk,dtrsm,dsymm] [--sizes 8192,16384] [--reps 5] [--phi 0.5]
+//                (routines also ztrsm, dtrmm, ztrmm)
 //                [--algorithm auto|native|crt] [--leaf ROWS] [--csv FILE]
 //
 // --algorithm and --leaf set Options::algorithm for every GEMM of the routine and
@@ -13,7 +14,8 @@
 // dsyrk: C = A A^T on the lower triangle, A n x n; zherk: C = A A^H, complex; dtrsm: left,
 // lower, no transpose, non-unit, n x n A (diagonally dominant) and an n-column B.  Errors:
 // syrk/herk |C - AA^T| / (|A||A^T|) at 256 sampled entries of the triangle; trsm the
-// componentwise backward error |B - AX| / (|A||X| + |B|) at 256 sampled entries; dsymm: left,
+// componentwise backward error |B - AX| / (|A||X| + |B|) at 256 sampled entries (ztrsm, and
+// dtrmm / ztrmm B := A B with |C - AB| / (|A||B|), on the same operands); dsymm: left,
 // C = S B with S symmetric (its lower triangle stored), n x n, |C - SB| / (|S||B|) at 256
 // sampled entries.  Output: one
 // line per routine and size, and CSV rows routine,n,native_ms,ozaki_ms,speedup,native_error,
@@ -23,6 +25,7 @@
 
 #include <ozaki/symm.hpp>
 #include <ozaki/syrk.hpp>
+#include <ozaki/trmm.hpp>
 #include <ozaki/trsm.hpp>
 
 #include <cublas_v2.h>
@@ -71,14 +74,18 @@ void fill(const Matrix<T>& x, double phi, std::uint64_t seed) {
       });
 }
 
+KOKKOS_INLINE_FUNCTION double magnitude(double x) { return ::fabs(x); }
+KOKKOS_INLINE_FUNCTION double magnitude(const KC& x) { return ::hypot(x.real(), x.imag()); }
+
 /// A lower triangular, diagonally dominant: the diagonal is 1 plus the row's magnitudes.
-void make_lower(const Matrix<double>& a) {
+template <class T>
+void make_lower(const Matrix<T>& a) {
   Kokkos::parallel_for(
       "level3_bench::lower", Kokkos::RangePolicy<Space>(0, a.extent(0)),
       KOKKOS_LAMBDA(const int i) {
         double sum = 0;
-        for (int j = 0; j < i; ++j) sum += ::fabs(a(i, j));
-        a(i, i) = 1 + sum;
+        for (int j = 0; j < i; ++j) sum += magnitude(a(i, j));
+        a(i, i) = T(1 + sum);
       });
 }
 
@@ -132,16 +139,39 @@ double rank_k_error(const std::vector<T>& a, const std::vector<T>& c, std::int64
   return worst;
 }
 
-/// max |B - L X| / (|L||X| + |B|) over the samples.
-double trsm_error(const std::vector<double>& l, const std::vector<double>& b,
-                  const std::vector<double>& x, std::int64_t n) {
+/// The lower triangle's product L X at a sample, and |L||X| there.
+template <class T>
+auto lower_product(const std::vector<T>& l, const std::vector<T>& x, std::int64_t n,
+                   const Sample& s, long double& scale) {
+  decltype(wide(T(0))) sum = 0;
+  for (std::int64_t k = 0; k <= s.i; ++k) {
+    sum += wide(l[s.i + k * n]) * wide(x[k + s.j * n]);
+    scale += mag(wide(l[s.i + k * n])) * mag(wide(x[k + s.j * n]));
+  }
+  return sum;
+}
+
+/// trsm: max |B - L X| / (|L||X| + |B|) over the samples.
+template <class T>
+double trsm_error(const std::vector<T>& l, const std::vector<T>& b, const std::vector<T>& x,
+                  std::int64_t n) {
   double worst = 0;
   for (const Sample& s : lower_samples(n)) {
-    long double r = b[s.i + s.j * n], scale = mag(b[s.i + s.j * n]);
-    for (std::int64_t k = 0; k <= s.i; ++k) {
-      r -= static_cast<long double>(l[s.i + k * n]) * x[k + s.j * n];
-      scale += mag(l[s.i + k * n]) * mag(x[k + s.j * n]);
-    }
+    long double scale = mag(wide(b[s.i + s.j * n]));
+    const auto r = wide(b[s.i + s.j * n]) - lower_product(l, x, n, s, scale);
+    worst = std::max(worst, static_cast<double>(mag(r) / scale));
+  }
+  return worst;
+}
+
+/// trmm: max |C - L B| / (|L||B|) over the samples.
+template <class T>
+double trmm_error(const std::vector<T>& l, const std::vector<T>& b, const std::vector<T>& c,
+                  std::int64_t n) {
+  double worst = 0;
+  for (const Sample& s : lower_samples(n)) {
+    long double scale = 0;
+    const auto r = wide(c[s.i + s.j * n]) - lower_product(l, b, n, s, scale);
     worst = std::max(worst, static_cast<double>(mag(r) / scale));
   }
   return worst;
@@ -188,30 +218,70 @@ Result rank_k(cublasHandle_t handle, std::int64_t n, double phi, int reps,
   return r;
 }
 
-Result triangular_solve(cublasHandle_t handle, std::int64_t n, double phi, int reps,
-                        const ozaki::Options& options) {
-  Matrix<double> a("A", n, n), b0("B0", n, n), b("B", n, n);
+/// cuBLAS's trsm (multiply false) or trmm, left, lower, no transpose, non-unit, alpha = 1, in
+/// place on b.
+void native_triangular(cublasHandle_t handle, bool multiply, const Matrix<double>& a,
+                       const Matrix<double>& b) {
+  const int n = static_cast<int>(b.extent(0)), cols = static_cast<int>(b.extent(1));
+  const double one = 1;
+  const auto side = CUBLAS_SIDE_LEFT;
+  const auto lower = CUBLAS_FILL_MODE_LOWER;
+  if (multiply) {
+    check(cublasDtrmm(handle, side, lower, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cols, &one,
+                      a.data(), n, b.data(), n, b.data(), n),
+          "cublasDtrmm");
+  } else {
+    check(cublasDtrsm(handle, side, lower, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cols, &one,
+                      a.data(), n, b.data(), n),
+          "cublasDtrsm");
+  }
+}
+void native_triangular(cublasHandle_t handle, bool multiply, const Matrix<KC>& a,
+                       const Matrix<KC>& b) {
+  const int n = static_cast<int>(b.extent(0)), cols = static_cast<int>(b.extent(1));
+  const cuDoubleComplex one{1, 0};
+  const auto* ad = reinterpret_cast<const cuDoubleComplex*>(a.data());
+  auto* bd = reinterpret_cast<cuDoubleComplex*>(b.data());
+  const auto side = CUBLAS_SIDE_LEFT;
+  const auto lower = CUBLAS_FILL_MODE_LOWER;
+  if (multiply) {
+    check(cublasZtrmm(handle, side, lower, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cols, &one, ad, n,
+                      bd, n, bd, n),
+          "cublasZtrmm");
+  } else {
+    check(cublasZtrsm(handle, side, lower, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cols, &one, ad, n,
+                      bd, n),
+          "cublasZtrsm");
+  }
+}
+
+/// dtrsm / ztrsm (multiply false) or dtrmm / ztrmm: left, lower, no transpose, non-unit, an
+/// n x n A (diagonally dominant) and n columns, in place.
+template <class T>
+Result triangular(cublasHandle_t handle, bool multiply, std::int64_t n, double phi, int reps,
+                  const ozaki::Options& options) {
+  Matrix<T> a("A", n, n), b0("B0", n, n), b("B", n, n);
   fill(a, phi, 12);
   make_lower(a);
   fill(b0, phi, 13);
   Result r;
-  const int ni = static_cast<int>(n);
-  auto native = [&] {
-    const double one = 1;
-    check(cublasDtrsm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                      CUBLAS_DIAG_NON_UNIT, ni, ni, &one, a.data(), ni, b.data(), ni),
-          "cublasDtrsm");
+  auto native = [&] { native_triangular(handle, multiply, a, b); };
+  auto ozaki_call = [&] {
+    return multiply ? ozaki::trmm(Space(), "L", "L", "N", "N", T(1), a, b, options)
+                    : ozaki::trsm(Space(), "L", "L", "N", "N", T(1), a, b, options);
   };
-  auto ozaki_call = [&] { return ozaki::trsm(Space(), "L", "L", "N", "N", 1.0, a, b, options); };
   auto reset = [&] { Kokkos::deep_copy(b, b0); };
   time_pair(reps, r, native, ozaki_call, reset);
-  const std::vector<double> ha = to_host(a), hb = to_host(b0);
+  const std::vector<T> ha = to_host(a), hb = to_host(b0);
+  auto error = [&] {
+    return multiply ? trmm_error(ha, hb, to_host(b), n) : trsm_error(ha, hb, to_host(b), n);
+  };
   reset();
   native();
-  r.native_error = trsm_error(ha, hb, to_host(b), n);
+  r.native_error = error();
   reset();
   ozaki_call();
-  r.ozaki_error = trsm_error(ha, hb, to_host(b), n);
+  r.ozaki_error = error();
   return r;
 }
 
@@ -299,13 +369,15 @@ int run(int argc, char** argv) {
         r = rank_k<double>(handle, n, phi, reps, options);
       else if (routine == "zherk")
         r = rank_k<KC>(handle, n, phi, reps, options);
-      else if (routine == "dtrsm")
-        r = triangular_solve(handle, n, phi, reps, options);
+      else if (routine == "dtrsm" || routine == "dtrmm")
+        r = triangular<double>(handle, routine == "dtrmm", n, phi, reps, options);
+      else if (routine == "ztrsm" || routine == "ztrmm")
+        r = triangular<KC>(handle, routine == "ztrmm", n, phi, reps, options);
       else if (routine == "dsymm")
         r = symmetric_multiply(handle, n, phi, reps, options);
       else
         throw std::invalid_argument("routine " + routine +
-                                    " (expected dsyrk, zherk, dtrsm, dsymm)");
+                                    " (expected dsyrk, zherk, dtrsm, ztrsm, dtrmm, ztrmm, dsymm)");
       std::printf(
           "%-6s n=%-6lld native %9.2f ms  ozaki %9.2f ms  %5.2fx  errors %.2e / %.2e  %s L=%d "
           "bound %.2e int8 GEMMs %d decisions %.1f ms%s%s\n",
