@@ -291,10 +291,11 @@ TEST(Trsm, OneDiagonalBlockIsSubstitutionAlone) {
   EXPECT_LE(backward_error(a, {'L', 'L', 'N', 'N'}, 1.0, b, to_host(B)), r.error_bound);
 }
 
-/// One diagonal block of 29 or 61 rows (on GPUs the kernel that keeps a right-hand side per
-/// thread in registers: up to 64 rows of doubles, 32 of complex), of 200 (the kernel that keeps
-/// 8 rows per thread of a warp in registers) and of 300 (the kernel that keeps them in B), every
-/// case, trsm and trmm: the substitution's error within gamma_b (the Report's bound, no GEMM).
+/// One diagonal block of 29 or 61 rows (the kernel that takes a right-hand side per thread, in
+/// registers on GPUs: up to 64 rows of doubles, 32 of complex), of 200 (on GPUs the kernel that
+/// keeps 8 rows per thread of a warp in registers) and of 300 (the kernel that keeps them in B),
+/// every case, trsm and trmm: the substitution's error within gamma_b (the Report's bound, no
+/// GEMM).
 template <class T>
 void check_large_diagonal_blocks() {
   Random rng(17);
@@ -307,7 +308,9 @@ void check_large_diagonal_blocks() {
                      c.diag);
         const Host<T> a = triangular<T>(rows, c.uplo == 'U', c.diag == 'U', 1.0, rng);
         const bool left = c.side == 'L';
-        const Host<T> b = random_matrix<T>(left ? rows : 70, left ? 70 : rows, 1.0, rng);
+        // More right-hand sides than one team of the per-thread kernel takes, where it runs.
+        const std::int64_t vectors = rows <= 64 ? 70 : 9;
+        const Host<T> b = random_matrix<T>(left ? rows : vectors, left ? vectors : rows, 1.0, rng);
         DeviceOf<T> A = to_device(a, Layout::Left), B = to_device(b, Layout::Left);
         const std::string side(1, c.side), uplo(1, c.uplo), trans(1, c.trans), diag(1, c.diag);
         const Options o = with_algorithm(Algorithm::Int8Crt, 512);

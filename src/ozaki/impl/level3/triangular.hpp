@@ -203,9 +203,14 @@ constexpr int diagonal_vectors() {
 /// only ever move among themselves.  The team first copies op(A)'s block into shared memory as
 /// s(q, j) = the coefficient position q gives position q + j (op(A)_(q+j)q for side L,
 /// op(A)_q(q+j) for side R; s(q, 0) the diagonal), so that a step's reads are broadcasts.
-template <class ExecSpace, class ConstMatrix, class Matrix, int max_rows_, int team_size_>
+/// Each thread takes `vectors_per_thread` right-hand sides in turn: one on GPUs, many on host
+/// spaces (one thread per team there, so that a copy of the block serves many right-hand
+/// sides; the same steps, so that CI's host runs check the GPUs' kernel too).
+template <class ExecSpace, class ConstMatrix, class Matrix, int max_rows_, int team_size_,
+          int vectors_per_thread_>
 struct DiagonalBlockPerThread {
-  static constexpr int max_rows = max_rows_, team_size = team_size_;
+  static constexpr int max_rows = max_rows_, team_size = team_size_,
+                       vectors_per_thread = vectors_per_thread_;
   using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
   using T = typename Block::T;
   using Team = typename Block::Team;
@@ -251,8 +256,16 @@ struct DiagonalBlockPerThread {
       }
     }
     team.team_barrier();
-    const std::int64_t v = std::int64_t(team.league_rank()) * team_size + team.team_rank();
-    if (v >= count) return;
+    const std::int64_t first_vector =
+        std::int64_t(team.league_rank()) * team_size * vectors_per_thread;
+    for (int t = 0; t < vectors_per_thread; ++t) {
+      const std::int64_t v = first_vector + std::int64_t(t) * team_size + team.team_rank();
+      if (v < count) apply(s, n, v);
+    }
+  }
+
+  /// The block's steps on right-hand side v.
+  KOKKOS_INLINE_FUNCTION void apply(const Coefficients& s, std::int64_t n, std::int64_t v) const {
     // Position p's entry of this right-hand side: first[p * step].
     T* const first = &block.entry(v, block.row(0));
     const std::int64_t step = n < 2 ? 0 : &block.entry(v, block.row(1)) - first;
@@ -438,45 +451,52 @@ class TriangularRoutine {
                        part_of_b(u0, u1), options_, scratch_, sum_);
   }
 
+  /// op(A)'s diagonal block [b0, b1) applied to B's rows or columns in FP64; its bound.
+  double diagonal_block(std::int64_t b0, std::int64_t b1) {
+    using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
+    using InRegisters =
+        DiagonalBlockInRegisters<ExecSpace, ConstMatrix, Matrix, diagonal_vectors<T>()>;
+    // GPUs: a team of 64 threads, one right-hand side each; hosts: one thread a team, 64 in turn.
+    constexpr bool host = is_host_space<ExecSpace>();
+    using PerThread =
+        DiagonalBlockPerThread<ExecSpace, ConstMatrix, Matrix, per_thread_rows<T>(),
+                               host ? 1 : per_thread_team_size, host ? per_thread_team_size : 1>;
+    const Block f{A_,
+                  B_,
+                  b0,
+                  b1,
+                  left_,
+                  op_ != Op::None,
+                  op_ == Op::ConjugateTranspose,
+                  before_,
+                  unit_diagonal_,
+                  multiply_};
+    const std::int64_t vectors = left_ ? B_.extent(1) : B_.extent(0);
+    if (b1 - b0 <= PerThread::max_rows) {
+      constexpr std::int64_t per_team = PerThread::team_size * PerThread::vectors_per_thread;
+      TeamLaunch<ExecSpace> policy(space_, static_cast<int>((vectors + per_team - 1) / per_team),
+                                   PerThread::team_size);
+      policy.set_scratch_size(0, Kokkos::PerTeam(PerThread::Coefficients::shmem_size()));
+      Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, PerThread{f, vectors});
+    } else if constexpr (host) {
+      Kokkos::parallel_for("ozaki::triangular_diagonal_block",
+                           RangeLaunch<ExecSpace>(space_, 0, vectors), f);
+    } else if (b1 - b0 <= InRegisters::max_rows) {
+      const std::int64_t teams = (vectors + diagonal_vectors<T>() - 1) / diagonal_vectors<T>();
+      TeamLaunch<ExecSpace> policy(space_, static_cast<int>(teams), diagonal_team_size);
+      policy.set_scratch_size(0, Kokkos::PerTeam(InRegisters::Slots::shmem_size()));
+      Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, InRegisters{f, vectors});
+    } else {
+      TeamLaunch<ExecSpace> policy(space_, static_cast<int>(vectors), diagonal_team_size);
+      policy.set_scratch_size(0, Kokkos::PerTeam(Block::Slots::shmem_size()));
+      Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, f);
+    }
+    return diagonal_bound(b1 - b0);
+  }
+
   /// op(A)'s diagonal block [b0, b1) applied to B's rows or columns; its bound.
   double recurse(std::int64_t b0, std::int64_t b1) {
-    if (b1 - b0 <= leaf_) {
-      using Block = DiagonalBlock<ExecSpace, ConstMatrix, Matrix>;
-      using InRegisters =
-          DiagonalBlockInRegisters<ExecSpace, ConstMatrix, Matrix, diagonal_vectors<T>()>;
-      using PerThread = DiagonalBlockPerThread<ExecSpace, ConstMatrix, Matrix, per_thread_rows<T>(),
-                                               per_thread_team_size>;
-      const Block f{A_,
-                    B_,
-                    b0,
-                    b1,
-                    left_,
-                    op_ != Op::None,
-                    op_ == Op::ConjugateTranspose,
-                    before_,
-                    unit_diagonal_,
-                    multiply_};
-      const std::int64_t vectors = left_ ? B_.extent(1) : B_.extent(0);
-      if constexpr (is_host_space<ExecSpace>()) {
-        Kokkos::parallel_for("ozaki::triangular_diagonal_block",
-                             RangeLaunch<ExecSpace>(space_, 0, vectors), f);
-      } else if (b1 - b0 <= PerThread::max_rows) {
-        const std::int64_t teams = (vectors + per_thread_team_size - 1) / per_thread_team_size;
-        TeamLaunch<ExecSpace> policy(space_, static_cast<int>(teams), per_thread_team_size);
-        policy.set_scratch_size(0, Kokkos::PerTeam(PerThread::Coefficients::shmem_size()));
-        Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, PerThread{f, vectors});
-      } else if (b1 - b0 <= InRegisters::max_rows) {
-        const std::int64_t teams = (vectors + diagonal_vectors<T>() - 1) / diagonal_vectors<T>();
-        TeamLaunch<ExecSpace> policy(space_, static_cast<int>(teams), diagonal_team_size);
-        policy.set_scratch_size(0, Kokkos::PerTeam(InRegisters::Slots::shmem_size()));
-        Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, InRegisters{f, vectors});
-      } else {
-        TeamLaunch<ExecSpace> policy(space_, static_cast<int>(vectors), diagonal_team_size);
-        policy.set_scratch_size(0, Kokkos::PerTeam(Block::Slots::shmem_size()));
-        Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, f);
-      }
-      return diagonal_bound(b1 - b0);
-    }
+    if (b1 - b0 <= leaf_) return diagonal_block(b0, b1);
     const std::int64_t h = b0 + split_point(b1 - b0);
     // S: the half whose entries come first along op(A)'s off-diagonal rows.
     const std::int64_t s0 = before_ ? b0 : h, s1 = before_ ? h : b1;
