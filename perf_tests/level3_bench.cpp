@@ -139,39 +139,19 @@ double rank_k_error(const std::vector<T>& a, const std::vector<T>& c, std::int64
   return worst;
 }
 
-/// The lower triangle's product L X at a sample, and |L||X| there.
+/// max over the samples of |T - L X| / (|L||X| (+ |T| where `target_scaled`)), L lower
+/// triangular: trsm's backward error (T = B, X the solution) or trmm's error (T = C, X = B).
 template <class T>
-auto lower_product(const std::vector<T>& l, const std::vector<T>& x, std::int64_t n,
-                   const Sample& s, long double& scale) {
-  decltype(wide(T(0))) sum = 0;
-  for (std::int64_t k = 0; k <= s.i; ++k) {
-    sum += wide(l[s.i + k * n]) * wide(x[k + s.j * n]);
-    scale += mag(wide(l[s.i + k * n])) * mag(wide(x[k + s.j * n]));
-  }
-  return sum;
-}
-
-/// trsm: max |B - L X| / (|L||X| + |B|) over the samples.
-template <class T>
-double trsm_error(const std::vector<T>& l, const std::vector<T>& b, const std::vector<T>& x,
-                  std::int64_t n) {
+double lower_residual(const std::vector<T>& l, const std::vector<T>& x, const std::vector<T>& t,
+                      std::int64_t n, bool target_scaled) {
   double worst = 0;
   for (const Sample& s : lower_samples(n)) {
-    long double scale = mag(wide(b[s.i + s.j * n]));
-    const auto r = wide(b[s.i + s.j * n]) - lower_product(l, x, n, s, scale);
-    worst = std::max(worst, static_cast<double>(mag(r) / scale));
-  }
-  return worst;
-}
-
-/// trmm: max |C - L B| / (|L||B|) over the samples.
-template <class T>
-double trmm_error(const std::vector<T>& l, const std::vector<T>& b, const std::vector<T>& c,
-                  std::int64_t n) {
-  double worst = 0;
-  for (const Sample& s : lower_samples(n)) {
-    long double scale = 0;
-    const auto r = wide(c[s.i + s.j * n]) - lower_product(l, b, n, s, scale);
+    auto r = wide(t[s.i + s.j * n]);
+    long double scale = target_scaled ? mag(r) : 0;
+    for (std::int64_t k = 0; k <= s.i; ++k) {
+      r -= wide(l[s.i + k * n]) * wide(x[k + s.j * n]);
+      scale += mag(wide(l[s.i + k * n])) * mag(wide(x[k + s.j * n]));
+    }
     worst = std::max(worst, static_cast<double>(mag(r) / scale));
   }
   return worst;
@@ -274,7 +254,8 @@ Result triangular(cublasHandle_t handle, bool multiply, std::int64_t n, double p
   time_pair(reps, r, native, ozaki_call, reset);
   const std::vector<T> ha = to_host(a), hb = to_host(b0);
   auto error = [&] {
-    return multiply ? trmm_error(ha, hb, to_host(b), n) : trsm_error(ha, hb, to_host(b), n);
+    return multiply ? lower_residual(ha, hb, to_host(b), n, false)
+                    : lower_residual(ha, to_host(b), hb, n, true);
   };
   reset();
   native();
