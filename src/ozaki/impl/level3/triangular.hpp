@@ -193,19 +193,23 @@ constexpr int diagonal_vectors() {
 
 /// DiagonalBlock for blocks of at most `max_rows` rows (GPUs' leaves, and host blocks of that
 /// size): one thread per right-hand side, which keeps its entries in registers (on GPUs) and
-/// takes DiagonalBlock's steps alone, without a barrier between them.  The registers are a shift
-/// register over the positions: before step q of a solve, b[j] holds position q + j; x_q = b[0] /
-/// op(A)_qq goes to B and every other entry moves down one place as it takes its term, b[j] = b[j +
-/// 1] - s(q, j + 1) x_q.  A multiply runs q downwards and shifts up, b[j] = b[j - 1] + s(q, j) t_q,
-/// with t_q read from B (not yet written) and b[0] = op(A)_qq t_q.  Either way each entry takes its
-/// terms in DiagonalBlock's order, every register index is fixed (only the j loop is unrolled: a
-/// short loop body), and positions past the block are zero entries with zero coefficients, which
-/// only ever move among themselves.  The team first copies op(A)'s block into shared memory as
-/// s(q, j) = the coefficient position q gives position q + j (op(A)_(q+j)q for side L,
-/// op(A)_q(q+j) for side R; s(q, 0) the diagonal), so that a step's reads are broadcasts.
-/// Each thread takes `vectors_per_thread` right-hand sides in turn: one on GPUs, many on host
-/// spaces (one thread per team there, so that a copy of the block serves many right-hand
-/// sides; the same steps, so that CI's host runs check the GPUs' kernel too).
+/// takes DiagonalBlock's steps alone, without a barrier between them.
+///
+/// The registers are a shift register over the positions.  Before step q of a solve, b[j]
+/// holds position q + j; x_q = b[0] / op(A)_qq goes to B, and every other entry moves down one
+/// place as it takes its term: b[j] = b[j + 1] - s(q, j + 1) x_q.  A multiply runs q
+/// downwards and shifts up: b[j] = b[j - 1] + s(q, j) t_q, with t_q read from B (not yet
+/// written), and b[0] = op(A)_qq t_q.  Either way each entry takes its terms in DiagonalBlock's
+/// order, every register index is fixed (only the j loop is unrolled: a short loop body), and
+/// positions past the block are zero entries with zero coefficients, which only ever move
+/// among themselves.
+///
+/// The team first copies op(A)'s block into shared memory as s(q, j), the coefficient position
+/// q gives position q + j (op(A)_(q+j)q for side L, op(A)_q(q+j) for side R; s(q, 0) the
+/// diagonal), so that a step's reads are broadcasts.  Each thread takes `vectors_per_thread`
+/// right-hand sides in turn: one on GPUs, many on host spaces (one thread per team there, so
+/// that a copy of the block serves many right-hand sides; the same steps, so that CI's host
+/// runs check the GPUs' kernel too).
 template <class ExecSpace, class ConstMatrix, class Matrix, int max_rows_, int team_size_,
           int vectors_per_thread_>
 struct DiagonalBlockPerThread {
