@@ -109,25 +109,20 @@ def region_report(path, prefix):
     span = segment[-1][0] - segment[0][0]
     times, counts = collections.defaultdict(float), collections.Counter()
     covered = 0.0
-    depth, outer_start = 0, None  # the outermost timed thing open (a gemm region or a kernel)
-    opened = []
+    opened = []  # the kernels and gemm regions open, outermost first: (name, kind, start)
     for gpu, _, kind, name in segment[1:-1]:
         timed = kind in "BE" or name.startswith("ozaki::gemm[")
         if not timed:
             continue
         if kind in "[B":
             opened.append((name, kind, gpu))
-            if depth == 0:
-                outer_start = gpu
-            depth += 1
         elif opened:
             name0, kind0, start = opened.pop()
             key = ("(region) " if kind0 == "[" else "") + name0
             times[key] += gpu - start
             counts[key] += 1
-            depth -= 1
-            if depth == 0:
-                covered += gpu - outer_start
+            if not opened:
+                covered += gpu - start
     print(f"    span {span:.3f} ms; outside every kernel and ozaki::gemm region {span - covered:.3f}")
     for k, v in sorted(times.items(), key=lambda kv: -kv[1])[:12]:
         print(f"    {v:10.3f} ms {counts[k]:5d}  {k}")

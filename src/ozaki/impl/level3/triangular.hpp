@@ -477,25 +477,29 @@ class TriangularRoutine {
                   multiply_};
     const std::int64_t vectors = left_ ? B_.extent(1) : B_.extent(0);
     if (b1 - b0 <= PerThread::max_rows) {
-      constexpr std::int64_t per_team = PerThread::team_size * PerThread::vectors_per_thread;
-      TeamLaunch<ExecSpace> policy(space_, static_cast<int>((vectors + per_team - 1) / per_team),
-                                   PerThread::team_size);
-      policy.set_scratch_size(0, Kokkos::PerTeam(PerThread::Coefficients::shmem_size()));
-      Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, PerThread{f, vectors});
+      launch_teams(PerThread{f, vectors}, PerThread::team_size * PerThread::vectors_per_thread,
+                   PerThread::team_size, PerThread::Coefficients::shmem_size(), vectors);
     } else if constexpr (host) {
       Kokkos::parallel_for("ozaki::triangular_diagonal_block",
                            RangeLaunch<ExecSpace>(space_, 0, vectors), f);
     } else if (b1 - b0 <= InRegisters::max_rows) {
-      const std::int64_t teams = (vectors + diagonal_vectors<T>() - 1) / diagonal_vectors<T>();
-      TeamLaunch<ExecSpace> policy(space_, static_cast<int>(teams), diagonal_team_size);
-      policy.set_scratch_size(0, Kokkos::PerTeam(InRegisters::Slots::shmem_size()));
-      Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, InRegisters{f, vectors});
+      launch_teams(InRegisters{f, vectors}, diagonal_vectors<T>(), diagonal_team_size,
+                   InRegisters::Slots::shmem_size(), vectors);
     } else {
-      TeamLaunch<ExecSpace> policy(space_, static_cast<int>(vectors), diagonal_team_size);
-      policy.set_scratch_size(0, Kokkos::PerTeam(Block::Slots::shmem_size()));
-      Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, f);
+      launch_teams(f, 1, diagonal_team_size, Block::Slots::shmem_size(), vectors);
     }
     return diagonal_bound(b1 - b0);
+  }
+
+  /// A diagonal-block kernel on teams of `team_size` threads with `scratch` bytes of team
+  /// scratch each, a team for every `per_team` of the `vectors` right-hand sides.
+  template <class Kernel>
+  void launch_teams(const Kernel& kernel, std::int64_t per_team, int team_size, std::size_t scratch,
+                    std::int64_t vectors) {
+    TeamLaunch<ExecSpace> policy(space_, static_cast<int>((vectors + per_team - 1) / per_team),
+                                 team_size);
+    policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+    Kokkos::parallel_for("ozaki::triangular_diagonal_block", policy, kernel);
   }
 
   /// op(A)'s diagonal block [b0, b1) applied to B's rows or columns; its bound.
