@@ -756,12 +756,13 @@ run_interposer_checks() {
   fi
 }
 
-# level3_bench at OZAKI_LEVEL3_SIZES and batched_bench on OZAKI_BATCHED_CASES (each skipped
-# where unset), tables to LOG, CSVs to $OUT/level3.csv and $OUT/batched.csv.
+# level3_bench at OZAKI_LEVEL3_SIZES (of OZAKI_LEVEL3_ROUTINES, default all) and batched_bench
+# on OZAKI_BATCHED_CASES (each skipped where unset), tables to LOG, CSVs to $OUT/level3.csv and $OUT/batched.csv.
 run_breadth_benches() {
   local log=$1 out=${OUT:-$repo/build-cuda/out}
   if [ -n "${OZAKI_LEVEL3_SIZES:-}" ]; then
     "$perf_bin/level3_bench" --sizes "$OZAKI_LEVEL3_SIZES" \
+      ${OZAKI_LEVEL3_ROUTINES:+--routines "$OZAKI_LEVEL3_ROUTINES"} \
       --csv "$out/level3.csv" >>"$log" 2>&1 || echo "level3_bench failed" >>"$log"
   fi
   if [ -n "${OZAKI_BATCHED_CASES:-}" ]; then

@@ -440,16 +440,21 @@ T op_a(const Host<T>& a, char trans, std::int64_t i, std::int64_t l) {
 
 /// The entries (i, j) of the triangle: |C - (alpha op(A) op(A)^T|H + beta C0)| within
 /// bound |alpha| (|op(A)||op(A)^T|) + gamma_4 |beta C0| (herk's diagonal: real parts); the
-/// other triangle bitwise C0's.
+/// other triangle bitwise C0's.  `nan_index` >= 0: op(A)'s row nan_index held a NaN that `a`
+/// does not, and the triangle's entries in that row and column must be NaN.
 template <class T>
 void expect_rank_k_within(const RankKCase& c, T alpha, const Host<T>& a, T beta, const Host<T>& c0,
-                          const Host<T>& result, double bound) {
+                          const Host<T>& result, double bound, std::int64_t nan_index = -1) {
   const std::int64_t n = c0.rows, k = c.trans == 'N' ? a.cols : a.rows;
   for (std::int64_t j = 0; j < n; ++j) {
     for (std::int64_t i = 0; i < n; ++i) {
       const bool in_triangle = c.uplo == 'U' ? i <= j : i >= j;
       if (!in_triangle) {
         EXPECT_EQ(std::memcmp(&result(i, j), &c0(i, j), sizeof(T)), 0) << i << "," << j;
+        continue;
+      }
+      if (i == nan_index || j == nan_index) {
+        EXPECT_TRUE(std::isnan(std::real(wide(result(i, j))))) << i << "," << j;
         continue;
       }
       decltype(wide(T(0))) exact = 0;
@@ -597,6 +602,94 @@ void check_rank_k_bitwise_gemm() {
 TEST(Syrk, TriangleBitwiseTheFullGemmsUnderFixedCounts) {
   check_rank_k_bitwise_gemm<double>();
   check_rank_k_bitwise_gemm<KC>();
+}
+
+/// syrk and herk under Int8Crt with an automatic count are one scheme II call on the triangle
+/// (syrk.hpp, whole_triangle; complex data in Karatsuba's form): under each scaling rule and
+/// layout every entry of the triangle is bitwise the full GEMM's with the same options (herk's
+/// diagonal: its real part, the imaginary part zero), from fewer INT8 operations (passes of 16
+/// columns on the host, 128 on CUDA: the later passes skip the rows above their columns), and
+/// the other triangle is untouched.
+template <class T>
+void check_one_triangular_call(const std::vector<ozaki::CrtScaling>& scalings, double phi) {
+  Random rng(606);
+  const std::int64_t n = 300, k = 70;
+  const T alpha = T(-0.75), beta = T(0.5);
+  for (ozaki::CrtScaling scaling : scalings) {
+    for (const RankKCase& c : rank_k_cases<T>()) {
+      const Host<T> a =
+          c.trans == 'N' ? random_matrix<T>(n, k, phi, rng) : random_matrix<T>(k, n, phi, rng);
+      const Host<T> c0 = rank_k_c0<T>(n, c, false, rng);
+      for (Layout layout : layouts) {
+        SCOPED_TRACE(std::string(c.hermitian ? "herk" : "syrk") + " scaling " +
+                     ozaki::to_string(scaling) + " uplo " + c.uplo + " trans " + c.trans +
+                     " layout " + name(layout));
+        Options o = with_algorithm(Algorithm::Int8Crt, 16);
+        o.crt_scaling = scaling;
+        o.experimental.crt_pass_columns = 16;
+        DeviceOf<T> A = to_device(a, layout), C = to_device(c0, layout);
+        const ozaki::Report r = call_rank_k(c, alpha, A, beta, C, o);
+        // The full GEMM on C0 with herk's diagonal made real, as herk reads it.
+        Host<T> c0_read = c0;
+        if constexpr (std::is_same<T, KC>::value) {
+          if (c.hermitian) {
+            for (std::int64_t i = 0; i < n; ++i) c0_read(i, i) = KC(c0(i, i).real(), 0.0);
+          }
+        }
+        DeviceOf<T> full = to_device(c0_read, layout);
+        const std::string first(1, c.trans),
+            second(1, c.trans == 'N' ? (c.hermitian ? 'C' : 'T') : 'N');
+        const ozaki::Report g = ozaki::gemm(TestSpace(), first.c_str(), second.c_str(), alpha,
+                                            A.view, A.view, beta, full.view, o);
+        EXPECT_EQ(r.algorithm, Algorithm::Int8Crt);
+        EXPECT_EQ(r.moduli, g.moduli) << r.reason << " / " << g.reason;
+        EXPECT_EQ(r.complex_products, g.complex_products);
+        EXPECT_FALSE(r.fallback);
+        EXPECT_GT(r.int8_operations, 0);
+        EXPECT_LT(r.int8_operations, g.int8_operations);
+        const Host<T> got = to_host(C), want = to_host(full);
+        for (std::int64_t j = 0; j < n; ++j) {
+          for (std::int64_t i = 0; i < n; ++i) {
+            const bool in_triangle = c.uplo == 'U' ? i <= j : i >= j;
+            T expected = in_triangle ? want(i, j) : c0(i, j);
+            if constexpr (std::is_same<T, KC>::value) {
+              if (c.hermitian && i == j) expected = KC(want(i, i).real(), 0.0);
+            }
+            EXPECT_EQ(std::memcmp(&got(i, j), &expected, sizeof(T)), 0) << i << "," << j;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Syrk, OneTriangularCallGivesTheFullGemmsBits) {
+  check_one_triangular_call<double>(
+      {ozaki::CrtScaling::Auto, ozaki::CrtScaling::Fast, ozaki::CrtScaling::Accurate}, 2.0);
+  // Karatsuba's form: the fast rule.
+  check_one_triangular_call<KC>({ozaki::CrtScaling::Fast}, 0.1);
+}
+
+/// NaN in A: the triangular call declines, and the recursion's GEMMs give the IEEE result:
+/// NaN in the row and column of the NaN, every other entry within the promise, the other
+/// triangle untouched, the fallback reported.
+TEST(Syrk, NaNInATakesTheRecursionsNativeProducts) {
+  Random rng(707);
+  const std::int64_t n = 60, k = 24, row = 37;
+  for (const RankKCase& c : rank_k_cases<double>()) {
+    SCOPED_TRACE(std::string("uplo ") + c.uplo + " trans " + c.trans);
+    Host<double> a = c.trans == 'N' ? random_matrix<double>(n, k, 1.0, rng)
+                                    : random_matrix<double>(k, n, 1.0, rng);
+    (c.trans == 'N' ? a(row, 5) : a(5, row)) = std::numeric_limits<double>::quiet_NaN();
+    const Host<double> c0 = rank_k_c0<double>(n, c, false, rng);
+    DeviceOf<double> A = to_device(a, Layout::Left), C = to_device(c0, Layout::Left);
+    const ozaki::Report r = call_rank_k(c, 1.0, A, 0.5, C, with_algorithm(Algorithm::Int8Crt, 16));
+    EXPECT_TRUE(r.fallback);
+    EXPECT_NE(r.reason.find("NaN"), std::string::npos) << r.reason;
+    Host<double> clean = a;
+    (c.trans == 'N' ? clean(row, 5) : clean(5, row)) = 0;
+    expect_rank_k_within(c, 1.0, clean, 0.5, c0, to_host(C), gamma(k + 4), row);
+  }
 }
 
 TEST(Syrk, KZeroOrAlphaZeroScalesTheTriangleOnly) {

@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 namespace ozaki {
@@ -55,6 +56,10 @@ struct GemmCall {
   /// Where nonzero, the componentwise bound the call must keep instead of native FP64 GEMM's
   /// for its K (CallPlan::promise): complex/driver.hpp passes native ZGEMM's.
   double promise = 0;
+  /// The entries of C the call writes (CallPlan::triangle): a triangular call runs scheme II
+  /// on them or, for whatever else it would run, only Options::experimental::native_gemm, and
+  /// the caller sees to the triangle (dispatch_triangle).
+  Triangle triangle = Triangle::Full;
   bool any_prepared() const { return prepared_a != nullptr || prepared_b != nullptr; }
 };
 
@@ -190,6 +195,7 @@ struct RowsAlongK {
   typename Views<ExecSpace>::ConstMatrix a, b;
   typename Views<ExecSpace>::Matrix out;
   Shape shape;
+  Triangle triangle = Triangle::Full;         // of out
   bool strided_a = false, strided_b = false;  // rows not K-contiguous
 };
 
@@ -204,6 +210,7 @@ RowsAlongK<ExecSpace> rows_along_k(const GemmCall<ExecSpace>& call) {
   r.b = c_row_major ? call.opA : opBt;
   r.out = transposed_if(C, c_row_major);
   r.shape = c_row_major ? Shape{call.shape.n, call.shape.m, call.shape.k} : call.shape;
+  r.triangle = c_row_major ? transposed(call.triangle) : call.triangle;
   r.strided_a = r.shape.k > 1 && r.a.stride(1) != 1;
   r.strided_b = r.shape.k > 1 && r.b.stride(1) != 1;
   return r;
@@ -233,6 +240,7 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   plan.complex_karatsuba = call.complex != nullptr;
   plan.peaks_sampled = call.peaks_sampled;
   if (call.promise > 0) plan.promise = call.promise;
+  plan.triangle = rows.triangle;
   if (scheme == Algorithm::Int8Crt) {
     PipelineState<ExecSpace> state(
         space, plan, rows.a, rows.b,
@@ -393,6 +401,50 @@ Report run_captured(const ExecSpace& space, const GemmCall<ExecSpace>& call, dou
   return report;
 }
 
+/// A call that writes one triangle of C (GemmCall::triangle; not empty, no prepared operands):
+/// scheme II, whose passes multiply and reconstruct only the triangle's entries, where Auto
+/// or Int8Crt takes it eagerly; everything else (K = 0, alpha = 0, a captured stream, native
+/// FP64, the other schemes, every fallback) runs only the caller's native_gemm, which sees to
+/// the triangle (syrk.hpp notes the decline and runs its recursion once the call has
+/// returned): the others write all of C.  Complex data (Karatsuba's call) that needs
+/// the accurate rule returns NeedsEmbedding's Report, C untouched, for the complex driver.
+template <class ExecSpace>
+Report dispatch_triangle(const ExecSpace& space, const GemmCall<ExecSpace>& call, double alpha,
+                         double beta, const Options& options, ScratchBuffer<ExecSpace>& scratch,
+                         std::chrono::steady_clock::time_point call_start) {
+  if (!options.experimental.native_gemm || call.any_prepared()) {
+    throw std::logic_error("ozaki: a triangular call needs Views and its own native_gemm");
+  }
+  std::string why;
+  Algorithm scheme = options.algorithm;
+  if (call.shape.k == 0 || alpha == 0) {
+    scheme = Algorithm::Native;
+  } else if (captured(space)) {
+    scheme = Algorithm::Native;
+    why = stream_capture_reason;
+  } else if (scheme == Algorithm::Auto) {
+    CallPlan plan = make_plan(call.shape, options);
+    plan.complex_karatsuba = call.complex != nullptr;
+    scheme = choose_auto(space, plan, false, why);
+  }
+  if (why.empty() && scheme != Algorithm::Native && scheme != Algorithm::Int8Crt) {
+    why = std::string(to_string(scheme)) + " writes all of C: the triangle in blocks instead";
+  }
+  if (scheme != Algorithm::Int8Crt || !Int8Gemm<ExecSpace>::supported(space, why)) {
+    return run_native(space, call, options, alpha, beta, why, false);
+  }
+  Report report;
+  try {
+    const Int8Outcome outcome = run_int8_or_narrowest(space, call, scheme, alpha, beta, options,
+                                                      scratch, report, call_start);
+    return after_int8(space, call, alpha, beta, options, outcome, report);
+  } catch (const ScratchUnavailable& e) {
+    if (options.algorithm != Algorithm::Auto) throw;
+    return run_native(space, call, options, alpha, beta,
+                      std::string(e.what()) + ": native FP64 GEMM used instead", true);
+  }
+}
+
 /// The algorithms in order after the checks: early returns, Auto's choice, then the one
 /// chosen, with the fallbacks to native FP64.
 template <class ExecSpace>
@@ -409,6 +461,9 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   if (call.shape.m == 0 || call.shape.n == 0) {
     report.reason = "empty C: nothing to do";
     return report;
+  }
+  if (call.triangle != Triangle::Full) {
+    return dispatch_triangle(space, call, alpha, beta, options, scratch, call_start);
   }
   if (call.shape.k == 0 || alpha == 0) {
     // BLAS semantics: C = beta C, and A and B are not read.
@@ -498,13 +553,15 @@ Report gemm_strided(const ExecSpace& space, const char transA[], const char tran
                     const typename Views<ExecSpace>::ConstMatrix& B, double beta,
                     const typename Views<ExecSpace>::Matrix& C, const Options& options,
                     ScratchBuffer<ExecSpace>& scratch, const SliceStorage<ExecSpace>* prepared_a,
-                    const SliceStorage<ExecSpace>* prepared_b, double promise = 0) {
+                    const SliceStorage<ExecSpace>* prepared_b, double promise = 0,
+                    Triangle triangle = Triangle::Full) {
   const auto call_start = std::chrono::steady_clock::now();
   if (const char* why = compat::unusable_here(space)) throw BackendError(why);
   const auto turn = instance_turn(space);
   GemmCall<ExecSpace> call =
       checked_call<ExecSpace>(transA, transB, A, B, C, options, prepared_a, prepared_b);
   call.promise = promise;
+  call.triangle = triangle;
   const std::int64_t allocations = scratch.allocations();
   Report report = dispatch(space, call, alpha, beta, options, scratch, call_start);
   report.scratch_allocated = scratch.allocations() != allocations;

@@ -137,13 +137,15 @@ static_assert(ozaki::min_moduli == 2 && ozaki::max_moduli == 24,
                                              const ::ozaki::Options&,                            \
                                              ::ozaki::Impl::ScratchBuffer<SPACE>&,               \
                                              const ::ozaki::Impl::SliceStorage<SPACE>*,          \
-                                             const ::ozaki::Impl::SliceStorage<SPACE>*, double); \
+                                             const ::ozaki::Impl::SliceStorage<SPACE>*, double,  \
+                                             ::ozaki::Impl::Triangle);                           \
   PREFIX template Report gemm_complex_strided<SPACE>(                                            \
       const SPACE&, const char[], const char[], Kokkos::complex<double>,                         \
       const ::ozaki::Impl::Views<SPACE>::ConstComplexMatrix&,                                    \
       const ::ozaki::Impl::Views<SPACE>::ConstComplexMatrix&, Kokkos::complex<double>,           \
       const ::ozaki::Impl::Views<SPACE>::ComplexMatrix&, const ::ozaki::Options&,                \
-      ::ozaki::Impl::ScratchBuffer<SPACE>&, ::ozaki::Impl::ScratchBuffer<SPACE>&, double);       \
+      ::ozaki::Impl::ScratchBuffer<SPACE>&, ::ozaki::Impl::ScratchBuffer<SPACE>&, double,        \
+      ::ozaki::Impl::Triangle, bool);                                                            \
   OZAKI_IMPL_KERNEL_INSTANCES(PREFIX, SPACE, ::ozaki::Impl::Views<SPACE>)                        \
   }                                                                                              \
   }

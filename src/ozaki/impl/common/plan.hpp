@@ -47,6 +47,16 @@ inline std::int64_t k_chunks(std::int64_t K, std::optional<std::int64_t> k_block
   return (K + block - 1) / block;
 }
 
+/// Which entries of C a call writes: all of them, or one triangle of a square C, whose other
+/// entries it neither reads nor writes (syrk's: level3/syrk.hpp).  Lower: the entries with
+/// row >= column; Upper: row <= column.
+enum class Triangle { Full, Lower, Upper };
+
+/// The triangle of C^T that holds the same entries.
+inline Triangle transposed(Triangle t) {
+  return t == Triangle::Lower ? Triangle::Upper : t == Triangle::Upper ? Triangle::Lower : t;
+}
+
 /// Workspace limit used when Options::workspace_limit is empty.
 constexpr std::int64_t default_workspace_limit = std::int64_t(8) << 30;
 inline std::int64_t resolved_workspace_limit(const Options& o) {
@@ -107,6 +117,9 @@ struct CallPlan {
   /// gamma_(K+2) in that precision, or for complex data (Karatsuba, the embedding) native
   /// complex GEMM's.
   double promise = 0;
+  /// Scheme II: the entries of C the call writes (of C as computed, after the transpose of a
+  /// row-major C); each pass's INT8 products cover only the rows that meet them.
+  Triangle triangle = Triangle::Full;
 
   /// The pair count for S slices, clamped to S^2 (sizing before S is known).
   int pair_count_for(int S) const { return std::min(pair_count, S * S); }

@@ -101,7 +101,8 @@ class ComplexGemm {
               const typename V::ConstComplexMatrix& B, Kokkos::complex<double> beta,
               const typename V::ComplexMatrix& C, const Options& options,
               ScratchBuffer<ExecSpace>& scratch, ScratchBuffer<ExecSpace>& operands,
-              std::chrono::steady_clock::time_point call_start, double promise)
+              std::chrono::steady_clock::time_point call_start, double promise, Triangle triangle,
+              bool real_diagonal)
       : space_(space),
         op_a_(parse_complex_op(transA, "transA")),
         op_b_(parse_complex_op(transB, "transB")),
@@ -120,6 +121,8 @@ class ComplexGemm {
                      ? promise
                      : native_complex_componentwise_bound(shape_.k, unit_roundoff_of(options))),
         real_promise_((promise_ - scalars()) / (1 + scalars())),
+        triangle_(triangle),
+        real_diagonal_(real_diagonal),
         rows_(orient()) {}
 
   Report run() {
@@ -128,6 +131,7 @@ class ComplexGemm {
       report.reason = "empty C: nothing to do";
       return finish(report);
     }
+    if (triangle_ != Triangle::Full) return run_triangle();
     const bool alpha_zero = alpha_.real() == 0 && alpha_.imag() == 0;
     if (shape_.k == 0 || alpha_zero) {
       scale_c(space_, beta_, C_);
@@ -151,6 +155,36 @@ class ComplexGemm {
   }
 
  private:
+  /// A call that writes one triangle of C (its caller's native_gemm sees to the triangle):
+  /// Karatsuba's call on the triangle (dispatch_triangle) where Auto or Int8Crt takes it
+  /// eagerly in Karatsuba's form; everything else, the real embedding included (it writes all
+  /// of C_e), runs only that native_gemm.
+  Report run_triangle() {
+    const bool alpha_zero = alpha_.real() == 0 && alpha_.imag() == 0;
+    std::string why;
+    Algorithm scheme = Algorithm::Native;
+    if (captured(space_)) {
+      why = stream_capture_reason;
+    } else if (shape_.k > 0 && !alpha_zero && options_.algorithm != Algorithm::Native) {
+      scheme = chosen_scheme(why);
+    }
+    if (scheme != Algorithm::Int8Crt || !karatsuba_form_) {
+      if (why.empty() && scheme != Algorithm::Native) {
+        why = "complex data outside Karatsuba's form writes all of C: the triangle in blocks";
+      }
+      return run_native(Report{}, why, false);
+    }
+    Options real_options = options_;
+    real_options.experimental.native_gemm = [this] { native(); };
+    Report report;
+    allocations_ = scratch_.allocations() + operands_.allocations();
+    if (karatsuba(real_options, report)) return report;
+    return run_native(Report{},
+                      "the data needs the accurate scaling rule, which Karatsuba does not run "
+                      "and the real embedding runs on all of C: the triangle in blocks",
+                      false);
+  }
+
   /// The slack of a complex alpha and beta applied after a real path: sqrt(2) gamma_2 each.
   static double scalars() { return 1.4142135623730951 * gamma_bound(4); }
 
@@ -268,6 +302,7 @@ class ComplexGemm {
     call.complex = &target;
     call.peaks_sampled = peaks_sampled_;
     call.promise = real_promise_;
+    call.triangle = o.triangle;
     Report report = dispatch(space_, call, 1.0, 1.0, real_options, scratch_, call_start_);
     report.error_bound = stated_bound(report);
     return report;
@@ -282,6 +317,7 @@ class ComplexGemm {
     std::int64_t rows_x = 0, rows_y = 0;
     /// C is C_e seen as doubles: real alpha and beta, C of unit stride along m.
     bool c_is_ce = false;
+    Triangle triangle = Triangle::Full;  // of out
   };
   Oriented orient() const {
     const typename V::ConstComplexMatrix opA = transposed_if(A_, op_a_.transpose);
@@ -298,6 +334,7 @@ class ComplexGemm {
     o.rows_y = o.Y.extent(0);
     o.c_is_ce = alpha_.imag() == 0 && beta_.imag() == 0 &&
                 has_unit_stride(o.out.extent(0), o.out.stride(0));
+    o.triangle = c_row_major ? transposed(triangle_) : triangle_;
     return o;
   }
 
@@ -390,7 +427,8 @@ class ComplexGemm {
     const Oriented& o = rows_;
     embed(false, false);
     bool needs_embedding = false;
-    const CrtComplexTarget<ExecSpace> target{o.out, alpha_, beta_, o.c_is_ce, &needs_embedding};
+    CrtComplexTarget<ExecSpace> target{o.out, alpha_, beta_, o.c_is_ce, &needs_embedding};
+    target.real_diagonal = real_diagonal_;
     report = karatsuba_dispatch(rows_xe_, rows_ye_, target, real_options);
     if (needs_embedding) return false;
     if (report.algorithm == Algorithm::Native) report.backend = native_backend();
@@ -434,6 +472,8 @@ class ComplexGemm {
   const std::chrono::steady_clock::time_point call_start_;
   const Shape shape_;
   const double promise_, real_promise_;
+  const Triangle triangle_;   // the entries of C the call writes (GemmCall::triangle)
+  const bool real_diagonal_;  // herk's (CrtComplexTarget::real_diagonal)
   const Oriented rows_;
   bool karatsuba_form_ = false;   // Auto's first plan takes Karatsuba's form (chosen_scheme)
   bool peaks_sampled_ = false;    // Auto sampled the peak ratios (chosen_scheme)
@@ -443,6 +483,9 @@ class ComplexGemm {
 };
 
 /// The body of ozaki::gemm for strided complex views (A, B as stored; transA/transB as given).
+/// `triangle`: the entries of C the call writes (GemmCall::triangle; the caller's native_gemm
+/// sees to them where the call declines); `real_diagonal`: herk's
+/// (CrtComplexTarget::real_diagonal).
 template <class ExecSpace>
 Report gemm_complex_strided(const ExecSpace& space, const char transA[], const char transB[],
                             Kokkos::complex<double> alpha,
@@ -451,12 +494,13 @@ Report gemm_complex_strided(const ExecSpace& space, const char transA[], const c
                             Kokkos::complex<double> beta,
                             const typename Views<ExecSpace>::ComplexMatrix& C,
                             const Options& options, ScratchBuffer<ExecSpace>& scratch,
-                            ScratchBuffer<ExecSpace>& operands, double promise = 0) {
+                            ScratchBuffer<ExecSpace>& operands, double promise = 0,
+                            Triangle triangle = Triangle::Full, bool real_diagonal = false) {
   const auto call_start = std::chrono::steady_clock::now();
   if (const char* why = compat::unusable_here(space)) throw BackendError(why);
   const auto turn = instance_turn(space);
   return ComplexGemm<ExecSpace>(space, transA, transB, alpha, A, B, beta, C, options, scratch,
-                                operands, call_start, promise)
+                                operands, call_start, promise, triangle, real_diagonal)
       .run();
 }
 

@@ -160,12 +160,29 @@ class CrtExecution {
   CrtRowScaling<ExecSpace> rows_a() const { return {call_.exponents.a, scale_.bits_a}; }
   CrtRowScaling<ExecSpace> rows_b() const { return {call_.exponents.b, scale_.bits_b}; }
 
-  /// Pass p's columns of C and its INT32 products (buffer p % buffers).
+  /// The rows of op(A) pass p multiplies, [first, end) of the padded rows: all of them, or
+  /// for a triangular call (CallPlan::triangle) those that meet its triangle in the pass's
+  /// columns [n0, n0 + width): from n0 (Lower) or up to n0 + width (Upper).  Whole padded
+  /// blocks, as the passes' columns are.
+  struct PassRows {
+    std::int64_t first, end;
+  };
+  static PassRows rows_of_pass(const CallPlan& plan, const CrtPasses& passes, std::int64_t p) {
+    const std::int64_t n0 = p * passes.width;
+    if (plan.triangle == Triangle::Lower) return {std::min(n0, plan.mpad), plan.mpad};
+    if (plan.triangle == Triangle::Upper) return {0, std::min(plan.mpad, n0 + passes.width)};
+    return {0, plan.mpad};
+  }
+
+  /// Pass p's columns of C and its INT32 products (buffer p % buffers), which hold the rows
+  /// of rows_of_pass.
   static CrtPassProducts<ExecSpace> pass(const CallPlan& plan,
                                          const CrtPassLayout<ExecSpace>& layout, std::int64_t p) {
     const std::int64_t n0 = p * layout.passes.width;
+    const PassRows rows = rows_of_pass(plan, layout.passes, p);
     return {layout.region.products[p % layout.passes.buffers], layout.products.k_chunks, n0,
-            std::min(layout.passes.width, plan.shape.n - n0)};
+            std::min(layout.passes.width, plan.shape.n - n0),
+            CrtPassEntries::of(plan.triangle, rows.first, rows.end)};
   }
   CrtPassProducts<ExecSpace> pass(std::int64_t p) const { return pass(call_.plan, layout_, p); }
 
@@ -230,22 +247,24 @@ class CrtExecution {
 
   /// Pass p's INT8 products as one batched problem: one product per modulus (three for
   /// Karatsuba) over the whole K, residues of block l starting l kpad into each row, its
-  /// products l k_chunks width mpad into the pass's (int8_gemm_in_k_chunks cuts K in chunks).
+  /// products l k_chunks width mpad into the pass's (int8_gemm_in_k_chunks cuts K in chunks);
+  /// the rows of rows_of_pass only, at their own place in the products.
   static Int8GemmProblem pass_problem(const CallPlan& plan, int moduli,
                                       const CrtPassLayout<ExecSpace>& layout, std::int64_t p) {
     const CrtPassProducts<ExecSpace> columns = pass(plan, layout, p);
+    const PassRows rows = rows_of_pass(plan, layout.passes, p);
     const CrtProducts& products = layout.products;
     const std::int64_t blocks = moduli * products.parts;
     const std::int64_t width = columns.products.extent(1);
     Int8GemmProblem g;
-    g.rows_a = plan.mpad;
+    g.rows_a = rows.end - rows.first;
     g.rows_b = padded_columns(plan, layout.passes, p);
     g.length = products.kpad;
-    g.a = layout.region.residues_a.data();
     g.lda = blocks * products.kpad;
+    g.a = layout.region.residues_a.data() + rows.first * g.lda;
     g.b = residues_b(plan, moduli, layout, p).data();
     g.ldb = g.lda;
-    g.c = columns.products.data();
+    g.c = columns.products.data() + rows.first;
     g.ldc = plan.mpad;
     g.batch = blocks;
     g.stride_a = g.stride_b = products.kpad;
@@ -253,12 +272,14 @@ class CrtExecution {
     return g;
   }
 
-  /// Pass p's products as residue tiles, in the bytes of its INT32 products.
+  /// Pass p's products as residue tiles, in the bytes of its INT32 products (tile row 0 at
+  /// the first of its rows).
   CrtPassTiles tiles_of_pass(std::int64_t p) const {
     const CrtPassProducts<ExecSpace> columns = pass(p);
+    const PassRows rows = rows_of_pass(call_.plan, layout_.passes, p);
     return {reinterpret_cast<const std::int8_t*>(columns.products.data()),
-            ResidueTiles::of(call_.plan.mpad, padded_columns(call_.plan, layout_.passes, p)),
-            columns.n0, columns.width};
+            ResidueTiles::of(rows.end - rows.first, padded_columns(call_.plan, layout_.passes, p)),
+            columns.n0, columns.width, columns.entries};
   }
 
   void fill_report() {

@@ -53,6 +53,9 @@ struct CrtComplexTarget {
   /// the copies are made), and native ZGEMM of the whole call on a given instance.
   CrtComplexRowsToCopy<ExecSpace> copy_x, copy_y;
   std::function<void(const ExecSpace&)> native_on;
+  /// herk: C's diagonal is real, as BLAS defines it: its entries are written with imaginary
+  /// part zero, and the imaginary parts of beta C's diagonal are not read.
+  bool real_diagonal = false;
 };
 
 namespace detail {
@@ -136,16 +139,19 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
   const auto P = pass.products;
   const auto C = target.C;
   const std::int64_t chunks = pass.chunks, n0 = pass.n0;
+  const CrtPassEntries entries = pass.entries;
+  const std::int64_t first = entries.first_row;
   const auto exponents_a = rows_a.exponents, bits_a = rows_a.bits;
   const auto exponents_b = rows_b.exponents, bits_b = rows_b.bits;
   const Kokkos::complex<double> alpha = target.alpha, beta = target.beta;
-  const bool per_part = target.per_part;
+  const bool per_part = target.per_part, real_diagonal = target.real_diagonal;
   const bool no_beta = beta.real() == 0 && beta.imag() == 0;
   // Several entries per thread, as the real reconstruction (kernels.hpp).
   grid_for<reconstruction_rows_per_team>(
-      "ozaki::crt::complex_reconstruct", space, C.extent(0), pass.width,
-      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
-        const std::int64_t n = n0 + j;
+      "ozaki::crt::complex_reconstruct", space, pass_rows(entries, C.extent(0)), pass.width,
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        const std::int64_t m = first + i, n = n0 + j;
+        if (!entries.holds(m, n)) return;
         // All 3 L loads (of the first chunk) first: they are independent, and issuing them
         // together is what keeps the kernel at memory bandwidth (as in the real kernel).
         double t1[L], t2[L], t3[L];
@@ -170,9 +176,15 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
           im[l] = symmetric_residue(t3[l] - t1[l] - t2[l], c, l);
         }
         const int e = c.top_exponent + exponents_a(m) - bits_a(m) + exponents_b(n) - bits_b(n);
+        const bool diagonal_real = real_diagonal && m == n;
         const double ab_re = compat::ldexp(crt_value<L>(re, c), e);
-        const double ab_im = compat::ldexp(crt_value<L>(im, c), e);
-        if (per_part) {
+        const double ab_im = diagonal_real ? 0.0 : compat::ldexp(crt_value<L>(im, c), e);
+        if (diagonal_real) {
+          // herk: alpha and beta are real.
+          const double a = alpha.real(), b = beta.real();
+          C(m, n) =
+              Kokkos::complex<double>(b == 0 ? a * ab_re : a * ab_re + b * C(m, n).real(), 0.0);
+        } else if (per_part) {
           const double a = alpha.real(), b = beta.real();
           const Kokkos::complex<double> old = b == 0 ? Kokkos::complex<double>() : C(m, n);
           C(m, n) = Kokkos::complex<double>(b == 0 ? a * ab_re : a * ab_re + b * old.real(),

@@ -12,13 +12,16 @@
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/pass1.hpp>
+#include <ozaki/impl/common/plan.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/crt/residue_tiles.hpp>
 #include <ozaki/impl/crt/rules.hpp>
 #include <ozaki/impl/crt/scaling.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace ozaki {
@@ -64,20 +67,42 @@ struct CrtRowScaling {
   CrtBits<ExecSpace> bits;                         // b_r, from the scaling rule
 };
 
+/// The entries of C a pass's reconstruction writes: rows [first_row, end_row), the rows its
+/// INT8 products covered (a triangular call's pass multiplies only the rows that meet its
+/// triangle, CallPlan::triangle), and of those the entries (m, n) with n - m <= above and
+/// m - n <= below: the triangle as a band (Full: no limit; Lower: above = 0; Upper: below = 0).
+struct CrtPassEntries {
+  static constexpr std::int64_t unlimited = std::numeric_limits<std::int64_t>::max() / 2;
+  std::int64_t first_row = 0, end_row = unlimited;
+  std::int64_t above = unlimited, below = unlimited;
+
+  static CrtPassEntries of(Triangle triangle, std::int64_t first_row, std::int64_t end_row) {
+    return {first_row, end_row, triangle == Triangle::Lower ? 0 : unlimited,
+            triangle == Triangle::Upper ? 0 : unlimited};
+  }
+  KOKKOS_INLINE_FUNCTION bool holds(std::int64_t m, std::int64_t n) const {
+    return n - m <= above && m - n <= below;
+  }
+};
+
 /// One pass's products as residue tiles (residue_tiles.hpp) written by the backend
-/// (ResidueGemmBackend), for columns [n0, n0 + width) of C.
+/// (ResidueGemmBackend), for columns [n0, n0 + width) of C; tile row 0 starts at
+/// entries.first_row.
 struct CrtPassTiles {
   const std::int8_t* tiles = nullptr;
   ResidueTiles geometry;
   std::int64_t n0 = 0, width = 0;
+  CrtPassEntries entries;
 };
 
 /// The INT32 products of one pass of columns [n0, n0 + width) of C:
-/// products(l * chunks + c, j, m) is chunk c of modulus l for column n0 + j.
+/// products(l * chunks + c, j, m) is chunk c of modulus l for column n0 + j (rows of
+/// `entries` only).
 template <class ExecSpace>
 struct CrtPassProducts {
   typename Views<ExecSpace>::Products products;
   std::int64_t chunks = 1, n0 = 0, width = 0;
+  CrtPassEntries entries;
 };
 
 namespace detail {
@@ -494,6 +519,11 @@ struct CrtEntryUpdate {
   }
 };
 
+/// Rows of C a pass's reconstruction runs over: its entries' rows that C has.
+inline std::int64_t pass_rows(const CrtPassEntries& entries, std::int64_t rows) {
+  return std::max<std::int64_t>(0, std::min(rows, entries.end_row) - entries.first_row);
+}
+
 template <int L, class ExecSpace>
 void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpace>& pass,
                            const CrtConstants& c, const CrtRowScaling<ExecSpace>& rows_a,
@@ -501,12 +531,15 @@ void crt_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts<ExecSpa
                            const typename Views<ExecSpace>::Matrix& C) {
   const auto P = pass.products;
   const std::int64_t chunks = pass.chunks, n0 = pass.n0;
+  const CrtPassEntries entries = pass.entries;
+  const std::int64_t first = entries.first_row;
   const CrtEntryUpdate<ExecSpace> update(rows_a, rows_b, alpha, beta, C);
   // Several entries per thread (kernels.hpp, reconstruction_rows_per_team).
   grid_for<reconstruction_rows_per_team>(
-      "ozaki::crt::reconstruct", space, C.extent(0), pass.width,
-      KOKKOS_LAMBDA(const std::int64_t m, const std::int64_t j) {
-        const std::int64_t n = n0 + j;
+      "ozaki::crt::reconstruct", space, pass_rows(entries, C.extent(0)), pass.width,
+      KOKKOS_LAMBDA(const std::int64_t i, const std::int64_t j) {
+        const std::int64_t m = first + i, n = n0 + j;
+        if (!entries.holds(m, n)) return;
         // All L (times chunks) loads first: they are independent.
         double y[L];
 #pragma unroll
@@ -555,7 +588,10 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
                                  const typename Views<ExecSpace>::Matrix& C) {
   const std::int8_t* tiles = pass.tiles;
   const std::int64_t plane = pass.geometry.plane_bytes(), tiles_c = pass.geometry.tiles_c;
-  const std::int64_t n0 = pass.n0, width = pass.width, rows = C.extent(0);
+  const std::int64_t n0 = pass.n0, width = pass.width;
+  const CrtPassEntries entries = pass.entries;
+  const std::int64_t first_row = entries.first_row;
+  const std::int64_t rows = std::min<std::int64_t>(C.extent(0), entries.end_row);
   const std::int64_t row_stride = C.stride(0), column_stride = C.stride(1);
   const CrtEntryUpdate<ExecSpace> update(rows_a, rows_b, alpha, beta, C);
   // One thread per 16-byte vector of a slot (x = (tile 8 + v) 256 + s, so consecutive threads
@@ -574,11 +610,11 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
         const int s = static_cast<int>(x % ResidueTiles::slots);
         const int v = static_cast<int>(x / ResidueTiles::slots % ResidueTiles::vectors);
         const std::int64_t tile = x / (ResidueTiles::slots * ResidueTiles::vectors);
-        const int first = ResidueTiles::vector_bytes * v;
-        const std::int64_t m =
-            tile / tiles_c * ResidueTiles::rows + ResidueTiles::row_in_tile(s, first);
+        const int first_byte = ResidueTiles::vector_bytes * v;
+        const std::int64_t m = first_row + tile / tiles_c * ResidueTiles::rows +
+                               ResidueTiles::row_in_tile(s, first_byte);
         const std::int64_t j =
-            tile % tiles_c * ResidueTiles::columns + ResidueTiles::column_in_tile(s, first);
+            tile % tiles_c * ResidueTiles::columns + ResidueTiles::column_in_tile(s, first_byte);
         TileVector w[L];
 #pragma unroll
         for (int l = 0; l < L; ++l) {
@@ -603,7 +639,7 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
 #pragma unroll
         for (int b = 0; b < ResidueTiles::vector_bytes; ++b) {
           const int a = (b % 4) / 2, k = 2 * (b / 4) + b % 2;
-          if (row_in[a] && column_in[k]) {
+          if (row_in[a] && column_in[k] && entries.holds(m + 8 * a, n0 + j + 8 * (b / 4) + b % 2)) {
             double r[L];
 #pragma unroll
             for (int l = 0; l < L; ++l) r[l] = signed_byte(w[l].word[b / 4], b % 4);

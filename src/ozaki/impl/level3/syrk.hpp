@@ -1,9 +1,11 @@
 #pragma once
 /// \file syrk.hpp
-/// ozaki::syrk and ozaki::herk's recursion (docs/design.md §12.1): the triangle of C is
-/// halved until its diagonal blocks have at most `leaf` rows; each off-diagonal block is one
-/// GEMM written into C, each diagonal block one GEMM into the routine's scratch, of which the
-/// triangle is added to C.  Every entry of C comes from exactly one GEMM.
+/// ozaki::syrk and ozaki::herk (docs/design.md §12.1).  Under Auto or Int8Crt: one scheme II
+/// call on the triangle alone (RankKUpdate::whole_triangle).  Otherwise, and wherever
+/// that call declines, the recursion: the triangle of C is halved until its diagonal blocks
+/// have at most `leaf` rows; each off-diagonal block is one GEMM written into C, each diagonal
+/// block one GEMM into the routine's scratch, of which the triangle is added to C.  Every entry
+/// of C comes from exactly one GEMM.
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/common/arguments.hpp>
@@ -18,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <sstream>
+#include <type_traits>
 
 namespace ozaki {
 namespace Impl {
@@ -86,16 +89,57 @@ class RankKUpdate {
       report.reason = k == 0 ? "K = 0: C = beta C" : "alpha = 0: C = beta C";
       return report;
     }
-    // The largest diagonal block's scratch, once: growing it between blocks would free a
-    // buffer the previous block's kernel may still read.
-    scratch_.blocks.reserve(static_cast<std::size_t>(std::min(n, leaf_) * std::min(n, leaf_)) *
-                            sizeof(T));
-    update(0, n);
+    if (!whole_triangle()) recurse();
     report.error_bound = sum_.bounded() ? report.error_bound + fp64_unit_roundoff : 0;
     return report;
   }
 
  private:
+  /// The triangle as one scheme II call whose passes multiply and reconstruct only its entries
+  /// (CallPlan::triangle), where that call may run scheme II (Auto or Int8Crt; complex data in
+  /// Karatsuba's form): each entry the full GEMM's bits, from about half its INT8 products and
+  /// one set of residues of op(A)'s rows instead of one per level of the recursion.  Whatever
+  /// that call would run instead (native FP64, scheme I, the real embedding, a captured
+  /// stream, NaN or Inf) runs the recursion as its native GEMM.  False where the call is not
+  /// made.
+  bool whole_triangle() {
+    if (options_.algorithm != Algorithm::Auto && options_.algorithm != Algorithm::Int8Crt) {
+      return false;
+    }
+    // The declined call runs nothing itself and leaves C untouched; the recursion runs after
+    // it returns, outside its hold on the instance (instance_turn), since its GEMMs take it.
+    bool declined = false;
+    Options options = options_;
+    options.experimental.native_gemm = [&declined] { declined = true; };
+    const Triangle triangle = upper_ ? Triangle::Upper : Triangle::Lower;
+    const char* first = op_letters(op_);
+    const char* second = op_letters(second_op());
+    Report part;
+    if constexpr (std::is_same<T, double>::value) {
+      part = gemm_strided<ExecSpace>(space_, first, second, alpha_, A_, A_, beta_, C_, options,
+                                     scratch_.buffer, nullptr, nullptr, 0, triangle);
+    } else {
+      part = gemm_complex_strided<ExecSpace>(space_, first, second, alpha_, A_, A_, beta_, C_,
+                                             options, scratch_.buffer, scratch_.operands, 0,
+                                             triangle, hermitian_);
+    }
+    if (declined) {
+      recurse();
+    } else {
+      const double n = static_cast<double>(C_.extent(0));
+      sum_.add(part, n * n * static_cast<double>(inner_length()));
+    }
+    return true;
+  }
+
+  /// The triangle by halves (update), with the largest diagonal block's scratch reserved once:
+  /// growing it between blocks would free a buffer the previous block's kernel may still read.
+  void recurse() {
+    const std::int64_t n = C_.extent(0), b = std::min(n, leaf_);
+    scratch_.blocks.reserve(static_cast<std::size_t>(b * b) * sizeof(T));
+    update(0, n);
+  }
+
   static const char* allowed_ops(bool hermitian) {
     if (hermitian) return "NC";
     return std::is_same<T, double>::value ? "NTC" : "NT";
