@@ -10,8 +10,8 @@
 # and grouped calls it must take every product of at least 512 one by one, keep a grouped
 # call's small group as a grouped call of its own, and pass a batch of small products whole.
 # The level-3 calls (syrk, herk, trsm, trmm, symm, hemm) must go through ozaki under force, and
-# under auto trsm and trmm (not yet faster than cuBLAS's) and syrk and herk below n = 12288
-# must pass with plain cuBLAS's bits.
+# under auto trsm and trmm below m = n = 16384 (dtrmm always) and syrk and herk below
+# n = k = 8192 must pass with plain cuBLAS's bits.
 # A sixth run,
 # force with OZAKI_CUBLAS_FP32=1, must take the FP32 SGEMM and cublasLtMatmul-with-bias cases
 # and still pass the TF32 and GELU cublasLtMatmul cases through whole (plain cuBLAS's bits).
@@ -80,15 +80,15 @@ for expected in "cublasDsyrk_v2 LT 576x640" "cublasZsyrk_v2 UN 544x608" \
   "cublasZhemm_v2 LU 608x576"; do
   grep -q -- "$expected -> Int8" "$work/force.err" || fail "force: $expected did not go through ozaki"
 done
-# auto: trsm and trmm pass (dtrsm below m = n = 16384, ztrsm and trmm unmeasured), and syrk and
-# herk below n = 12288, with plain cuBLAS's bits.
+# auto: trsm and trmm pass (trsm and ztrmm below m = n = 16384, dtrmm always), and syrk and herk
+# below n = k = 8192, with plain cuBLAS's bits.
 level3_passed() { hashes "$1" | grep -E '^([dz]tr[sm]m|[dz]syrk|zherk)_' || true; }
 [ "$(level3_passed plain | wc -l)" -eq 9 ] || fail "plain: expected 9 trsm, trmm, syrk and herk cases"
 [ "$(level3_passed auto)" = "$(level3_passed plain)" ] ||
   fail "auto: a trsm, trmm, syrk or herk call did not pass with plain cuBLAS's bits"
-grep -q -- "cublasDtrsm_v2 LLNN 576x544 -> cuBLAS (trsm below m = n = 16384, ztrsm or trmm" \
+grep -q -- "cublasDtrsm_v2 LLNN 576x544 -> cuBLAS (trsm or ztrmm below m = n = 16384, or dtrmm" \
   "$work/auto.err" || fail "auto: the trsm call did not pass for its routine"
-grep -q -- "cublasZherk_v2 LC 608x576 -> cuBLAS (syrk or herk below n = 12288" "$work/auto.err" ||
+grep -q -- "cublasZherk_v2 LC 608x576 -> cuBLAS (syrk or herk below n = k = 8192" "$work/auto.err" ||
   fail "auto: the herk call did not pass for its size"
 captured=$(grep -c -- "-> Int8Crt L=[0-9]*.*(captured into a graph)" "$work/force.err" || true)
 [ "$captured" -eq 2 ] || fail "force: $captured captured calls ran scheme II inside their graph, expected 2"

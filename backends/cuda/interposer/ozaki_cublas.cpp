@@ -102,10 +102,10 @@ const char* passed_reason(Passed p) {
                                       "cublasLtMatmul settings ozaki does not answer (scale or "
                                       "amax pointers, vector scalars, SM count target, C and "
                                       "D overlapping in other layouts)",
-                                      "syrk or herk below n = 12288, k = 8192 (cuBLAS's is "
+                                      "syrk or herk below n = k = 8192 (cuBLAS's is "
                                       "faster there; OZAKI_CUBLAS=auto)",
-                                      "trsm below m = n = 16384, ztrsm or trmm (cuBLAS's "
-                                      "is faster or ozaki's is not measured; OZAKI_CUBLAS=auto)"};
+                                      "trsm or ztrmm below m = n = 16384, or dtrmm (cuBLAS's "
+                                      "is faster or about as fast; OZAKI_CUBLAS=auto)"};
   return names[static_cast<int>(p)];
 }
 
@@ -1456,21 +1456,23 @@ struct Level3 {
 
 /// Where ozaki's syrk and herk are faster than cuBLAS's in OZAKI_CUBLAS=auto, from their
 /// measurement on an H100 (docs/benchmarks.md, "Level 3 and batched calls against cuBLAS",
-/// n = k): at 8192 dsyrk was about even with cuBLAS's dsyrk and zherk behind cuBLAS's zherk, at
-/// 16384 both well ahead; so n from between the two (12288), with k at least the smaller's.
+/// n = k): one scheme II call on the triangle is ahead of cuBLAS's dsyrk and zherk from 8192.
 /// Complex syrk takes zherk's (the same complex GEMMs; not measured itself).
-constexpr int rank_k_min_n = 12288, rank_k_min_k = 8192;
+constexpr int rank_k_min_n = 8192, rank_k_min_k = 8192;
 
-/// Where ozaki's dtrsm is faster than cuBLAS's in OZAKI_CUBLAS=auto, from its measurement on an
-/// H100 (docs/benchmarks.md, "Level 3 and batched calls against cuBLAS", left lower, an n x n A
-/// and n columns): ahead at 8192 and 16384 but behind at 12288, so both dimensions from 16384.
-/// ztrsm and trmm share its recursion but are not measured: they pass.
-constexpr int trsm_min = 16384;
+/// Where ozaki's trsm and ztrmm are faster than cuBLAS's in OZAKI_CUBLAS=auto, from their
+/// measurement on an H100 (docs/benchmarks.md, "Level 3 and batched calls against cuBLAS", left
+/// lower, an n x n A and n columns): dtrsm ahead at 8192 and 16384 but behind at 12288, ztrsm and
+/// ztrmm behind or even at 8192 and ahead at 16384; so both dimensions from 16384.  dtrmm at
+/// 16384 leads by less than the card's run-to-run spread: it passes.
+constexpr int triangular_min = 16384;
 
-/// Whether Auto takes this trsm or trmm call (only dtrsm of trsm_min and up).
+/// Whether Auto takes this trsm or trmm call (trsm and ztrmm of triangular_min and up).
 template <class T, class S>
 bool triangular_taken(const Level3<T, S>& c) {
-  return c.routine == Routine::Trsm && !Scalar<T>::complex && c.m >= trsm_min && c.n >= trsm_min;
+  const bool routine =
+      c.routine == Routine::Trsm || (c.routine == Routine::Trmm && Scalar<T>::complex);
+  return routine && c.m >= triangular_min && c.n >= triangular_min;
 }
 
 /// Whether cuBLAS would accept the call's arguments (it reports the others itself, writing
@@ -1494,8 +1496,8 @@ bool level3_valid(const Level3<T, S>& c) {
 /// through ozaki): off, arguments cuBLAS reports, below OZAKI_CUBLAS_MIN, and in
 /// OZAKI_CUBLAS=auto the routines and shapes where cuBLAS's own routine is faster.  A routine
 /// made of GEMMs that Auto would send to native GEMM one by one is slower than cuBLAS's own
-/// routine, so Auto's GEMM decision does not decide these: trsm and trmm pass except dtrsm from
-/// trsm_min, syrk and herk pass below rank_k_min_n and rank_k_min_k, and symm
+/// routine, so Auto's GEMM decision does not decide these: trsm and trmm pass except trsm and
+/// ztrmm from triangular_min, syrk and herk pass below rank_k_min_n and rank_k_min_k, and symm
 /// and hemm, one GEMM on the filled-in operand, are decided by Auto on that GEMM's shape
 /// (level3_declines).
 template <class T, class S>
@@ -1979,8 +1981,8 @@ OZAKI_CUBLAS_EXPORT cublasStatus_t cublasLtMatmul(
 }
 
 // Level-3 routines (double and double complex): each by its ozaki routine where the call is
-// taken (level3: in OZAKI_CUBLAS=auto syrk and herk from n = 12288 and k = 8192, symm and hemm
-// where Auto takes their GEMM, trsm and trmm not yet; in force every call ozaki can answer),
+// taken (level3: in OZAKI_CUBLAS=auto syrk and herk from n = k = 8192, symm and hemm where Auto
+// takes their GEMM, trsm and ztrmm from m = n = 16384; in force every call ozaki can answer),
 // otherwise the caller's own call.
 OZAKI_CUBLAS_EXPORT cublasStatus_t cublasDsyrk_v2(cublasHandle_t handle, cublasFillMode_t uplo,
                                                   cublasOperation_t trans, int n, int k,
