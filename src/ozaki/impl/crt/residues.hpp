@@ -635,11 +635,15 @@ void crt_reconstruct_tiles_fixed(const ExecSpace& space, const CrtPassTiles& pas
           column_in[k] = jk < width;
           column_exponent[k] = column_in[k] ? update.column_exponent(n0 + jk) : 0;
         }
+        // Whether all 16 entries (rows m, m + 8; columns n0 + j + {0, 1, 8, 9, ..., 24, 25})
+        // lie in the pass's triangle: then no entry is tested alone (always, for all of C).
+        const bool all_in = entries.holds(m, n0 + j + 25) && entries.holds(m + 8, n0 + j);
         double* const c_first = C.data() + m * row_stride + (n0 + j) * column_stride;
 #pragma unroll
         for (int b = 0; b < ResidueTiles::vector_bytes; ++b) {
           const int a = (b % 4) / 2, k = 2 * (b / 4) + b % 2;
-          if (row_in[a] && column_in[k] && entries.holds(m + 8 * a, n0 + j + 8 * (b / 4) + b % 2)) {
+          if (row_in[a] && column_in[k] &&
+              (all_in || entries.holds(m + 8 * a, n0 + j + 8 * (b / 4) + b % 2))) {
             double r[L];
 #pragma unroll
             for (int l = 0; l < L; ++l) r[l] = signed_byte(w[l].word[b / 4], b % 4);
