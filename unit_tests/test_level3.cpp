@@ -692,6 +692,29 @@ TEST(Syrk, NaNInATakesTheRecursionsNativeProducts) {
   }
 }
 
+/// An explicit Int8Crt whose triangular call cannot have its scratch: the call throws before
+/// writing, and the recursion runs instead, each GEMM natively where its scratch fails too
+/// (gemm_part): no exception, the result within native's promise, the fallback reported.
+TEST(Syrk, ScratchThatCannotBeHadTakesTheRecursion) {
+  Random rng(808);
+  const std::int64_t n = 60, k = 24;
+  const RankKCase c{false, 'L', 'N'};
+  const Host<double> a = random_matrix<double>(n, k, 1.0, rng);
+  const Host<double> c0 = rank_k_c0<double>(n, c, false, rng);
+  DeviceOf<double> A = to_device(a, Layout::Left), C = to_device(c0, Layout::Left);
+  ozaki::Workspace<TestSpace> workspace;
+  ozaki::Report r;
+  {
+    // Room for the recursion's diagonal blocks of 16 rows (2 KiB), none for a GEMM's scheme II.
+    FailScratchAbove fail(4096);
+    r = ozaki::syrk(TestSpace(), "L", "N", 1.0, A.view, 0.5, C.view,
+                    with_algorithm(Algorithm::Int8Crt, 16), workspace);
+  }
+  EXPECT_TRUE(r.fallback);
+  EXPECT_NE(r.reason.find("scratch"), std::string::npos) << r.reason;
+  expect_rank_k_within(c, 1.0, a, 0.5, c0, to_host(C), gamma(k + 4));
+}
+
 TEST(Syrk, KZeroOrAlphaZeroScalesTheTriangleOnly) {
   Random rng(404);
   const RankKCase c{false, 'L', 'N'};

@@ -100,8 +100,8 @@ class RankKUpdate {
   /// Karatsuba's form): each entry the full GEMM's bits, from about half its INT8 products and
   /// one set of residues of op(A)'s rows instead of one per level of the recursion.  Whatever
   /// that call would run instead (native FP64, scheme I, the real embedding, a captured
-  /// stream, NaN or Inf) runs the recursion as its native GEMM.  False where the call is not
-  /// made.
+  /// stream, NaN or Inf, scratch it cannot have) runs the recursion as its native GEMM.  False
+  /// where the call is not made.
   bool whole_triangle() {
     if (options_.algorithm != Algorithm::Auto && options_.algorithm != Algorithm::Int8Crt) {
       return false;
@@ -115,13 +115,19 @@ class RankKUpdate {
     const char* first = op_letters(op_);
     const char* second = op_letters(second_op());
     Report part;
-    if constexpr (std::is_same<T, double>::value) {
-      part = gemm_strided<ExecSpace>(space_, first, second, alpha_, A_, A_, beta_, C_, options,
-                                     scratch_.buffer, nullptr, nullptr, 0, triangle);
-    } else {
-      part = gemm_complex_strided<ExecSpace>(space_, first, second, alpha_, A_, A_, beta_, C_,
-                                             options, scratch_.buffer, scratch_.operands, 0,
-                                             triangle, hermitian_);
+    try {
+      if constexpr (std::is_same<T, double>::value) {
+        part = gemm_strided<ExecSpace>(space_, first, second, alpha_, A_, A_, beta_, C_, options,
+                                       scratch_.buffer, nullptr, nullptr, 0, triangle);
+      } else {
+        part = gemm_complex_strided<ExecSpace>(space_, first, second, alpha_, A_, A_, beta_, C_,
+                                               options, scratch_.buffer, scratch_.operands, 0,
+                                               triangle, hermitian_);
+      }
+    } catch (const ScratchUnavailable&) {
+      // Thrown before anything is written (an explicit Int8Crt): the recursion's GEMMs need
+      // less, and each takes native GEMM where even that cannot be had (gemm_part).
+      declined = true;
     }
     if (declined) {
       recurse();
