@@ -252,19 +252,19 @@ class CrtExecution {
   static Int8GemmProblem pass_problem(const CallPlan& plan, int moduli,
                                       const CrtPassLayout<ExecSpace>& layout, std::int64_t p) {
     const CrtPassProducts<ExecSpace> columns = pass(plan, layout, p);
-    const PassRows rows = rows_of_pass(plan, layout.passes, p);
+    const CrtPassEntries& rows = columns.entries;
     const CrtProducts& products = layout.products;
     const std::int64_t blocks = moduli * products.parts;
     const std::int64_t width = columns.products.extent(1);
     Int8GemmProblem g;
-    g.rows_a = rows.end - rows.first;
+    g.rows_a = rows.end_row - rows.first_row;
     g.rows_b = padded_columns(plan, layout.passes, p);
     g.length = products.kpad;
     g.lda = blocks * products.kpad;
-    g.a = layout.region.residues_a.data() + rows.first * g.lda;
+    g.a = layout.region.residues_a.data() + rows.first_row * g.lda;
     g.b = residues_b(plan, moduli, layout, p).data();
     g.ldb = g.lda;
-    g.c = columns.products.data() + rows.first;
+    g.c = columns.products.data() + rows.first_row;
     g.ldc = plan.mpad;
     g.batch = blocks;
     g.stride_a = g.stride_b = products.kpad;
@@ -276,9 +276,10 @@ class CrtExecution {
   /// the first of its rows).
   CrtPassTiles tiles_of_pass(std::int64_t p) const {
     const CrtPassProducts<ExecSpace> columns = pass(p);
-    const PassRows rows = rows_of_pass(call_.plan, layout_.passes, p);
+    const CrtPassEntries& rows = columns.entries;
     return {reinterpret_cast<const std::int8_t*>(columns.products.data()),
-            ResidueTiles::of(rows.end - rows.first, padded_columns(call_.plan, layout_.passes, p)),
+            ResidueTiles::of(rows.end_row - rows.first_row,
+                             padded_columns(call_.plan, layout_.passes, p)),
             columns.n0, columns.width, columns.entries};
   }
 
