@@ -670,6 +670,80 @@ TEST(Syrk, OneTriangularCallGivesTheFullGemmsBits) {
   check_one_triangular_call<KC>({ozaki::CrtScaling::Fast}, 0.1);
 }
 
+/// One View as both operands of a GEMM, A A^T (as syrk's call is): op(B)^T is op(A) itself,
+/// so the call scales its rows once and, where the bits are a function of the row alone (the
+/// fast rules), splits them once.  C is bitwise that of the same product with B a separate copy
+/// of A, with the same count and bound, under every rule and count (phi = 2: the counted fast
+/// rule's window product of one operand), in passes of 16 columns and in one, every layout;
+/// for complex data (Karatsuba) A A^T shares where it reads the rows in place (K-contiguous;
+/// copies are two buffers) and A A^H never does (its op(B)^T is conj(A)).
+enum class Sharing { Always, RowsInPlace, Never };
+
+template <class T>
+void check_one_operand_for_both(const std::vector<Options>& options, double phi, bool hermitian,
+                                Sharing sharing) {
+  Random rng(909);
+  const std::int64_t n = 200, k = 90;
+  for (const Options& o : options) {
+    for (Layout layout : layouts) {
+      for (bool transposed : {false, true}) {
+        // A op(A)^T or op(A)^T A; the hermitian form conjugates the transposed side.
+        const char t = hermitian ? 'C' : 'T';
+        const char first = transposed ? t : 'N', second = transposed ? 'N' : t;
+        SCOPED_TRACE(std::string("scaling ") + ozaki::to_string(o.crt_scaling) + " moduli " +
+                     std::to_string(o.moduli.value_or(0)) + " phi " + std::to_string(phi) +
+                     " layout " + name(layout) + " " + first + second);
+        const Host<T> a =
+            !transposed ? random_matrix<T>(n, k, phi, rng) : random_matrix<T>(k, n, phi, rng);
+        const Host<T> c0 = random_matrix<T>(n, n, 0.5, rng);
+        DeviceOf<T> A = to_device(a, layout), B = to_device(a, layout);
+        DeviceOf<T> one = to_device(c0, layout), two = to_device(c0, layout);
+        const std::string op_a(1, first), op_b(1, second);
+        const T alpha = T(0.75), beta = T(-0.5);
+        const ozaki::Report r1 = ozaki::gemm(TestSpace(), op_a.c_str(), op_b.c_str(), alpha, A.view,
+                                             A.view, beta, one.view, o);
+        const ozaki::Report r2 = ozaki::gemm(TestSpace(), op_a.c_str(), op_b.c_str(), alpha, A.view,
+                                             B.view, beta, two.view, o);
+        EXPECT_EQ(r1.algorithm, Algorithm::Int8Crt) << r1.reason;
+        const bool in_place = transposed ? layout == Layout::Left : layout == Layout::Right;
+        EXPECT_EQ(r1.shared_operand,
+                  sharing == Sharing::Always || (sharing == Sharing::RowsInPlace && in_place));
+        EXPECT_FALSE(r2.shared_operand);
+        EXPECT_EQ(r1.moduli, r2.moduli);
+        EXPECT_EQ(r1.crt_scaling, r2.crt_scaling);
+        EXPECT_EQ(r1.error_bound, r2.error_bound);
+        EXPECT_EQ(r1.recombine_passes, r2.recombine_passes);
+        EXPECT_TRUE(same_bits(to_host(one), to_host(two)));
+      }
+    }
+  }
+}
+
+TEST(Syrk, OneOperandForBothSidesGivesTheBitsOfTwo) {
+  std::vector<Options> real;
+  for (ozaki::CrtScaling scaling :
+       {ozaki::CrtScaling::Auto, ozaki::CrtScaling::Fast, ozaki::CrtScaling::Accurate}) {
+    for (std::int64_t pass_columns : {0, 16}) {
+      Options o;
+      o.algorithm = Algorithm::Int8Crt;
+      o.crt_scaling = scaling;
+      if (pass_columns > 0) o.experimental.crt_pass_columns = pass_columns;
+      real.push_back(o);
+    }
+  }
+  Options fixed = real[2];
+  fixed.moduli = 15;
+  real.push_back(fixed);
+  check_one_operand_for_both<double>(real, 0.5, false, Sharing::Always);
+  check_one_operand_for_both<double>(real, 2.0, false, Sharing::Always);
+  Options complex;
+  complex.algorithm = Algorithm::Int8Crt;
+  complex.crt_scaling = ozaki::CrtScaling::Fast;
+  complex.experimental.crt_pass_columns = 16;
+  check_one_operand_for_both<KC>({complex}, 0.5, false, Sharing::RowsInPlace);
+  check_one_operand_for_both<KC>({complex}, 0.5, true, Sharing::Never);
+}
+
 /// NaN in A: the triangular call declines, and the recursion's GEMMs give the IEEE result:
 /// NaN in the row and column of the NaN, every other entry within the promise, the other
 /// triangle untouched, the fallback reported.

@@ -242,10 +242,9 @@ Int8Outcome run_int8(const ExecSpace& space, const GemmCall<ExecSpace>& call, Al
   if (call.promise > 0) plan.promise = call.promise;
   plan.triangle = rows.triangle;
   if (scheme == Algorithm::Int8Crt) {
-    PipelineState<ExecSpace> state(
-        space, plan, rows.a, rows.b,
-        crt_operand_plan<ExecSpace>(plan, rows.strided_a, rows.strided_b), scratch, report,
-        call_start);
+    OperandPlan ops = crt_operand_plan<ExecSpace>(plan, rows.strided_a, rows.strided_b);
+    ops.same_rows = same_matrix(rows.a, rows.b);
+    PipelineState<ExecSpace> state(space, plan, rows.a, rows.b, ops, scratch, report, call_start);
     return run_crt(state, call.complex, alpha, beta, rows.out);
   }
   const bool split_a = call.prepared_a == nullptr, split_b = call.prepared_b == nullptr;

@@ -177,6 +177,10 @@ struct OperandPlan {
   /// Scheme II: pass 1 and the row norms per norm tile of every row (kernels.hpp, norm_tiles;
   /// three partial results per tile instead of scheme I's tile maxima).
   bool crt_norm_tiles = false;
+  /// Scheme II: op(B)^T is op(A) itself, the same elements read the same way (A A^T, syrk), so
+  /// every quantity of a row (exponent, norms, coverage, and where the bits are the same, the
+  /// residues) is op(A)'s: made once and read for both sides.
+  bool same_rows = false;
 };
 
 }  // namespace Impl

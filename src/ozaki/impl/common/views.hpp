@@ -86,6 +86,15 @@ Matrix transposed_if(const Matrix& X, bool transpose) {
   return Matrix(X.data(), layout);
 }
 
+/// Whether two matrices are one: the same elements at the same places (not merely equal
+/// values).  Never for shape-only views (no data yet: a captured call's copies), which may come
+/// to hold different elements.
+template <class Matrix>
+bool same_matrix(const Matrix& X, const Matrix& Y) {
+  return X.data() != nullptr && X.data() == Y.data() && X.extent(0) == Y.extent(0) &&
+         X.extent(1) == Y.extent(1) && X.stride(0) == Y.stride(0) && X.stride(1) == Y.stride(1);
+}
+
 /// A rows x K row-major (K-contiguous) buffer seen as a matrix of rows.
 template <class ExecSpace>
 typename Views<ExecSpace>::ConstMatrix k_contiguous_rows(

@@ -160,8 +160,9 @@ bool run_crt_captured(PipelineState<ExecSpace>& call, double alpha, double beta,
   if (!branch.open(counter.used(), why)) return false;
   call.base = branch.scratch();
   Carver carver = call.carve_row_regions();
-  const CrtScaleRegion<ExecSpace> scale = CrtScaleRegion<ExecSpace>::carve(carver, p.shape);
+  CrtScaleRegion<ExecSpace> scale = CrtScaleRegion<ExecSpace>::carve(carver, p.shape);
   call.phase_offset = carver.used();
+  share_same_rows(call, scale);
   Carver after(call.base, pipeline_bytes);
   const CapturedRowCopies<ExecSpace> copies =
       CapturedRowCopies<ExecSpace>::carve(after, complex, p.shape.m, p.shape.n, p.shape.k);
@@ -188,14 +189,7 @@ bool run_crt_captured(PipelineState<ExecSpace>& call, double alpha, double beta,
   if (copies.y.data() != nullptr) {
     embed_complex_rows(work, complex->copy_y.rows, complex->copy_y.conjugate, false, copies.y);
   }
-  const RowCopyRegion<ExecSpace>& t = call.copies;
-  launch_exponents_and_norms(work, call.ops.strided_a, call.opA, t.max_a, t.squares_a, t.sums_a,
-                             t.layers_a, call.exponents.a, scale.l2a, scale.l1a);
-  launch_exponents_and_norms(work, call.ops.strided_b, call.opBt, t.max_b, t.squares_b, t.sums_b,
-                             t.layers_b, call.exponents.b, scale.l2b, scale.l1b);
-  launch_coverage(work, p.shape.k, t.max_a, t.layers_a, call.exponents.a, scale.l1a, scale.l2a,
-                  scale.coverage_a, t.max_b, t.layers_b, call.exponents.b, scale.l1b, scale.l2b,
-                  scale.coverage_b);
+  launch_row_scaling(work, call, scale);
   launch_row_summary(
       work, p.shape.k,
       SummaryRows<ExecSpace>{call.exponents.a, scale.l2a, scale.l1a, scale.coverage_a.lambda},

@@ -170,5 +170,20 @@ void launch_coverage(const ExecSpace& space, std::int64_t K,
   coverage_lambda_kernel(space, b.counts, a.grid, b.lambda);
 }
 
+/// The certificate where op(B)^T is op(A) itself (OperandPlan::same_rows): each row's lambda
+/// against the grid of the same rows, which launch_coverage would make twice.
+template <class ExecSpace>
+void launch_coverage_of_same_rows(const ExecSpace& space, std::int64_t K,
+                                  const typename Views<ExecSpace>::Rows& tile_max,
+                                  const typename Views<ExecSpace>::TileCounts& layers,
+                                  const typename Views<ExecSpace>::Exponents& exponents,
+                                  const typename Views<ExecSpace>::Norms& l1,
+                                  const typename Views<ExecSpace>::Norms& l2,
+                                  const CoverageViews<ExecSpace>& rows) {
+  coverage_rows(space, K, tile_max, layers, exponents, rows.counts);
+  coverage_grid_kernel(space, rows.counts, l1, l2, rows.partials, rows.grid);
+  coverage_lambda_kernel(space, rows.counts, rows.grid, rows.lambda);
+}
+
 }  // namespace Impl
 }  // namespace ozaki

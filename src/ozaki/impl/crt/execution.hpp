@@ -30,6 +30,11 @@ struct CrtPassLayout {
   CrtConstants constants;
   CrtProducts products;
   bool residue_tiles = false;  // the backend reduces the pass products (reduces_products)
+  /// op(B)^T is op(A) itself with the same bits (OperandPlan::same_rows under a rule whose bits
+  /// are a function of the row alone: not the accurate rule, whose bits come from the bound
+  /// product's rows for op(A) and its columns for op(B)^T): each pass reads its rows of
+  /// op(B)^T from op(A)'s residues, which are the same bytes.
+  bool shared_residues = false;
 };
 
 template <class ExecSpace>
@@ -79,6 +84,7 @@ class CrtExecution {
         CrtProductRegion<ExecSpace>::carve(phase2, call.plan, plan.moduli, layout.passes);
     layout.constants = crt_constants(plan.moduli);
     layout.products = crt_products(call.plan);
+    layout.shared_residues = call.ops.same_rows && !plan.rule.accurate();
     layout.residue_tiles = !complex && reduces_products(call, plan.moduli, layout);
     return layout;
   }
@@ -186,12 +192,15 @@ class CrtExecution {
   }
   CrtPassProducts<ExecSpace> pass(std::int64_t p) const { return pass(call_.plan, layout_, p); }
 
-  /// Pass p's rows of op(B)^T as stored residues: padded_columns x L kpad.
+  /// Pass p's rows of op(B)^T as stored residues: padded_columns x L kpad (op(A)'s rows from
+  /// the pass's first column on, where they are the same: shared_residues).
   static typename V::Digits residues_b(const CallPlan& plan, int moduli,
                                        const CrtPassLayout<ExecSpace>& layout, std::int64_t p) {
-    return typename V::Digits(layout.region.residues_b[p % layout.passes.buffers].data(),
-                              padded_columns(plan, layout.passes, p),
-                              moduli * layout.products.parts * layout.products.kpad);
+    const std::int64_t row = moduli * layout.products.parts * layout.products.kpad;
+    std::int8_t* first = layout.shared_residues
+                             ? layout.region.residues_a.data() + p * layout.passes.width * row
+                             : layout.region.residues_b[p % layout.passes.buffers].data();
+    return typename V::Digits(first, padded_columns(plan, layout.passes, p), row);
   }
 
   static std::int64_t padded_columns(const CallPlan& plan, const CrtPasses& passes,
@@ -200,6 +209,7 @@ class CrtExecution {
   }
 
   void residues_of_pass(const ExecSpace& on, std::int64_t p) {
+    if (layout_.shared_residues) return;  // op(A)'s, made before the passes
     const CrtPassProducts<ExecSpace> columns = pass(p);
     const CrtRowScaling<ExecSpace> all = rows_b();
     const CrtRowScaling<ExecSpace> these{row_block(all.exponents, columns.n0, columns.width),
@@ -292,6 +302,7 @@ class CrtExecution {
     r.crt_bits = plan_.fewest_bits;
     r.overlapped = layout_.passes.buffers == 2;
     r.residue_products = layout_.residue_tiles;
+    r.shared_operand = call_.ops.same_rows;
     r.int8_gemms = gemms_;
     r.k_chunk = std::min(call_.plan.k_block, layout_.products.kpad);
     r.complex_products = complex_ != nullptr ? 3 : 0;

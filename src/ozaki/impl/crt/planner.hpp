@@ -68,6 +68,40 @@ inline bool crt_auto_may_stop_early(const CallPlan& plan) {
          plan.crt_scaling != CrtScaling::Fast;
 }
 
+/// Where op(B)^T is op(A) itself (OperandPlan::same_rows), op(B)^T's exponents, norms and
+/// coverage certificate are op(A)'s views, made once by launch_row_scaling.  Before anything
+/// reads them (a captured call records its passes first).
+template <class ExecSpace>
+void share_same_rows(PipelineState<ExecSpace>& call, CrtScaleRegion<ExecSpace>& scale) {
+  if (!call.ops.same_rows) return;
+  call.exponents.b = call.exponents.a;
+  scale.l2b = scale.l2a;
+  scale.l1b = scale.l1a;
+  scale.coverage_b = scale.coverage_a;
+}
+
+/// Pass 1 on `on`: the scale exponents and row norms of op(A) and op(B)^T, and the coverage
+/// certificate of both, into the call's exponents and `scale` (op(A)'s alone where
+/// share_same_rows made op(B)^T's theirs).
+template <class ExecSpace>
+void launch_row_scaling(const ExecSpace& on, const PipelineState<ExecSpace>& call,
+                        const CrtScaleRegion<ExecSpace>& scale) {
+  const RowCopyRegion<ExecSpace>& t = call.copies;
+  const std::int64_t K = call.plan.shape.k;
+  launch_exponents_and_norms(on, call.ops.strided_a, call.opA, t.max_a, t.squares_a, t.sums_a,
+                             t.layers_a, call.exponents.a, scale.l2a, scale.l1a);
+  if (call.ops.same_rows) {
+    launch_coverage_of_same_rows(on, K, t.max_a, t.layers_a, call.exponents.a, scale.l1a, scale.l2a,
+                                 scale.coverage_a);
+    return;
+  }
+  launch_exponents_and_norms(on, call.ops.strided_b, call.opBt, t.max_b, t.squares_b, t.sums_b,
+                             t.layers_b, call.exponents.b, scale.l2b, scale.l1b);
+  launch_coverage(on, K, t.max_a, t.layers_a, call.exponents.a, scale.l1a, scale.l2a,
+                  scale.coverage_a, t.max_b, t.layers_b, call.exponents.b, scale.l1b, scale.l2b,
+                  scale.coverage_b);
+}
+
 /// The scaling rule a call runs (never CrtScaling::Auto).
 struct CrtRule {
   CrtScaling scaling = CrtScaling::Fast;
@@ -162,14 +196,8 @@ class CrtPlanner {
     Carver carver = call_.carve_row_regions();
     scale_ = CrtScaleRegion<ExecSpace>::carve(carver, call_.plan.shape);
     call_.phase_offset = carver.used();
-    const RowCopyRegion<ExecSpace>& t = call_.copies;
-    launch_exponents_and_norms(call_.space, call_.ops.strided_a, call_.opA, t.max_a, t.squares_a,
-                               t.sums_a, t.layers_a, call_.exponents.a, scale_.l2a, scale_.l1a);
-    launch_exponents_and_norms(call_.space, call_.ops.strided_b, call_.opBt, t.max_b, t.squares_b,
-                               t.sums_b, t.layers_b, call_.exponents.b, scale_.l2b, scale_.l1b);
-    launch_coverage(call_.space, call_.plan.shape.k, t.max_a, t.layers_a, call_.exponents.a,
-                    scale_.l1a, scale_.l2a, scale_.coverage_a, t.max_b, t.layers_b,
-                    call_.exponents.b, scale_.l1b, scale_.l2b, scale_.coverage_b);
+    share_same_rows(call_, scale_);
+    launch_row_scaling(call_.space, call_, scale_);
     // The one wait of pass 1: NaN/Inf, the peak ratios, the largest norms and the coverage
     // certificate of both operands.
     rows_ = row_summary(
@@ -324,16 +352,20 @@ class CrtPlanner {
     Carver phase1(call_.base, call_.phase_offset);
     bound_ = CrtBoundRegion<ExecSpace>::carve(phase1, call_.plan);
     bound_end_ = phase1.used();
+    // Where op(B)^T is op(A) itself its magnitudes are op(A)'s (the same rows and exponents).
+    const bool same = call_.ops.same_rows;
     if (window) {
       window_magnitudes7(call_.space, call_.opA, call_.exponents.a, scale_.l1a, bound_.q_a);
-      window_magnitudes7(call_.space, call_.opBt, call_.exponents.b, scale_.l1b, bound_.q_b);
+      if (!same) {
+        window_magnitudes7(call_.space, call_.opBt, call_.exponents.b, scale_.l1b, bound_.q_b);
+      }
     } else {
       magnitudes7(call_.space, call_.opA, call_.exponents.a, bound_.q_a);
-      magnitudes7(call_.space, call_.opBt, call_.exponents.b, bound_.q_b);
+      if (!same) magnitudes7(call_.space, call_.opBt, call_.exponents.b, bound_.q_b);
     }
     const Int8GemmProblem p =
         packed_int8_problem(call_.plan.mpad, call_.plan.npad, call_.plan.kpad, bound_.q_a.data(),
-                            bound_.q_b.data(), bound_.bound.data());
+                            same ? bound_.q_a.data() : bound_.q_b.data(), bound_.bound.data());
     int8_gemm_in_k_chunks(call_.space, p, call_.plan.k_block, call_.plan.npad * call_.plan.mpad);
   }
 
