@@ -162,27 +162,15 @@ void launch_coverage(const ExecSpace& space, std::int64_t K,
                      const typename Views<ExecSpace>::Norms& l1b,
                      const typename Views<ExecSpace>::Norms& l2b,
                      const CoverageViews<ExecSpace>& b) {
+  // b's views are a's where op(B)^T is op(A) itself (share_same_rows): each row's lambda is
+  // then against the grid of the same rows, made once.
+  const bool same = a.counts.data() == b.counts.data();
   coverage_rows(space, K, tile_max_a, layers_a, exponents_a, a.counts);
-  coverage_rows(space, K, tile_max_b, layers_b, exponents_b, b.counts);
+  if (!same) coverage_rows(space, K, tile_max_b, layers_b, exponents_b, b.counts);
   coverage_grid_kernel(space, a.counts, l1a, l2a, a.partials, a.grid);
-  coverage_grid_kernel(space, b.counts, l1b, l2b, b.partials, b.grid);
+  if (!same) coverage_grid_kernel(space, b.counts, l1b, l2b, b.partials, b.grid);
   coverage_lambda_kernel(space, a.counts, b.grid, a.lambda);
-  coverage_lambda_kernel(space, b.counts, a.grid, b.lambda);
-}
-
-/// The certificate where op(B)^T is op(A) itself (OperandPlan::same_rows): each row's lambda
-/// against the grid of the same rows, which launch_coverage would make twice.
-template <class ExecSpace>
-void launch_coverage_of_same_rows(const ExecSpace& space, std::int64_t K,
-                                  const typename Views<ExecSpace>::Rows& tile_max,
-                                  const typename Views<ExecSpace>::TileCounts& layers,
-                                  const typename Views<ExecSpace>::Exponents& exponents,
-                                  const typename Views<ExecSpace>::Norms& l1,
-                                  const typename Views<ExecSpace>::Norms& l2,
-                                  const CoverageViews<ExecSpace>& rows) {
-  coverage_rows(space, K, tile_max, layers, exponents, rows.counts);
-  coverage_grid_kernel(space, rows.counts, l1, l2, rows.partials, rows.grid);
-  coverage_lambda_kernel(space, rows.counts, rows.grid, rows.lambda);
+  if (!same) coverage_lambda_kernel(space, b.counts, a.grid, b.lambda);
 }
 
 }  // namespace Impl

@@ -90,13 +90,12 @@ void launch_row_scaling(const ExecSpace& on, const PipelineState<ExecSpace>& cal
   const std::int64_t K = call.plan.shape.k;
   launch_exponents_and_norms(on, call.ops.strided_a, call.opA, t.max_a, t.squares_a, t.sums_a,
                              t.layers_a, call.exponents.a, scale.l2a, scale.l1a);
-  if (call.ops.same_rows) {
-    launch_coverage_of_same_rows(on, K, t.max_a, t.layers_a, call.exponents.a, scale.l1a, scale.l2a,
-                                 scale.coverage_a);
-    return;
+  if (!call.ops.same_rows) {
+    launch_exponents_and_norms(on, call.ops.strided_b, call.opBt, t.max_b, t.squares_b, t.sums_b,
+                               t.layers_b, call.exponents.b, scale.l2b, scale.l1b);
   }
-  launch_exponents_and_norms(on, call.ops.strided_b, call.opBt, t.max_b, t.squares_b, t.sums_b,
-                             t.layers_b, call.exponents.b, scale.l2b, scale.l1b);
+  // Under same_rows op(B)^T's exponents, norms and coverage views are op(A)'s, which
+  // launch_coverage then makes once; op(B)^T's tile partials (t.*_b) are never read.
   launch_coverage(on, K, t.max_a, t.layers_a, call.exponents.a, scale.l1a, scale.l2a,
                   scale.coverage_a, t.max_b, t.layers_b, call.exponents.b, scale.l1b, scale.l2b,
                   scale.coverage_b);
