@@ -257,11 +257,12 @@ typename ProductTypes<ExecSpace, AView, BView, CView>::List contiguous_products(
   const auto c = strided_view<typename Types::Matrix>(C);
   const std::int64_t rows = C.extent(0);
   const std::int64_t op_a_rows = transposed_if(a, head.op_a.transpose).extent(0);
-  if (static_cast<std::int64_t>(m_indices.size()) != rows || op_a_rows != rows) {
-    throw InvalidArgument("m_indices holds " + std::to_string(m_indices.size()) +
-                          " indices, op(A) " + std::to_string(op_a_rows) + " rows and C " +
-                          std::to_string(rows) + ": expected one index per row of each");
+  if (op_a_rows != rows) {
+    throw InvalidArgument("ozaki::gemm_grouped_contiguous: op(A) has " + std::to_string(op_a_rows) +
+                          " rows and C " + std::to_string(rows) +
+                          ": expected the same rows (m_indices gives each its group)");
   }
+  // contiguous_runs checks m_indices: one index per row, each a group or -1.
   typename Types::List products;
   products.outputs_disjoint = injective(C);
   for (const GroupRun& run :

@@ -406,7 +406,11 @@ class ComplexGemm {
     const typename V::ConstMatrix x_in_place =
         doubled ? typename V::ConstMatrix() : complex_rows_in_place<ExecSpace>(o.X, o.conj_x);
     const typename V::ConstMatrix y_in_place = complex_rows_in_place<ExecSpace>(o.Y, o.conj_y);
-    const bool copy_x = x_in_place.data() == nullptr, copy_y = y_in_place.data() == nullptr;
+    // Y the same rows as X, read the same way (A A^T: zsyrk's call): one copy serves both, and
+    // the real pipeline then sees one operand (OperandPlan::same_rows).
+    const bool y_is_x = !doubled && o.conj_x == o.conj_y && same_matrix(o.X, o.Y);
+    const bool copy_x = x_in_place.data() == nullptr;
+    const bool copy_y = y_in_place.data() == nullptr && !y_is_x;
     embedding_bytes_ = ComplexEmbeddingRegion<ExecSpace>::bytes(o.rows_x, o.rows_y, K, c_in_scratch,
                                                                 doubled, copy_x, copy_y);
     Carver carver(operands_.reserve(embedding_bytes_));
@@ -415,7 +419,7 @@ class ComplexGemm {
     if (copy_x) embed_complex_rows(space_, o.X, o.conj_x, doubled, region.x);
     if (copy_y) embed_complex_rows(space_, o.Y, o.conj_y, false, region.y);
     rows_xe_ = copy_x ? k_contiguous_rows<ExecSpace>(region.x) : x_in_place;
-    rows_ye_ = copy_y ? k_contiguous_rows<ExecSpace>(region.y) : y_in_place;
+    rows_ye_ = y_is_x ? rows_xe_ : copy_y ? k_contiguous_rows<ExecSpace>(region.y) : y_in_place;
     return region;
   }
 
