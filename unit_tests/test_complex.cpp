@@ -133,67 +133,72 @@ TEST(ComplexEmbedding, KernelMatchesTheOracleBitForBit) {
 }
 
 /// Karatsuba's residues: those of the real parts and of the imaginary parts are the oracle's
-/// residues of each part's matrix with the same bits, and the third block is their sum's.
+/// residues of each part's matrix with the same bits, and the third block is their sum's; of
+/// the conjugates (herk's conjugated side) with the imaginary parts negated.
 TEST(ComplexKaratsuba, ResiduesMatchTheOracleBitForBit) {
   Random rng(705);
   const std::int64_t M = 21, K = 45;
   for (const int L : {8, 14, 20}) {
-    const HostZ A = random_z(M, K, 2.0, rng);
-    // The undoubled embedding X_u (M x 2K) of the test space's kernel.
-    const DeviceZ<TestSpace> dA(A, Layout::Right);
-    const V::ConstComplexMatrix X(dA.view.data(), dA.view.layout());
-    V::Rows xu("xu", M, 2 * K);
-    ozaki::Impl::embed_complex_rows(TestSpace(), X, false, false, xu);
-    // Bits: any valid choice serves; take the oracle's fast rule on the real parts.
-    HostMatrix re, im;
-    re.rows = im.rows = M;
-    re.cols = im.cols = K;
-    for (const zdouble& z : A.values) {
-      re.values.push_back(z.real());
-      im.values.push_back(z.imag());
-    }
-    std::vector<int> bits(M), exponents(M);
-    for (std::int64_t m = 0; m < M; ++m) {
-      double mu = 0;
-      for (std::int64_t k = 0; k < K; ++k)
-        mu = std::max({mu, std::fabs(re(m, k)), std::fabs(im(m, k))});
-      exponents[m] = ozaki::serial::scale_exponent(mu);
-      bits[m] = 40 + static_cast<int>(m % 9);
-    }
-    V::Exponents dexp("exponents", M), dbits("bits", M);
-    Kokkos::deep_copy(dexp, Kokkos::View<const int*, Kokkos::HostSpace>(exponents.data(), M));
-    Kokkos::deep_copy(dbits, Kokkos::View<const int*, Kokkos::HostSpace>(bits.data(), M));
-    const ozaki::Impl::CrtConstants constants = ozaki::Impl::make_crt_constants(L);
-    const std::int64_t kpad = ozaki::Impl::padded_k(K, 16);
-    V::Digits residues("residues", ozaki::Impl::padded_rows(M, 16), 3 * L * kpad);
-    ozaki::Impl::crt_complex_residues(TestSpace(), ozaki::Impl::k_contiguous_rows<TestSpace>(xu),
-                                      ozaki::Impl::CrtRowScaling<TestSpace>{dexp, dbits}, constants,
-                                      residues);
-    const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), residues);
-    // The oracle's scaled integers (__int128) with the complex row's exponent, reduced here.
-    auto symmetric = [](__int128 x, int modulus) {
-      int r = static_cast<int>(x % modulus);
-      if (r < 0) r += modulus;
-      if (r > modulus / 2) r -= modulus;
-      return static_cast<std::int8_t>(r);  // 128 (modulus 256) is stored as -128
-    };
-    for (std::int64_t m = 0; m < M; ++m) {
-      for (int l = 0; l < L; ++l) {
-        const int modulus = ozaki::crt_moduli[l];
-        for (std::int64_t k = 0; k < kpad; ++k) {
-          const std::int8_t r_re = got(m, (3 * l) * kpad + k),
-                            r_im = got(m, (3 * l + 1) * kpad + k);
-          const std::int8_t r_sum = got(m, (3 * l + 2) * kpad + k);
-          if (k >= K) {
-            ASSERT_EQ(r_re | r_im | r_sum, 0);
-            continue;
+    for (const bool conjugate : {false, true}) {
+      const HostZ A = random_z(M, K, 2.0, rng);
+      // The undoubled embedding X_u (M x 2K) of the test space's kernel.
+      const DeviceZ<TestSpace> dA(A, Layout::Right);
+      const V::ConstComplexMatrix X(dA.view.data(), dA.view.layout());
+      V::Rows xu("xu", M, 2 * K);
+      ozaki::Impl::embed_complex_rows(TestSpace(), X, false, false, xu);
+      // Bits: any valid choice serves; take the oracle's fast rule on the real parts.
+      HostMatrix re, im;
+      re.rows = im.rows = M;
+      re.cols = im.cols = K;
+      for (const zdouble& z : A.values) {
+        re.values.push_back(z.real());
+        im.values.push_back(z.imag());
+      }
+      std::vector<int> bits(M), exponents(M);
+      for (std::int64_t m = 0; m < M; ++m) {
+        double mu = 0;
+        for (std::int64_t k = 0; k < K; ++k)
+          mu = std::max({mu, std::fabs(re(m, k)), std::fabs(im(m, k))});
+        exponents[m] = ozaki::serial::scale_exponent(mu);
+        bits[m] = 40 + static_cast<int>(m % 9);
+      }
+      V::Exponents dexp("exponents", M), dbits("bits", M);
+      Kokkos::deep_copy(dexp, Kokkos::View<const int*, Kokkos::HostSpace>(exponents.data(), M));
+      Kokkos::deep_copy(dbits, Kokkos::View<const int*, Kokkos::HostSpace>(bits.data(), M));
+      const ozaki::Impl::CrtConstants constants = ozaki::Impl::make_crt_constants(L);
+      const std::int64_t kpad = ozaki::Impl::padded_k(K, 16);
+      V::Digits residues("residues", ozaki::Impl::padded_rows(M, 16), 3 * L * kpad);
+      ozaki::Impl::crt_complex_residues(TestSpace(), ozaki::Impl::k_contiguous_rows<TestSpace>(xu),
+                                        ozaki::Impl::CrtRowScaling<TestSpace>{dexp, dbits},
+                                        constants, residues, conjugate);
+      const auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), residues);
+      // The oracle's scaled integers (__int128) with the complex row's exponent, reduced here.
+      auto symmetric = [](__int128 x, int modulus) {
+        int r = static_cast<int>(x % modulus);
+        if (r < 0) r += modulus;
+        if (r > modulus / 2) r -= modulus;
+        return static_cast<std::int8_t>(r);  // 128 (modulus 256) is stored as -128
+      };
+      for (std::int64_t m = 0; m < M; ++m) {
+        for (int l = 0; l < L; ++l) {
+          const int modulus = ozaki::crt_moduli[l];
+          for (std::int64_t k = 0; k < kpad; ++k) {
+            const std::int8_t r_re = got(m, (3 * l) * kpad + k),
+                              r_im = got(m, (3 * l + 1) * kpad + k);
+            const std::int8_t r_sum = got(m, (3 * l + 2) * kpad + k);
+            if (k >= K) {
+              ASSERT_EQ(r_re | r_im | r_sum, 0);
+              continue;
+            }
+            const __int128 x_re =
+                ozaki::serial::crt_scaled_integer(re(m, k), exponents[m], bits[m]);
+            const __int128 x_im = ozaki::serial::crt_scaled_integer(
+                conjugate ? -im(m, k) : im(m, k), exponents[m], bits[m]);
+            ASSERT_EQ(r_re, symmetric(x_re, modulus)) << "Re, row " << m << ", modulus " << l;
+            ASSERT_EQ(r_im, symmetric(x_im, modulus)) << "Im, row " << m << ", modulus " << l;
+            ASSERT_EQ(r_sum, symmetric(x_re + x_im, modulus))
+                << "sum, row " << m << ", modulus " << l;
           }
-          const __int128 x_re = ozaki::serial::crt_scaled_integer(re(m, k), exponents[m], bits[m]);
-          const __int128 x_im = ozaki::serial::crt_scaled_integer(im(m, k), exponents[m], bits[m]);
-          ASSERT_EQ(r_re, symmetric(x_re, modulus)) << "Re, row " << m << ", modulus " << l;
-          ASSERT_EQ(r_im, symmetric(x_im, modulus)) << "Im, row " << m << ", modulus " << l;
-          ASSERT_EQ(r_sum, symmetric(x_re + x_im, modulus))
-              << "sum, row " << m << ", modulus " << l;
         }
       }
     }

@@ -50,9 +50,9 @@ struct Report {
   /// itself (CUDA on compute capability 9.0: 1 byte per entry and modulus for the
   /// reconstruction instead of an INT32 product; the same bits).
   bool residue_products = false;
-  /// Int8Crt: op(B)^T was op(A) itself (A A^T, syrk): its rows' scaling was made once for both
-  /// operands, and under the fast rule (the counted one too) their residues as well.  The same
-  /// bits as two separate operands holding the same values.
+  /// Int8Crt: op(B)^T was op(A) itself (A A^T, syrk; or its conjugate, A A^H, herk): its rows'
+  /// scaling was made once for both operands, and under the fast rules (not for herk) their
+  /// residues as well.  The same bits as two separate operands holding the same values.
   bool shared_operand = false;
   /// Inner length of the longest INT8 GEMM call.
   std::int64_t k_chunk = 0;

@@ -60,7 +60,7 @@
                                                  bool, const V::Rows&);                            \
   PREFIX template void crt_complex_residues<SPACE>(                                                \
       const SPACE&, const V::ConstMatrix&, const ::ozaki::Impl::CrtRowScaling<SPACE>&,             \
-      const ::ozaki::Impl::CrtConstants&, const V::Digits&);                                       \
+      const ::ozaki::Impl::CrtConstants&, const V::Digits&, bool);                                 \
   PREFIX template void crt_residues<SPACE>(const SPACE&, const V::ConstMatrix&,                    \
                                            const ::ozaki::Impl::CrtRowScaling<SPACE>&,             \
                                            const ::ozaki::Impl::CrtConstants&, const V::Digits&);  \
@@ -85,7 +85,7 @@
                                                             const Views<SPACE>::Digits&);        \
   PREFIX template void detail::crt_complex_residues_fixed<L, SPACE>(                             \
       const SPACE&, const Views<SPACE>::ConstMatrix&, const CrtRowScaling<SPACE>&,               \
-      const CrtConstants&, const Views<SPACE>::Digits&);                                         \
+      const CrtConstants&, const Views<SPACE>::Digits&, bool);                                   \
   PREFIX template void detail::crt_reconstruct_fixed<L, SPACE>(                                  \
       const SPACE&, const CrtPassProducts<SPACE>&, const CrtConstants&,                          \
       const CrtRowScaling<SPACE>&, const CrtRowScaling<SPACE>&, double, double,                  \

@@ -403,12 +403,17 @@ class ComplexGemm {
   ComplexEmbeddingRegion<ExecSpace> embed(bool doubled, bool c_in_scratch) {
     const Oriented& o = rows_;
     const std::int64_t K = shape_.k;
+    // One operand for both sides (A A^T, A A^H: zsyrk's and zherk's calls): X's rows, in place
+    // or one copy, serve as Y's too, so that the real pipeline sees one operand
+    // (OperandPlan::same_rows); where one side alone is conjugated the rows are read as they
+    // are and that side's residues take the conjugate (conjugate_x_, conjugate_y_).
+    const bool y_is_x = !doubled && same_matrix(o.X, o.Y);
+    conjugate_x_ = y_is_x && o.conj_x && !o.conj_y;
+    conjugate_y_ = y_is_x && o.conj_y && !o.conj_x;
+    const bool read_conj_x = o.conj_x && !conjugate_x_;
     const typename V::ConstMatrix x_in_place =
-        doubled ? typename V::ConstMatrix() : complex_rows_in_place<ExecSpace>(o.X, o.conj_x);
+        doubled ? typename V::ConstMatrix() : complex_rows_in_place<ExecSpace>(o.X, read_conj_x);
     const typename V::ConstMatrix y_in_place = complex_rows_in_place<ExecSpace>(o.Y, o.conj_y);
-    // Y the same rows as X, read the same way (A A^T: zsyrk's call): one copy serves both, and
-    // the real pipeline then sees one operand (OperandPlan::same_rows).
-    const bool y_is_x = !doubled && o.conj_x == o.conj_y && same_matrix(o.X, o.Y);
     const bool copy_x = x_in_place.data() == nullptr;
     const bool copy_y = y_in_place.data() == nullptr && !y_is_x;
     embedding_bytes_ = ComplexEmbeddingRegion<ExecSpace>::bytes(o.rows_x, o.rows_y, K, c_in_scratch,
@@ -416,7 +421,7 @@ class ComplexGemm {
     Carver carver(operands_.reserve(embedding_bytes_));
     const ComplexEmbeddingRegion<ExecSpace> region = ComplexEmbeddingRegion<ExecSpace>::carve(
         carver, o.rows_x, o.rows_y, K, c_in_scratch, doubled, copy_x, copy_y);
-    if (copy_x) embed_complex_rows(space_, o.X, o.conj_x, doubled, region.x);
+    if (copy_x) embed_complex_rows(space_, o.X, read_conj_x, doubled, region.x);
     if (copy_y) embed_complex_rows(space_, o.Y, o.conj_y, false, region.y);
     rows_xe_ = copy_x ? k_contiguous_rows<ExecSpace>(region.x) : x_in_place;
     rows_ye_ = y_is_x ? rows_xe_ : copy_y ? k_contiguous_rows<ExecSpace>(region.y) : y_in_place;
@@ -433,6 +438,8 @@ class ComplexGemm {
     bool needs_embedding = false;
     CrtComplexTarget<ExecSpace> target{o.out, alpha_, beta_, o.c_is_ce, &needs_embedding};
     target.real_diagonal = real_diagonal_;
+    target.conjugate_x = conjugate_x_;
+    target.conjugate_y = conjugate_y_;
     report = karatsuba_dispatch(rows_xe_, rows_ye_, target, real_options);
     if (needs_embedding) return false;
     if (report.algorithm == Algorithm::Native) report.backend = native_backend();
@@ -483,7 +490,8 @@ class ComplexGemm {
   bool peaks_sampled_ = false;    // Auto sampled the peak ratios (chosen_scheme)
   std::int64_t allocations_ = 0;  // both scratch buffers' allocations before the INT8 paths
   std::size_t embedding_bytes_ = 0;
-  typename V::ConstMatrix rows_xe_, rows_ye_;  // the embedded rows (embed)
+  typename V::ConstMatrix rows_xe_, rows_ye_;       // the embedded rows (embed)
+  bool conjugate_x_ = false, conjugate_y_ = false;  // ... one of them read unconjugated (embed)
 };
 
 /// The body of ozaki::gemm for strided complex views (A, B as stored; transA/transB as given).

@@ -50,14 +50,15 @@ class CrtExecution {
         plan_(plan),
         scale_(scale),
         complex_(complex),
-        layout_(layout_of(call, plan, complex != nullptr)) {}
+        layout_(layout_of(call, plan, complex)) {}
 
   /// Residues of op(A), then per pass of columns of C: residues of those rows of op(B)^T only
   /// (a pass needs (M + width) L K bytes of residues instead of (M + N) L K, which buys wider
   /// passes under the workspace limit), one INT8 GEMM per modulus and K chunk, and the
   /// reconstruction into C.
   void run(double alpha, double beta, const typename V::Matrix& C) {
-    residues_of(call_.space, call_.opA, rows_a(), layout_.region.residues_a);
+    residues_of(call_.space, call_.opA, rows_a(), layout_.region.residues_a,
+                complex_ != nullptr && complex_->conjugate_x);
     call_.clock.lap(call_.report.seconds_split);
     if (layout_.passes.buffers == 2) {
       overlapped_passes(alpha, beta, C);
@@ -76,7 +77,7 @@ class CrtExecution {
 
  private:
   static CrtPassLayout<ExecSpace> layout_of(PipelineState<ExecSpace>& call, const CrtPlan& plan,
-                                            bool complex) {
+                                            const CrtComplexTarget<ExecSpace>* complex) {
     CrtPassLayout<ExecSpace> layout;
     layout.passes = crt_passes<ExecSpace>(call.plan, plan.moduli, call.ops);
     Carver phase2(call.base, call.phase_offset);
@@ -84,8 +85,10 @@ class CrtExecution {
         CrtProductRegion<ExecSpace>::carve(phase2, call.plan, plan.moduli, layout.passes);
     layout.constants = crt_constants(plan.moduli);
     layout.products = crt_products(call.plan);
-    layout.shared_residues = call.ops.same_rows && !plan.rule.accurate();
-    layout.residue_tiles = !complex && reduces_products(call, plan.moduli, layout);
+    // (A side whose conjugate is taken as its residues are made has residues of its own.)
+    const bool conjugated = complex != nullptr && (complex->conjugate_x || complex->conjugate_y);
+    layout.shared_residues = call.ops.same_rows && !plan.rule.accurate() && !conjugated;
+    layout.residue_tiles = complex == nullptr && reduces_products(call, plan.moduli, layout);
     return layout;
   }
 
@@ -153,11 +156,13 @@ class CrtExecution {
     }
   }
 
-  /// Residues of rows of op(A) or op(B)^T: one block per modulus, or Karatsuba's three.
+  /// Residues of rows of op(A) or op(B)^T: one block per modulus, or Karatsuba's three (of the
+  /// rows' conjugates where `conjugate`: CrtComplexTarget::conjugate_x, conjugate_y).
   void residues_of(const ExecSpace& on, const typename V::ConstMatrix& X,
-                   const CrtRowScaling<ExecSpace>& scaling, const typename V::Digits& residues) {
+                   const CrtRowScaling<ExecSpace>& scaling, const typename V::Digits& residues,
+                   bool conjugate) {
     if (complex_ != nullptr) {
-      crt_complex_residues(on, X, scaling, layout_.constants, residues);
+      crt_complex_residues(on, X, scaling, layout_.constants, residues, conjugate);
     } else {
       crt_residues(on, X, scaling, layout_.constants, residues);
     }
@@ -215,7 +220,8 @@ class CrtExecution {
     const CrtRowScaling<ExecSpace> these{row_block(all.exponents, columns.n0, columns.width),
                                          row_block(all.bits, columns.n0, columns.width)};
     residues_of(on, row_block(call_.opBt, columns.n0, columns.width), these,
-                residues_b(call_.plan, plan_.moduli, layout_, p));
+                residues_b(call_.plan, plan_.moduli, layout_, p),
+                complex_ != nullptr && complex_->conjugate_y);
   }
 
   void reconstruct_pass(const ExecSpace& on, std::int64_t p, double alpha, double beta,

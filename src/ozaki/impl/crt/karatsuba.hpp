@@ -56,6 +56,10 @@ struct CrtComplexTarget {
   /// herk: C's diagonal is real, as BLAS defines it: its entries are written with imaginary
   /// part zero, and the imaginary parts of beta C's diagonal are not read.
   bool real_diagonal = false;
+  /// One operand for both sides, one of them conjugated (herk: A A^H): the real call's op(A)
+  /// and op(B)^T are the same unconjugated rows, and the residues of the conjugated side's
+  /// negate the imaginary parts as they are made (exact: the residues of a conjugated copy).
+  bool conjugate_x = false, conjugate_y = false;
 };
 
 namespace detail {
@@ -98,8 +102,9 @@ template <int L, class ExecSpace>
 void crt_complex_residues_fixed(const ExecSpace& space,
                                 const typename Views<ExecSpace>::ConstMatrix& X,
                                 const CrtRowScaling<ExecSpace>& scaling, const CrtConstants& c,
-                                const typename Views<ExecSpace>::Digits& residues) {
+                                const typename Views<ExecSpace>::Digits& residues, bool conjugate) {
   const auto exponents = scaling.exponents;
+  const double im_sign = conjugate ? -1.0 : 1.0;
   const auto bits = scaling.bits;
   const std::int64_t rows = X.extent(0), K = X.extent(1) / 2;
   const std::int64_t kpad = residues.extent(1) / (3 * L);
@@ -116,7 +121,7 @@ void crt_complex_residues_fixed(const ExecSpace& space,
           const std::int64_t k = k0 + j;
           const bool inside = r < rows && k < K;
           x_re[j] = inside ? X(r, 2 * k) : 0.0;
-          x_im[j] = inside ? X(r, 2 * k + 1) : 0.0;
+          x_im[j] = inside ? im_sign * X(r, 2 * k + 1) : 0.0;
         }
         // One branch per row (a block works on one row).
         with_row_form(scale, [&](auto two_words, const auto& patterns) {
@@ -200,14 +205,16 @@ void crt_complex_reconstruct_fixed(const ExecSpace& space, const CrtPassProducts
 
 /// Karatsuba's residues of complex rows (X: rows x 2K, interleaved parts, scaled per row as
 /// crt_residues scales): residues(r, (3l + part) kpad + k) is the symmetric residue modulo
-/// m_l of the scaled real part (part 0), imaginary part (1) or their sum (2) of element k.
+/// m_l of the scaled real part (part 0), imaginary part (1) or their sum (2) of element k;
+/// `conjugate`: of the rows' conjugates (imaginary parts negated, exactly: the scaling, a
+/// function of magnitudes, is the same).
 template <class ExecSpace>
 void crt_complex_residues(const ExecSpace& space, const typename Views<ExecSpace>::ConstMatrix& X,
                           const CrtRowScaling<ExecSpace>& scaling, const CrtConstants& constants,
-                          const typename Views<ExecSpace>::Digits& residues) {
+                          const typename Views<ExecSpace>::Digits& residues, bool conjugate) {
   detail::with_moduli_count(constants.moduli, [&](auto count) {
     detail::crt_complex_residues_fixed<decltype(count)::value>(space, X, scaling, constants,
-                                                               residues);
+                                                               residues, conjugate);
   });
 }
 
