@@ -57,8 +57,8 @@ struct CrtComplexTarget {
   /// part zero, and the imaginary parts of beta C's diagonal are not read.
   bool real_diagonal = false;
   /// One operand for both sides, one of them conjugated (herk: A A^H): the real call's op(A)
-  /// and op(B)^T are the same unconjugated rows, and the residues of the conjugated side's
-  /// negate the imaginary parts as they are made (exact: the residues of a conjugated copy).
+  /// and op(B)^T are the same unconjugated rows, and the conjugated side's residues negate the
+  /// imaginary parts as they are made (exact: the residues of a conjugated copy).
   bool conjugate_x = false, conjugate_y = false;
 };
 
