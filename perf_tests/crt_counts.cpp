@@ -5,10 +5,12 @@
 // For each shape, phi and seed: A (M x K) and B (K x N) with entries (U - 1/2) exp(phi N),
 // native FP64 GEMM (KokkosBlas on the host space: the BLAS of this build) and Int8Crt with the
 // fast rule at the counted rule's count L_c (rules.hpp, crt_counted_moduli, from the oracle's
-// G = serial::crt_counted_ratio; 24 where G is +Inf), and at the fast model's own count L_f and
+// G = serial::crt_counted_ratio; 24 where G is +Inf), at the count L_x of the same model with
+// the exact (|A||B|)_mn in place of the window product's lower bound (G_x: what a sharper lower
+// bound could give at most), and at the fast model's own count L_f and
 // L_f + 1 .. L_f + 5 moduli, each error max |c - ref| / (|A||B|)_mn over sampled entries
 // against a double-double reference.  One line per case: the shape, phi, seed, the peak
-// ratios' statistics, G and L_c, and the errors' ratios to native's.
+// ratios' statistics, G and L_c, G_x and L_x, and the errors' ratios to native's.
 //
 //   crt_counts --shapes 16x16x4096,1024 --phi 2,4 --seeds 1,2,3 [--samples N] [--family iid|anti]
 #include <ozaki/impl/common/kernels.hpp>
@@ -175,6 +177,32 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
     const double err = error_of(C, A, B, samples);
     std::printf(" G %.2e L_c %2d %6.3f ", G, L_c, err_native > 0 ? err / err_native : HUGE_VAL);
   }
+  // G with the exact (|A||B|)_mn in place of the window product's lower bound: what the data
+  // need by the counted model, and how many entries the windows see too little of.
+  {
+    const auto a = ref_of(A), b = ref_of(B);
+    double G_exact = 0;
+    for (std::int64_t n = 0; n < s.n; ++n)
+      for (std::int64_t m = 0; m < s.m; ++m) {
+        if (norms_a.l2[m] == 0 || norms_b.l2[n] == 0) continue;
+        long double d = 0;
+        for (std::int64_t k = 0; k < s.k; ++k)
+          d += std::fabs(static_cast<long double>(a(m, k)) * b(k, n));
+        const double D =
+            std::ldexp(static_cast<double>(d), -norms_a.exponent[m] - norms_b.exponent[n]);
+        const double g = D > 0 ? norms_a.l2[m] * norms_b.l2[n] * 0x1p-14 / D : HUGE_VAL;
+        G_exact = std::max(G_exact, g);
+      }
+    const int L_x = ozaki::Impl::crt_counted_moduli(s.k, G_exact, ozaki::Impl::fp64_unit_roundoff);
+    ozaki::Options o;
+    o.algorithm = ozaki::Algorithm::Int8Crt;
+    o.crt_scaling = ozaki::CrtScaling::Fast;
+    o.moduli = L_x;
+    ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, o);
+    const double err = error_of(C, A, B, samples);
+    std::printf(" Gx %.2e L_x %2d %6.3f ", G_exact, L_x,
+                err_native > 0 ? err / err_native : HUGE_VAL);
+  }
   for (int extra = 0; extra <= 5 && L_f + extra <= ozaki::max_moduli; ++extra) {
     ozaki::Options o;
     o.algorithm = ozaki::Algorithm::Int8Crt;
@@ -221,7 +249,8 @@ int main(int argc, char** argv) {
   }
   std::printf(
       "     M      N      K  phi seed  K q_A q_B      spreads dt, de      L_f  native err  "
-      "counted G, L_c: err / native err  fast rule at L_f + j: err / native err\n");
+      "counted G, L_c: err / native err  exact G_x, L_x: err / native err  fast rule at L_f + j: "
+      "err / native err\n");
   for (const Shape& s : shapes)
     for (const double phi : phis)
       for (const std::uint64_t seed : seeds) run_case(s, phi, seed, samples);
