@@ -980,7 +980,7 @@ cmd_pair_here() {
 }
 
 # The binaries a pack holds: what `cmake/dev.sh carried` runs on the GPU machine.
-pack_tests="captured_cuda cuda_backend_cuda componentwise_cuda level3_cuda batched_cuda single_cuda quantized_cuda"
+pack_tests="captured_cuda cuda_backend_cuda componentwise_cuda level3_cuda batched_cuda single_cuda quantized_cuda fp8_cuda"
 pack_tools="ozaki_bench level3_bench batched_bench cublas_call_overhead quantized_bench"
 pack_clients="cublas_client cublas_client_linked"
 

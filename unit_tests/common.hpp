@@ -162,6 +162,27 @@ struct DeviceOf {
   }
 };
 
+/// Row-major host values (rows x cols) as a DeviceOf in `layout`, through column-major.
+template <class T>
+DeviceOf<T> device_rows(const std::vector<T>& row_major, std::int64_t rows, std::int64_t cols,
+                        Layout layout) {
+  std::vector<T> column_major(row_major.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) column_major[r + c * rows] = row_major[r * cols + c];
+  return DeviceOf<T>(column_major.data(), rows, cols, layout);
+}
+
+/// A DeviceOf's values, row-major.
+template <class T>
+std::vector<T> host_rows(const DeviceOf<T>& d) {
+  const std::int64_t rows = d.view.extent(0), cols = d.view.extent(1);
+  std::vector<T> column_major(rows * cols), row_major(rows * cols);
+  d.copy(column_major.data(), false);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) row_major[r * cols + c] = column_major[r + c * rows];
+  return row_major;
+}
+
 /// A double matrix on the test space (DeviceOf).
 using DeviceMatrix = DeviceOf<double>;
 

@@ -64,16 +64,6 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
   return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(T)) == 0;
 }
 
-/// Row-major host values (rows x cols) as a DeviceOf in `layout`, through column-major.
-template <class T>
-DeviceOf<T> device_rows(const std::vector<T>& row_major, std::int64_t rows, std::int64_t cols,
-                        Layout layout) {
-  std::vector<T> column_major(row_major.size());
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < cols; ++c) column_major[r + c * rows] = row_major[r * cols + c];
-  return DeviceOf<T>(column_major.data(), rows, cols, layout);
-}
-
 template <class T>
 std::vector<T> host_of(const DeviceOf<T>& d) {
   std::vector<T> v(d.view.size());

@@ -51,6 +51,12 @@ void destroy_all() {
 
 }  // namespace
 
+void make_lt(Int8Kernels& kernels) {
+  if (kernels.lt != nullptr) return;
+  check(cublasLtCreate(&kernels.lt), "cublasLtCreate");
+  check(cudaMalloc(&kernels.workspace, lt_workspace_bytes), "cudaMalloc(cuBLASLt workspace)");
+}
+
 void release(Int8Kernels::Choice& choice) {
   if (choice.a != nullptr) cublasLtMatrixLayoutDestroy(choice.a);
   if (choice.b != nullptr) cublasLtMatrixLayoutDestroy(choice.b);

@@ -50,6 +50,9 @@ struct Int8Kernels {
 /// The bytes of Int8Kernels::workspace: cuBLAS's own default workspace on Hopper.
 constexpr std::size_t lt_workspace_bytes = std::size_t(32) << 20;
 
+/// Creates the cuBLASLt handle and its workspace on first use.
+void make_lt(Int8Kernels& kernels);
+
 /// Destroys a choice's descriptors.
 void release(Int8Kernels::Choice& choice);
 

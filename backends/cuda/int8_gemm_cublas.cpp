@@ -89,11 +89,7 @@ const cuda::Int8Kernels::Choice& lt_kernel(cuda::Int8Kernels& kernels, std::int6
                                            std::int64_t columns, std::int64_t length,
                                            std::int64_t lda, std::int64_t ldb, std::int64_t ldc,
                                            std::uint32_t alignment, const LtBatch& batch = {}) {
-  if (kernels.lt == nullptr) {
-    cuda::check(cublasLtCreate(&kernels.lt), "cublasLtCreate");
-    cuda::check(cudaMalloc(&kernels.workspace, cuda::lt_workspace_bytes),
-                "cudaMalloc(cuBLASLt workspace)");
-  }
+  cuda::make_lt(kernels);
   const cuda::Int8Kernels::Shape key{
       rows,        columns,        length,         lda,           ldb, ldc, alignment,
       batch.count, batch.stride_a, batch.stride_b, batch.stride_c};

@@ -360,5 +360,67 @@ void quantized_gemm(std::int64_t M, std::int64_t N, std::int64_t K, const std::i
   }
 }
 
+double e4m3_value(std::uint8_t code) {
+  const int e = (code >> 3) & 15, f = code & 7;
+  if (e == 15 && f == 7) return std::numeric_limits<double>::quiet_NaN();
+  const double magnitude = e == 0 ? std::ldexp(f / 8.0, -6) : std::ldexp(1 + f / 8.0, e - 7);
+  return (code & 0x80) != 0 ? -magnitude : magnitude;
+}
+
+std::uint8_t e4m3_nearest(float x) {
+  const std::uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  if (std::isnan(x)) return sign | 0x7f;
+  const double target = std::fabs(static_cast<double>(x));
+  if (std::isinf(target)) return sign | 0x7e;
+  int best = 0;
+  for (int code = 1; code <= 0x7e; ++code) {
+    const double d = std::fabs(e4m3_value(static_cast<std::uint8_t>(code)) - target);
+    const double d_best = std::fabs(e4m3_value(static_cast<std::uint8_t>(best)) - target);
+    if (d < d_best || (d == d_best && code % 2 == 0)) best = code;
+  }
+  return static_cast<std::uint8_t>(sign | best);
+}
+
+void quantize_fp8_blocks(std::int64_t R, std::int64_t K, const float* X, std::int64_t ldx,
+                         std::int64_t block_rows, std::uint8_t* Q, float* scales) {
+  const std::int64_t blocks_k = (K + 127) / 128, blocks_r = (R + block_rows - 1) / block_rows;
+  for (std::int64_t br = 0; br < blocks_r; ++br) {
+    for (std::int64_t bk = 0; bk < blocks_k; ++bk) {
+      const std::int64_t r1 = std::min(R, (br + 1) * block_rows), k1 = std::min(K, (bk + 1) * 128);
+      float amax = 0;
+      bool finite = true;
+      for (std::int64_t r = br * block_rows; r < r1; ++r)
+        for (std::int64_t k = bk * 128; k < k1; ++k) {
+          finite = finite && std::isfinite(X[r * ldx + k]);
+          amax = std::max(amax, std::fabs(X[r * ldx + k]));
+        }
+      const float inverse = finite && amax > 0 ? 448.0f / amax : 0.0f;
+      for (std::int64_t r = br * block_rows; r < r1; ++r)
+        for (std::int64_t k = bk * 128; k < k1; ++k)
+          Q[r * K + k] = e4m3_nearest(finite ? X[r * ldx + k] * inverse : 0.0f);
+      scales[br * blocks_k + bk] = finite ? amax / 448.0f : std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+}
+
+void fp8_gemm(std::int64_t M, std::int64_t N, std::int64_t K, const std::uint8_t* A,
+              std::int64_t lda, const std::uint8_t* W, std::int64_t ldw, const float* a_scales,
+              const float* w_scales, float* C, std::int64_t ldc) {
+  const std::int64_t blocks_k = (K + 127) / 128;
+  for (std::int64_t n = 0; n < N; ++n) {
+    for (std::int64_t m = 0; m < M; ++m) {
+      double acc = 0;
+      for (std::int64_t bk = 0; bk < blocks_k; ++bk) {
+        long double p = 0;
+        for (std::int64_t k = bk * 128; k < std::min(K, (bk + 1) * 128); ++k)
+          p += static_cast<long double>(e4m3_value(A[m * lda + k])) * e4m3_value(W[n * ldw + k]);
+        const float s = a_scales[m * blocks_k + bk] * w_scales[(n / 128) * blocks_k + bk];
+        acc += static_cast<double>(s) * static_cast<double>(p);
+      }
+      C[m + n * ldc] = static_cast<float>(acc);
+    }
+  }
+}
+
 }  // namespace serial
 }  // namespace ozaki

@@ -53,6 +53,18 @@ struct Int8Gemm<Kokkos::Cuda, true> {
   static double fp64_flops_per_byte(const Kokkos::Cuda& space);
 };
 
+/// FP8 e4m3 GEMM with DeepGEMM's block scales through cuBLASLt (ozaki/fp8.hpp): the weights as
+/// cuBLASLt's A with BLK128x128 scales, the activations as its B with VEC128 scales (both
+/// K-contiguous, TN), FP32 accumulation and scales, D in bfloat16 or float, on the caller's
+/// stream.  Those scale modes exist on compute capability 9.0 alone (cuBLAS 12.9 and later).
+template <>
+struct Fp8GemmBackend<Kokkos::Cuda> {
+  static constexpr bool available = true;
+  static const char* name() { return "cuBLASLt"; }
+  static bool supported(const Kokkos::Cuda& space, std::string& why_not);
+  static void run(const Kokkos::Cuda& space, const Fp8GemmProblem& p);
+};
+
 /// A stream of the library's own per caller's stream (and device), with events: scheme II
 /// runs its residues and reconstruction there while the caller's stream runs the INT8
 /// products (crt/driver.hpp).  Created on first use and kept; the Kokkos instance on it is

@@ -137,5 +137,27 @@ void quantized_gemm(std::int64_t M, std::int64_t N, std::int64_t K, const std::i
                     std::int64_t lda, const std::int8_t* W, std::int64_t ldw, const float* a,
                     const float* w, const float* bias, float* C, std::int64_t ldc);
 
+/// FP8 e4m3 (ozaki/half_precision.hpp, float8_e4m3) decoded by its definition: (-1)^s 2^(e-7)
+/// (1 + f/8), or 2^-6 f/8 where e = 0; NaN for S.1111.111.
+double e4m3_value(std::uint8_t code);
+/// The e4m3 code nearest x by search over every finite code (ties to the even code), +-448
+/// beyond the largest, NaN's code for NaN: an implementation independent of float8_e4m3's bit
+/// arithmetic.
+std::uint8_t e4m3_nearest(float x);
+
+/// FP8 block quantization as ozaki/fp8.hpp defines it: X (R x K, row-major, ldx) in blocks of
+/// block_rows x 128, Q (R x K row-major, K per row) and scales (ceil(R / block_rows) x
+/// ceil(K / 128), row-major).
+void quantize_fp8_blocks(std::int64_t R, std::int64_t K, const float* X, std::int64_t ldx,
+                         std::int64_t block_rows, std::uint8_t* Q, float* scales);
+
+/// FP8 block-scaled GEMM as ozaki/impl/quantized/fp8.hpp defines its result, before C's own
+/// rounding: A (M x K) and W (N x K) e4m3 codes, rows K-contiguous (lda, ldw); a_scales
+/// (M x ceil(K / 128)) and w_scales (ceil(N / 128) x ceil(K / 128)) row-major; C column-major
+/// (ldc).  Block sums in long double (exact), the scaled sum in double, one rounding to float.
+void fp8_gemm(std::int64_t M, std::int64_t N, std::int64_t K, const std::uint8_t* A,
+              std::int64_t lda, const std::uint8_t* W, std::int64_t ldw, const float* a_scales,
+              const float* w_scales, float* C, std::int64_t ldc);
+
 }  // namespace serial
 }  // namespace ozaki

@@ -1,0 +1,361 @@
+// FP8 e4m3 GEMM with block scales (ozaki/fp8.hpp, docs/design.md §14.1): the e4m3 conversions
+// on the test space against the oracle's search over every code, the per-token and per-block
+// quantizers' bits, the GEMM against the oracle (bit for bit where the portable kernel runs it,
+// within a stated bound where a vendor kernel does), DeepGEMM's calc_diff after quantizing,
+// NaN blocks, and bad input.
+#include "common.hpp"
+
+#include <ozaki/fp8.hpp>
+#include <ozaki/serial/reference.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace ozaki_test;
+using ozaki::bfloat16;
+using ozaki::float8_e4m3;
+
+constexpr bool vendor_kernel = ozaki::Impl::Fp8GemmBackend<TestSpace>::available;
+
+std::int64_t blocks_of(std::int64_t n) { return (n + 127) / 128; }
+
+/// float8_e4m3::from_float of every value, computed on the test space.
+std::vector<std::uint8_t> encode_on_space(const std::vector<float>& values) {
+  const std::int64_t n = values.size();
+  Kokkos::View<float*, MemSpace> in("in", n);
+  Kokkos::View<std::uint8_t*, MemSpace> out("out", n);
+  Kokkos::deep_copy(in, Kokkos::View<const float*, Kokkos::HostSpace>(values.data(), n));
+  Kokkos::parallel_for(
+      "test::encode", Kokkos::RangePolicy<TestSpace>(0, n),
+      KOKKOS_LAMBDA(const int i) { out(i) = float8_e4m3::from_float(in(i)).bits; });
+  std::vector<std::uint8_t> host(values.size());
+  Kokkos::deep_copy(Kokkos::View<std::uint8_t*, Kokkos::HostSpace>(host.data(), n), out);
+  return host;
+}
+
+TEST(Float8, EveryCodeDecodesAsItsDefinitionAndSurvivesARoundTrip) {
+  std::vector<float> decoded;
+  for (int code = 0; code < 256; ++code) {
+    float8_e4m3 q;
+    q.bits = static_cast<std::uint8_t>(code);
+    const double want = ozaki::serial::e4m3_value(q.bits);
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(q.to_float())) << code;
+    } else {
+      EXPECT_EQ(q.to_float(), want) << code;
+      EXPECT_EQ(std::signbit(q.to_float()), (code & 0x80) != 0) << code;
+    }
+    decoded.push_back(q.to_float());
+  }
+  const std::vector<std::uint8_t> again = encode_on_space(decoded);
+  for (int code = 0; code < 256; ++code) {
+    const bool nan_code = (code & 0x7f) == 0x7f;
+    EXPECT_EQ(again[code], nan_code ? (code & 0x80) | 0x7f : code) << code;
+  }
+}
+
+TEST(Float8, RoundsToTheNearestCodeTiesToEvenAndSaturates) {
+  std::vector<float> values = {0.0f,
+                               -0.0f,
+                               448.0f,
+                               464.0f,  // a tie: 448
+                               464.001f,
+                               480.0f,
+                               1.0e6f,
+                               -1.0e30f,
+                               0x1p-10f,
+                               3 * 0x1p-10f,
+                               5 * 0x1p-10f,
+                               0x1p-11f,
+                               0x1p-6f,
+                               0x1p-6f - 0x1p-11f,
+                               1.0f + 0x1p-4f,
+                               1.0f + 3 * 0x1p-4f,
+                               0x1p-130f,
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               std::numeric_limits<float>::quiet_NaN()};
+  // Every midpoint between neighbouring codes (ties), and random values over the whole range.
+  for (int code = 0; code < 0x7e; ++code) {
+    const double lo = ozaki::serial::e4m3_value(static_cast<std::uint8_t>(code));
+    const double hi = ozaki::serial::e4m3_value(static_cast<std::uint8_t>(code + 1));
+    values.push_back(static_cast<float>((lo + hi) / 2));
+    values.push_back(-static_cast<float>((lo + hi) / 2));
+  }
+  Random rng(7);
+  for (int i = 0; i < 4000; ++i) {
+    values.push_back(
+        static_cast<float>((rng.uniform() - 0.5) * std::exp2(40 * rng.uniform() - 18)));
+  }
+  const std::vector<std::uint8_t> got = encode_on_space(values);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    EXPECT_EQ(got[i], ozaki::serial::e4m3_nearest(values[i])) << values[i];
+  }
+}
+
+/// Values spread over binades (phi), with an all-zero 1 x 128 block and, if asked, a NaN.
+std::vector<float> spread_rows(std::int64_t rows, std::int64_t cols, double phi, bool nan,
+                               Random& rng) {
+  std::vector<float> x(rows * cols);
+  for (auto& v : x) v = static_cast<float>(rng.spread(phi));
+  if (rows > 1 && cols > 0) {
+    for (std::int64_t k = 0; k < std::min<std::int64_t>(cols, 128); ++k) x[1 * cols + k] = 0.0f;
+  }
+  if (nan && rows > 3 && cols > 5) x[3 * cols + 5] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+struct Quantized {
+  std::vector<std::uint8_t> q;
+  std::vector<float> scales;
+};
+
+/// The quantizer on the test space: Q's codes and the scales, row-major.
+Quantized quantize_on_space(const std::vector<float>& x, std::int64_t rows, std::int64_t cols,
+                            bool per_block, Layout lx, Layout lq) {
+  const DeviceOf<float> dX = device_rows(x, rows, cols, lx);
+  DeviceOf<float8_e4m3> dQ(rows, cols, lq);
+  const std::int64_t scale_rows = per_block ? blocks_of(rows) : rows;
+  DeviceOf<float> dS(scale_rows, blocks_of(cols), Layout::Right);
+  dX.visit([&](const auto& X) {
+    dQ.visit([&](const auto& Q) {
+      if (per_block) {
+        ozaki::quantize_per_block(TestSpace(), X, Q, dS.right);
+      } else {
+        ozaki::quantize_per_token(TestSpace(), X, Q, dS.right);
+      }
+    });
+  });
+  Quantized out;
+  for (const float8_e4m3& v : host_rows(dQ)) out.q.push_back(v.bits);
+  out.scales = host_rows(dS);
+  return out;
+}
+
+TEST(Fp8Quantize, PerTokenAndPerBlockGiveTheOraclesBits) {
+  const struct { std::int64_t rows, cols; } shapes[] = {{5, 300}, {130, 256}, {257, 129}};
+  for (const auto& s : shapes) {
+    for (const bool per_block : {false, true}) {
+      for (const Layout l : {Layout::Left, Layout::Right, Layout::Stride}) {
+        Random rng(s.rows * 1000 + s.cols);
+        const std::vector<float> x = spread_rows(s.rows, s.cols, 2.0, true, rng);
+        const Quantized got = quantize_on_space(x, s.rows, s.cols, per_block, l, l);
+        Quantized want;
+        want.q.resize(x.size());
+        want.scales.resize(got.scales.size());
+        ozaki::serial::quantize_fp8_blocks(s.rows, s.cols, x.data(), s.cols, per_block ? 128 : 1,
+                                           want.q.data(), want.scales.data());
+        const std::string what = std::to_string(s.rows) + "x" + std::to_string(s.cols) +
+                                 (per_block ? " per block " : " per token ") + name(l);
+        EXPECT_EQ(got.q, want.q) << what;
+        ASSERT_EQ(got.scales.size(), want.scales.size()) << what;
+        EXPECT_EQ(0, std::memcmp(got.scales.data(), want.scales.data(), 4 * want.scales.size()))
+            << what;
+        // Dequantized: within half a step of e4m3 (2^-4 relative) or of its subnormal step
+        // (2^-10 of the scale's 448-unit range), for every finite block.
+        const std::int64_t blocks_k = blocks_of(s.cols), block_rows = per_block ? 128 : 1;
+        for (std::int64_t r = 0; r < s.rows; ++r)
+          for (std::int64_t k = 0; k < s.cols; ++k) {
+            const float scale = got.scales[(r / block_rows) * blocks_k + k / 128];
+            if (std::isnan(scale)) continue;
+            const double back = ozaki::serial::e4m3_value(got.q[r * s.cols + k]) * scale;
+            const double x_rk = x[r * s.cols + k];
+            EXPECT_LE(std::fabs(back - x_rk), 0x1p-4 * 1.0001 * std::fabs(x_rk) + 0x1p-10 * scale)
+                << what << " at " << r << ", " << k;
+          }
+        // The block holding the NaN has a NaN scale; the zero block has scale 0.
+        EXPECT_TRUE(std::isnan(got.scales[(3 / block_rows) * blocks_k]));
+        if (!per_block) EXPECT_EQ(got.scales[1 * blocks_k], 0.0f) << what;
+      }
+    }
+  }
+}
+
+/// The entries' bound for a vendor kernel (accumulation in FP32 in its own order, output
+/// rounded once): 2^-8 |C| (a bfloat16 rounding, 2^-9, and the FP32 sums' rounding of the
+/// result) plus 2^-10 of sum_kb |s_kb| sum_k |A||W|, generous for the tensor cores' per-block
+/// accumulation.
+double vendor_bound(double reference, double absolute_sum) {
+  return 0x1p-8 * std::fabs(reference) + 0x1p-10 * absolute_sum;
+}
+
+template <class T>
+void check_gemm(std::int64_t M, std::int64_t N, std::int64_t K, Layout la, Layout lw, Layout lc,
+                std::uint64_t seed) {
+  Random rng(seed);
+  const std::int64_t blocks_k = blocks_of(K);
+  std::vector<float8_e4m3> A(M * K), W(N * K);
+  for (auto& v : A) v = float8_e4m3::from_float(static_cast<float>(rng.spread(2.0)));
+  for (auto& v : W) v = float8_e4m3::from_float(static_cast<float>(rng.spread(2.0)));
+  std::vector<float> a(M * blocks_k), w(blocks_of(N) * blocks_k);
+  for (auto& s : a) s = static_cast<float>(std::fabs(rng.spread(1.0)));
+  for (auto& s : w) s = static_cast<float>(std::fabs(rng.spread(1.0)));
+  const DeviceOf<float8_e4m3> dA = device_rows(A, M, K, la), dW = device_rows(W, N, K, lw);
+  const DeviceOf<float> da = device_rows(a, M, blocks_k, Layout::Right);
+  const DeviceOf<float> dw = device_rows(w, blocks_of(N), blocks_k, Layout::Left);
+  DeviceOf<T> dC(M, N, lc);
+  const ozaki::Fp8Report report = dA.visit([&](const auto& x) {
+    return dW.visit([&](const auto& y) {
+      return dC.visit(
+          [&](const auto& c) { return ozaki::fp8_gemm(TestSpace(), x, da.right, y, dw.left, c); });
+    });
+  });
+  std::vector<std::uint8_t> a_codes, w_codes;
+  for (const auto& v : A) a_codes.push_back(v.bits);
+  for (const auto& v : W) w_codes.push_back(v.bits);
+  std::vector<float> reference(M * N);
+  ozaki::serial::fp8_gemm(M, N, K, a_codes.data(), K, w_codes.data(), K, a.data(), w.data(),
+                          reference.data(), M);
+  const std::vector<T> got = host_rows(dC);
+  const std::string what = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
+                           " " + name(la) + "/" + name(lw) + "/" + name(lc) + " on " +
+                           report.backend;
+  for (std::int64_t m = 0; m < M; ++m) {
+    for (std::int64_t n = 0; n < N; ++n) {
+      const float want = reference[m + n * M];
+      const T got_mn = got[m * N + n];
+      if (!vendor_kernel) {
+        const T rounded = ozaki::from_float<T>(want);
+        ASSERT_EQ(0, std::memcmp(&got_mn, &rounded, sizeof(T))) << what << " at " << m << ", " << n;
+        continue;
+      }
+      double absolute_sum = 0;
+      for (std::int64_t k = 0; k < K; ++k) {
+        absolute_sum += std::fabs(a[m * blocks_k + k / 128] * w[(n / 128) * blocks_k + k / 128] *
+                                  A[m * K + k].to_float() * W[n * K + k].to_float());
+      }
+      const double value = ozaki::to_float(got_mn);
+      ASSERT_LE(std::fabs(value - want), vendor_bound(want, absolute_sum))
+          << what << " at " << m << ", " << n;
+    }
+  }
+  EXPECT_EQ(report.backend, vendor_kernel ? std::string("cuBLASLt") : std::string("portable"));
+}
+
+TEST(Fp8Gemm, GivesTheOraclesResult) {
+  for (const Layout l : {Layout::Right, Layout::Left, Layout::Stride}) {
+    check_gemm<bfloat16>(64, 128, 256, Layout::Right, Layout::Right, l, 1);
+    check_gemm<float>(37, 200, 300, l, l, Layout::Right, 2);  // K, M, N cut blocks anywhere
+  }
+  check_gemm<bfloat16>(128, 256, 1024, Layout::Right, Layout::Right, Layout::Right, 3);
+  check_gemm<float>(16, 144, 128, Layout::Left, Layout::Right, Layout::Left, 4);
+}
+
+/// DeepGEMM's test criterion: 1 - 2 sum(x y) / sum(x^2 + y^2).
+double calc_diff(const std::vector<double>& x, const std::vector<double>& y) {
+  double xy = 0, squares = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    xy += x[i] * y[i];
+    squares += x[i] * x[i] + y[i] * y[i];
+  }
+  return 1 - 2 * xy / squares;
+}
+
+TEST(Fp8Gemm, QuantizedOperandsMeetDeepGemmsCriterion) {
+  const std::int64_t M = 96, N = 256, K = 512;
+  Random rng(11);
+  std::vector<float> x(M * K), w(N * K);
+  for (auto& v : x) v = static_cast<float>(rng.normal());
+  for (auto& v : w) v = static_cast<float>(rng.normal());
+  const DeviceOf<float> dX = device_rows(x, M, K, Layout::Right);
+  const DeviceOf<float> dW = device_rows(w, N, K, Layout::Right);
+  DeviceOf<float8_e4m3> dXq(M, K, Layout::Right), dWq(N, K, Layout::Right);
+  DeviceOf<float> dxs(M, blocks_of(K), Layout::Right),
+      dws(blocks_of(N), blocks_of(K), Layout::Right);
+  DeviceOf<bfloat16> dC(M, N, Layout::Right);
+  ozaki::quantize_per_token(TestSpace(), dX.right, dXq.right, dxs.right);
+  ozaki::quantize_per_block(TestSpace(), dW.right, dWq.right, dws.right);
+  ozaki::fp8_gemm(TestSpace(), dXq.right, dxs.right, dWq.right, dws.right, dC.right);
+  const std::vector<bfloat16> c = host_rows(dC);
+  std::vector<double> got(M * N), want(M * N);
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double sum = 0;
+      for (std::int64_t k = 0; k < K; ++k) sum += double(x[m * K + k]) * w[n * K + k];
+      want[m * N + n] = sum;
+      got[m * N + n] = c[m * N + n].to_float();
+    }
+  const double diff = calc_diff(got, want);
+  EXPECT_LT(diff, 1e-3);
+  EXPECT_GT(diff, 0.0);  // the quantization's error is there: the data are not trivial
+}
+
+TEST(Fp8Gemm, ANonFiniteBlockGivesNaNsNeverAFiniteWrongValue) {
+  const std::int64_t M = 8, N = 16, K = 256;
+  Random rng(5);
+  std::vector<float> x(M * K), w(N * K);
+  for (auto& v : x) v = static_cast<float>(rng.spread(1.0));
+  for (auto& v : w) v = static_cast<float>(rng.spread(1.0));
+  x[3 * K + 200] = std::numeric_limits<float>::infinity();
+  const DeviceOf<float> dX = device_rows(x, M, K, Layout::Right);
+  const DeviceOf<float> dW = device_rows(w, N, K, Layout::Right);
+  DeviceOf<float8_e4m3> dXq(M, K, Layout::Right), dWq(N, K, Layout::Right);
+  DeviceOf<float> dxs(M, 2, Layout::Right), dws(1, 2, Layout::Right);
+  DeviceOf<float> dC(M, N, Layout::Right);
+  ozaki::quantize_per_token(TestSpace(), dX.right, dXq.right, dxs.right);
+  ozaki::quantize_per_block(TestSpace(), dW.right, dWq.right, dws.right);
+  ozaki::fp8_gemm(TestSpace(), dXq.right, dxs.right, dWq.right, dws.right, dC.right);
+  const std::vector<float> c = host_rows(dC);
+  for (std::int64_t m = 0; m < M; ++m)
+    for (std::int64_t n = 0; n < N; ++n) {
+      if (m == 3) {
+        EXPECT_TRUE(std::isnan(c[m * N + n])) << m << ", " << n;
+      } else {
+        EXPECT_TRUE(std::isfinite(c[m * N + n])) << m << ", " << n;
+      }
+    }
+}
+
+TEST(Fp8Gemm, BadInputThrowsAndLeavesCUntouched) {
+  const std::int64_t M = 16, N = 32, K = 128;
+  DeviceOf<float8_e4m3> dA(M, K, Layout::Right), dW(N, K, Layout::Right),
+      dW2(N, K + 16, Layout::Right);
+  DeviceOf<float> da(M, 1, Layout::Right), dw(1, 1, Layout::Right), da_bad(M, 2, Layout::Right);
+  DeviceOf<float> dw_bad(2, 1, Layout::Right), dC(M, N, Layout::Right),
+      dC_bad(M + 1, N, Layout::Right);
+  Kokkos::deep_copy(dC.right, 7.0f);
+  const auto untouched = [&] {
+    for (const float v : host_rows(dC)) {
+      if (v != 7.0f) return false;
+    }
+    return true;
+  };
+  using ozaki::InvalidArgument;
+  EXPECT_THROW(ozaki::fp8_gemm(TestSpace(), dA.right, da.right, dW2.right, dw.right, dC.right),
+               InvalidArgument);
+  EXPECT_THROW(ozaki::fp8_gemm(TestSpace(), dA.right, da_bad.right, dW.right, dw.right, dC.right),
+               InvalidArgument);
+  EXPECT_THROW(ozaki::fp8_gemm(TestSpace(), dA.right, da.right, dW.right, dw_bad.right, dC.right),
+               InvalidArgument);
+  EXPECT_THROW(ozaki::fp8_gemm(TestSpace(), dA.right, da.right, dW.right, dw.right, dC_bad.right),
+               InvalidArgument);
+  // C over A's scales: one float buffer holding both.
+  Kokkos::View<float**, Kokkos::LayoutRight, MemSpace> shared("shared", M, N);
+  const auto scales_in_c = Kokkos::subview(shared, Kokkos::ALL(), Kokkos::make_pair(0, 1));
+  EXPECT_THROW(ozaki::fp8_gemm(TestSpace(), dA.right, scales_in_c, dW.right, dw.right, shared),
+               InvalidArgument);
+  EXPECT_TRUE(untouched());
+  DeviceOf<float8_e4m3> dQ_bad(M, K + 1, Layout::Right);
+  DeviceOf<float> dX(M, K, Layout::Right);
+  EXPECT_THROW(ozaki::quantize_per_token(TestSpace(), dX.right, dQ_bad.right, da.right),
+               InvalidArgument);
+  EXPECT_THROW(ozaki::quantize_per_block(TestSpace(), dX.right, dA.right, da.right),
+               InvalidArgument);  // per block: 1 x 1 scales, not 16 x 1
+}
+
+TEST(Fp8Gemm, AnEmptySumGivesZeros) {
+  const std::int64_t M = 4, N = 8;
+  DeviceOf<float8_e4m3> dA(M, 0, Layout::Right), dW(N, 0, Layout::Right);
+  DeviceOf<float> da(M, 0, Layout::Right), dw(1, 0, Layout::Right), dC(M, N, Layout::Right);
+  Kokkos::deep_copy(dC.right, 7.0f);
+  ozaki::fp8_gemm(TestSpace(), dA.right, da.right, dW.right, dw.right, dC.right);
+  for (const float v : host_rows(dC)) EXPECT_EQ(v, 0.0f);
+}
+
+}  // namespace
