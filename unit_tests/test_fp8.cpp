@@ -185,37 +185,21 @@ double vendor_bound(double reference, double absolute_sum) {
   return 0x1p-8 * std::fabs(reference) + 0x1p-10 * absolute_sum;
 }
 
+/// The portable kernel's entries are the oracle's bits rounded to T; a vendor kernel's lie
+/// within vendor_bound of the oracle's.  `got` is row-major M x N; A and W row-major, K per row;
+/// a and w row-major block scales.
 template <class T>
-void check_gemm(std::int64_t M, std::int64_t N, std::int64_t K, Layout la, Layout lw, Layout lc,
-                std::uint64_t seed) {
-  Random rng(seed);
+void expect_oracle_result(const std::vector<T>& got, std::int64_t M, std::int64_t N, std::int64_t K,
+                          const std::vector<float8_e4m3>& A, const std::vector<float8_e4m3>& W,
+                          const std::vector<float>& a, const std::vector<float>& w,
+                          const std::string& what) {
   const std::int64_t blocks_k = blocks_of(K);
-  std::vector<float8_e4m3> A(M * K), W(N * K);
-  for (auto& v : A) v = float8_e4m3::from_float(static_cast<float>(rng.spread(2.0)));
-  for (auto& v : W) v = float8_e4m3::from_float(static_cast<float>(rng.spread(2.0)));
-  std::vector<float> a(M * blocks_k), w(blocks_of(N) * blocks_k);
-  for (auto& s : a) s = static_cast<float>(std::fabs(rng.spread(1.0)));
-  for (auto& s : w) s = static_cast<float>(std::fabs(rng.spread(1.0)));
-  const DeviceOf<float8_e4m3> dA = device_rows(A, M, K, la), dW = device_rows(W, N, K, lw);
-  const DeviceOf<float> da = device_rows(a, M, blocks_k, Layout::Right);
-  const DeviceOf<float> dw = device_rows(w, blocks_of(N), blocks_k, Layout::Left);
-  DeviceOf<T> dC(M, N, lc);
-  const ozaki::Fp8Report report = dA.visit([&](const auto& x) {
-    return dW.visit([&](const auto& y) {
-      return dC.visit(
-          [&](const auto& c) { return ozaki::fp8_gemm(TestSpace(), x, da.right, y, dw.left, c); });
-    });
-  });
   std::vector<std::uint8_t> a_codes, w_codes;
   for (const auto& v : A) a_codes.push_back(v.bits);
   for (const auto& v : W) w_codes.push_back(v.bits);
   std::vector<float> reference(M * N);
   ozaki::serial::fp8_gemm(M, N, K, a_codes.data(), K, w_codes.data(), K, a.data(), w.data(),
                           reference.data(), M);
-  const std::vector<T> got = host_rows(dC);
-  const std::string what = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
-                           " " + name(la) + "/" + name(lw) + "/" + name(lc) + " on " +
-                           report.backend;
   for (std::int64_t m = 0; m < M; ++m) {
     for (std::int64_t n = 0; n < N; ++n) {
       const float want = reference[m + n * M];
@@ -235,6 +219,42 @@ void check_gemm(std::int64_t M, std::int64_t N, std::int64_t K, Layout la, Layou
           << what << " at " << m << ", " << n;
     }
   }
+}
+
+/// Random e4m3 values spread over binades, and positive block scales.
+std::vector<float8_e4m3> random_fp8(std::int64_t count, Random& rng) {
+  std::vector<float8_e4m3> v(count);
+  for (auto& x : v) x = float8_e4m3::from_float(static_cast<float>(rng.spread(2.0)));
+  return v;
+}
+std::vector<float> random_scales(std::int64_t count, Random& rng) {
+  std::vector<float> v(count);
+  for (auto& s : v) s = static_cast<float>(std::fabs(rng.spread(1.0)));
+  return v;
+}
+
+template <class T>
+void check_gemm(std::int64_t M, std::int64_t N, std::int64_t K, Layout la, Layout lw, Layout lc,
+                std::uint64_t seed) {
+  Random rng(seed);
+  const std::int64_t blocks_k = blocks_of(K);
+  const std::vector<float8_e4m3> A = random_fp8(M * K, rng), W = random_fp8(N * K, rng);
+  const std::vector<float> a = random_scales(M * blocks_k, rng);
+  const std::vector<float> w = random_scales(blocks_of(N) * blocks_k, rng);
+  const DeviceOf<float8_e4m3> dA = device_rows(A, M, K, la), dW = device_rows(W, N, K, lw);
+  const DeviceOf<float> da = device_rows(a, M, blocks_k, Layout::Right);
+  const DeviceOf<float> dw = device_rows(w, blocks_of(N), blocks_k, Layout::Left);
+  DeviceOf<T> dC(M, N, lc);
+  const ozaki::Fp8Report report = dA.visit([&](const auto& x) {
+    return dW.visit([&](const auto& y) {
+      return dC.visit(
+          [&](const auto& c) { return ozaki::fp8_gemm(TestSpace(), x, da.right, y, dw.left, c); });
+    });
+  });
+  const std::string what = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
+                           " " + name(la) + "/" + name(lw) + "/" + name(lc) + " on " +
+                           report.backend;
+  expect_oracle_result(host_rows(dC), M, N, K, A, W, a, w, what);
   EXPECT_EQ(report.backend, vendor_kernel ? std::string("cuBLASLt") : std::string("portable"));
 }
 
@@ -356,6 +376,120 @@ TEST(Fp8Gemm, AnEmptySumGivesZeros) {
   Kokkos::deep_copy(dC.right, 7.0f);
   ozaki::fp8_gemm(TestSpace(), dA.right, da.right, dW.right, dw.right, dC.right);
   for (const float v : host_rows(dC)) EXPECT_EQ(v, 0.0f);
+}
+
+/// A rank-3 View on the test space holding `values` (row-major, extents d0 x d1 x d2).
+template <class T>
+Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> device_3d(const std::vector<T>& values,
+                                                            std::int64_t d0, std::int64_t d1,
+                                                            std::int64_t d2) {
+  Kokkos::View<T***, Kokkos::LayoutRight, MemSpace> v("3d", d0, d1, d2);
+  Kokkos::deep_copy(v, Kokkos::View<const T***, Kokkos::LayoutRight, Kokkos::HostSpace>(
+                           values.data(), d0, d1, d2));
+  return v;
+}
+template <class T>
+std::vector<T> host_3d(const Kokkos::View<T***, Kokkos::LayoutRight, MemSpace>& v) {
+  std::vector<T> values(v.size());
+  Kokkos::deep_copy(Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace>(
+                        values.data(), v.extent(0), v.extent(1), v.extent(2)),
+                    v);
+  return values;
+}
+/// Rows [r0, r1) of a row-major matrix of `cols` columns.
+template <class T>
+std::vector<T> rows_of(const std::vector<T>& x, std::int64_t cols, std::int64_t r0,
+                       std::int64_t r1) {
+  return std::vector<T>(x.begin() + r0 * cols, x.begin() + r1 * cols);
+}
+
+/// Groups' data: W (G x N x K) and w (G x N/128 x K/128), one group after another.
+struct Experts {
+  std::int64_t G, N, K;
+  std::vector<float8_e4m3> W;
+  std::vector<float> w;
+  std::vector<float8_e4m3> weights(std::int64_t g) const {
+    return rows_of(W, K, g * N, (g + 1) * N);
+  }
+  std::vector<float> scales(std::int64_t g) const {
+    const std::int64_t per = blocks_of(N);
+    return rows_of(w, blocks_of(K), g * per, (g + 1) * per);
+  }
+};
+
+Experts random_experts(std::int64_t G, std::int64_t N, std::int64_t K, Random& rng) {
+  return {G, N, K, random_fp8(G * N * K, rng), random_scales(G * blocks_of(N) * blocks_of(K), rng)};
+}
+
+TEST(Fp8Gemm, MaskedGroupsGiveTheirRowsResultsAndTouchNothingElse) {
+  const std::int64_t G = 3, max_m = 40, N = 144, K = 256, blocks_k = blocks_of(K);
+  Random rng(21);
+  const Experts e = random_experts(G, N, K, rng);
+  const std::vector<float8_e4m3> A = random_fp8(G * max_m * K, rng);
+  const std::vector<float> a = random_scales(G * max_m * blocks_k, rng);
+  const std::vector<std::int64_t> counts = {40, 0, 17};
+  Kokkos::View<int*, Kokkos::HostSpace> masked_m("masked_m", G);
+  for (std::int64_t g = 0; g < G; ++g) masked_m(g) = static_cast<int>(counts[g]);
+  const auto dC = device_3d(std::vector<float>(G * max_m * N, 7.0f), G, max_m, N);
+  const auto dA = device_3d(A, G, max_m, K);
+  const auto dW = device_3d(e.W, G, N, K);
+  const auto da = device_3d(a, G, max_m, blocks_k);
+  const auto dw = device_3d(e.w, G, blocks_of(N), blocks_k);
+  ozaki::fp8_gemm_masked(TestSpace(), dA, da, dW, dw, masked_m, dC);
+  const std::vector<float> C = host_3d(dC);
+  for (std::int64_t g = 0; g < G; ++g) {
+    const std::int64_t m = counts[g], base = g * max_m;
+    if (m > 0) {
+      expect_oracle_result(rows_of(C, N, base, base + m), m, N, K, rows_of(A, K, base, base + m),
+                           e.weights(g), rows_of(a, blocks_k, base, base + m), e.scales(g),
+                           "masked group " + std::to_string(g));
+    }
+    for (std::int64_t i = (base + m) * N; i < (base + max_m) * N; ++i) ASSERT_EQ(C[i], 7.0f) << g;
+  }
+  masked_m(2) = 41;  // beyond max_m: refused, C untouched
+  const auto fresh = device_3d(std::vector<float>(G * max_m * N, 7.0f), G, max_m, N);
+  EXPECT_THROW(ozaki::fp8_gemm_masked(TestSpace(), dA, da, dW, dw, masked_m, fresh),
+               ozaki::InvalidArgument);
+  for (const float v : host_3d(fresh)) ASSERT_EQ(v, 7.0f);
+}
+
+TEST(Fp8Gemm, ContiguousGroupsGiveTheirRowsResultsAndSkipUnassignedRows) {
+  const std::int64_t G = 3, rows = 50, N = 160, K = 384, blocks_k = blocks_of(K);
+  Random rng(22);
+  const Experts e = random_experts(G, N, K, rng);
+  const std::vector<float8_e4m3> A = random_fp8(rows * K, rng);
+  const std::vector<float> a = random_scales(rows * blocks_k, rng);
+  // Runs: group 1, none, group 0, group 1 again, group 2.
+  const struct {
+    std::int64_t group, r0, r1;
+  } runs[] = {{1, 0, 10}, {-1, 10, 15}, {0, 15, 30}, {1, 30, 40}, {2, 40, 50}};
+  Kokkos::View<int*, Kokkos::HostSpace> m_indices("m_indices", rows);
+  for (const auto& r : runs)
+    for (std::int64_t i = r.r0; i < r.r1; ++i) m_indices(i) = static_cast<int>(r.group);
+  const DeviceOf<float8_e4m3> dA = device_rows(A, rows, K, Layout::Right);
+  const DeviceOf<float> da = device_rows(a, rows, blocks_k, Layout::Right);
+  DeviceOf<bfloat16> dC(rows, N, Layout::Right);
+  Kokkos::deep_copy(dC.right, bfloat16::from_float(7.0f));
+  const auto dW = device_3d(e.W, G, N, K);
+  const auto dw = device_3d(e.w, G, blocks_of(N), blocks_k);
+  ozaki::fp8_gemm_contiguous(TestSpace(), dA.right, da.right, dW, dw, m_indices, dC.right);
+  const std::vector<bfloat16> C = host_rows(dC);
+  for (const auto& r : runs) {
+    const auto got = rows_of(C, N, r.r0, r.r1);
+    if (r.group < 0) {
+      for (const bfloat16& v : got) ASSERT_EQ(v.to_float(), 7.0f);
+      continue;
+    }
+    expect_oracle_result(got, r.r1 - r.r0, N, K, rows_of(A, K, r.r0, r.r1), e.weights(r.group),
+                         rows_of(a, blocks_k, r.r0, r.r1), e.scales(r.group),
+                         "contiguous rows from " + std::to_string(r.r0));
+  }
+  m_indices(12) = 3;  // no such group: refused, C untouched
+  DeviceOf<bfloat16> untouched(rows, N, Layout::Right);
+  EXPECT_THROW(ozaki::fp8_gemm_contiguous(TestSpace(), dA.right, da.right, dW, dw, m_indices,
+                                          untouched.right),
+               ozaki::InvalidArgument);
+  for (const bfloat16& v : host_rows(untouched)) ASSERT_EQ(v.bits, 0);
 }
 
 }  // namespace

@@ -31,16 +31,20 @@
 #include <ozaki/errors.hpp>
 #include <ozaki/half_precision.hpp>
 #include <ozaki/impl/backend.hpp>
+#include <ozaki/impl/batched/layouts.hpp>
 #include <ozaki/impl/library_scratch.hpp>
 #include <ozaki/impl/quantized/fp8.hpp>
+#include <ozaki/impl/quantized/grouped.hpp>
 #include <ozaki/quantized.hpp>
 #include <ozaki/workspace.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace ozaki {
 
@@ -109,7 +113,7 @@ Fp8Report fp8_gemm_on(const ExecSpace& space, const AView& A, const AScales& a, 
   if constexpr (Fp8GemmBackend<ExecSpace>::available) {
     std::string why;
     if (!Fp8GemmBackend<ExecSpace>::supported(space, why)) throw BackendError(why);
-    report.backend = Fp8GemmBackend<ExecSpace>::name();
+    report.backend = fp8_backend_name<ExecSpace>();
     if (C.size() == 0) return report;
     const Fp8Layout l = fp8_layout(A, W, C);
     if (l.bytes() > scratch.bytes() && captured(space)) {
@@ -129,7 +133,7 @@ Fp8Report fp8_gemm_on(const ExecSpace& space, const AView& A, const AScales& a, 
     report.staged_c = l.stage_c;
     report.workspace_bytes = l.bytes();
   } else {
-    report.backend = "portable";
+    report.backend = fp8_backend_name<ExecSpace>();
     if (C.size() > 0) fp8_gemm_portable(space, A, a, W, w, C);
   }
   return report;
@@ -155,7 +159,115 @@ void check_fp8_quantizer(const char* name, std::int64_t rows, std::int64_t cols,
   }
 }
 
+/// The Report of several runs: the backend, the staging flags of any, the largest scratch.
+inline void add_run(Fp8Report& sum, const Fp8Report& run) {
+  sum.backend = run.backend;
+  sum.staged_a = sum.staged_a || run.staged_a;
+  sum.staged_w = sum.staged_w || run.staged_w;
+  sum.staged_c = sum.staged_c || run.staged_c;
+  sum.workspace_bytes = std::max(sum.workspace_bytes, run.workspace_bytes);
+}
+
+/// A grouped call: every run's operands (`run_views(run, f)` calls f with them) checked, then
+/// each run computed on the library's scratch, so a group's rows get the bits the same rows
+/// alone would.
+template <class ExecSpace, class RunViews>
+Fp8Report fp8_grouped(const ExecSpace& space, const std::vector<GroupRun>& runs,
+                      const RunViews& run_views) {
+  for (const GroupRun& run : runs) {
+    run_views(run, [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& C) {
+      check_fp8(A, a, W, w, C);
+    });
+  }
+  auto lease = LibraryScratch<ExecSpace>::lease(space);
+  Fp8Report sum;
+  sum.backend = fp8_backend_name<ExecSpace>();
+  for (const GroupRun& run : runs) {
+    run_views(run, [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& C) {
+      add_run(sum, fp8_gemm_on(space, A, a, W, w, C, lease.buffer()));
+    });
+  }
+  return sum;
+}
+
+template <class AView, class AScales, class WView, class WScales, class CView>
+void check_fp8_grouped_overlaps(const char* call, const AView& A, const AScales& a, const WView& W,
+                                const WScales& w, const CView& C) {
+  if (views_meet(C, A) || views_meet(C, W) || views_meet(C, a) || views_meet(C, w)) {
+    throw InvalidArgument(std::string(call) + ": C overlaps an input in memory");
+  }
+}
+
 }  // namespace Impl
+
+/// Grouped FP8 GEMM in DeepGEMM's two layouts for mixtures of experts, each group with its own
+/// weights and block scales (docs/design.md §14.1); every count, index and extent is checked
+/// before any C is written, and a group's rows get the bits those rows alone would.
+///   masked:      A (G x max_m x K), a (G x max_m x ceil(K/128)), W (G x N x K),
+///                w (G x ceil(N/128) x ceil(K/128)), C (G x max_m x N): group g multiplies its
+///                first masked_m(g) rows; C's other rows are not touched.
+///   contiguous:  A (rows x K), a (rows x ceil(K/128)), W, w as above, C (rows x N): row r
+///                belongs to group m_indices(r), or to none where it is -1 (C's row not touched).
+/// masked_m and m_indices: rank-1 Views of integers, read on the host (as the grouped FP64 and
+/// W8A8 calls read theirs).
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class CountView,
+          class CView>
+Fp8Report fp8_gemm_masked(const ExecSpace& space, const AView& A, const AScales& a, const WView& W,
+                          const WScales& w, const CountView& masked_m, const CView& C) {
+  static_assert(AView::rank == 3 && AScales::rank == 3 && WView::rank == 3 && WScales::rank == 3 &&
+                    CView::rank == 3,
+                "ozaki::fp8_gemm_masked: A, a, W, w and C are rank-3 Views, the groups along "
+                "extent 0");
+  const char* call = "ozaki::fp8_gemm_masked";
+  const std::int64_t G = A.extent(0), rows = A.extent(1);
+  if (W.extent(0) != A.extent(0) || a.extent(0) != A.extent(0) || w.extent(0) != A.extent(0) ||
+      C.extent(0) != A.extent(0) || a.extent(1) != A.extent(1) || C.extent(1) != A.extent(1)) {
+    throw InvalidArgument(std::string(call) +
+                          ": A (G x max_m x K), a (G x max_m x K/128), W (G x N x K), w (G x "
+                          "N/128 x K/128) and C (G x max_m x N) hold the same groups and rows");
+  }
+  Impl::check_fp8_grouped_overlaps(call, A, a, W, w, C);
+  const auto runs =
+      Impl::masked_runs(Impl::host_values(space, masked_m, "masked_m"), G, rows, call);
+  return Impl::fp8_grouped(space, runs, [&](const Impl::GroupRun& r, auto&& f) {
+    const auto rows_of = Kokkos::make_pair(r.r0, r.r1);
+    f(Kokkos::subview(A, r.group, rows_of, Kokkos::ALL()),
+      Kokkos::subview(a, r.group, rows_of, Kokkos::ALL()),
+      Kokkos::subview(W, r.group, Kokkos::ALL(), Kokkos::ALL()),
+      Kokkos::subview(w, r.group, Kokkos::ALL(), Kokkos::ALL()),
+      Kokkos::subview(C, r.group, rows_of, Kokkos::ALL()));
+  });
+}
+
+template <class ExecSpace, class AView, class AScales, class WView, class WScales, class IndexView,
+          class CView>
+Fp8Report fp8_gemm_contiguous(const ExecSpace& space, const AView& A, const AScales& a,
+                              const WView& W, const WScales& w, const IndexView& m_indices,
+                              const CView& C) {
+  static_assert(AView::rank == 2 && AScales::rank == 2 && WView::rank == 3 && WScales::rank == 3 &&
+                    CView::rank == 2,
+                "ozaki::fp8_gemm_contiguous: A (rows x K), a (rows x K/128) and C (rows x N) "
+                "stack the groups' rows; W (G x N x K) and w (G x N/128 x K/128) hold a group "
+                "each along extent 0");
+  const char* call = "ozaki::fp8_gemm_contiguous";
+  if (w.extent(0) != W.extent(0)) {
+    throw InvalidArgument(std::string(call) + ": W and w hold the same groups");
+  }
+  const std::int64_t rows = A.extent(0);
+  if (static_cast<std::int64_t>(C.extent(0)) != rows || a.extent(0) != A.extent(0)) {
+    throw InvalidArgument(std::string(call) + ": A, a and C have one row per token");
+  }
+  Impl::check_fp8_grouped_overlaps(call, A, a, W, w, C);
+  const auto runs = Impl::contiguous_runs(Impl::host_values(space, m_indices, "m_indices"),
+                                          W.extent(0), rows, call);
+  return Impl::fp8_grouped(space, runs, [&](const Impl::GroupRun& r, auto&& f) {
+    const auto rows_of = Kokkos::make_pair(r.r0, r.r1);
+    f(Kokkos::subview(A, rows_of, Kokkos::ALL()), Kokkos::subview(a, rows_of, Kokkos::ALL()),
+      Kokkos::subview(W, r.group, Kokkos::ALL(), Kokkos::ALL()),
+      Kokkos::subview(w, r.group, Kokkos::ALL(), Kokkos::ALL()),
+      Kokkos::subview(C, rows_of, Kokkos::ALL()));
+  });
+}
 
 /// Per-token FP8 quantization (the file comment): 1 x 128 blocks of X (M x K), scales
 /// M x ceil(K / 128).

@@ -216,7 +216,8 @@ QuantizedReport quantized_masked(const ExecSpace& space, const AView& A, const A
         "N), bias (G x N) and C (G x max_m x N) hold the same groups and rows");
   }
   check_grouped_overlaps("ozaki::quantized_gemm_masked", A, a, W, w, bias, has_bias, C);
-  const auto runs = masked_runs(host_values(space, masked_m, "masked_m"), G, rows);
+  const auto runs = masked_runs(host_values(space, masked_m, "masked_m"), G, rows,
+                                "ozaki::quantized_gemm_masked");
   return quantized_grouped<ExecSpace>(space, runs, has_bias, [&](const GroupRun& r, auto&& f) {
     const auto rows_of = Kokkos::make_pair(r.r0, r.r1);
     f(Kokkos::subview(A, r.group, rows_of, Kokkos::ALL()), Kokkos::subview(a, r.group, rows_of),

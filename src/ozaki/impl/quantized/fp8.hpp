@@ -40,6 +40,16 @@ constexpr float fp8_e4m3_max = 448.0f;
 
 inline std::int64_t fp8_blocks(std::int64_t n) { return (n + fp8_block - 1) / fp8_block; }
 
+/// The library that runs a space's FP8 products.
+template <class ExecSpace>
+std::string fp8_backend_name() {
+  if constexpr (Fp8GemmBackend<ExecSpace>::available) {
+    return Fp8GemmBackend<ExecSpace>::name();
+  } else {
+    return "portable";
+  }
+}
+
 /// Block quantization of X (R x K): blocks of `block_rows` rows (1 or fp8_block) by fp8_block
 /// columns, scales (ceil(R / block_rows) x ceil(K / fp8_block)).  Per block: amax = max |x|,
 /// scale = amax / 448 and Q = e4m3(x * (448 / amax)); an all-zero block gets scale 0 and

@@ -1,8 +1,9 @@
 #pragma once
 /// \file grouped.hpp
-/// The masked layout of quantized GEMM as runs of rows (ozaki/quantized.hpp, docs/design.md
-/// §14; the contiguous layout's runs are contiguous_runs, batched/layouts.hpp): each run one
-/// group's rows against its own weights, every count checked here, before any C is written.
+/// The masked layout of quantized GEMM (W8A8 and FP8) as runs of rows (ozaki/quantized.hpp,
+/// ozaki/fp8.hpp, docs/design.md §14; the contiguous layout's runs are contiguous_runs,
+/// batched/layouts.hpp): each run one group's rows against its own weights, every count
+/// checked here, before any C is written.
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/batched/layouts.hpp>
@@ -16,11 +17,12 @@
 namespace ozaki {
 namespace Impl {
 
-/// The masked grouping's runs: group g's first masked_m[g] rows (of `rows`).
+/// The masked grouping's runs: group g's first masked_m[g] rows (of `rows`).  `call` names the
+/// call in the errors.
 inline std::vector<GroupRun> masked_runs(const std::vector<std::int64_t>& masked_m,
-                                         std::int64_t groups, std::int64_t rows) {
+                                         std::int64_t groups, std::int64_t rows, const char* call) {
   if (static_cast<std::int64_t>(masked_m.size()) != groups) {
-    throw InvalidArgument("ozaki::quantized_gemm_masked: masked_m holds " +
+    throw InvalidArgument(std::string(call) + ": masked_m holds " +
                           std::to_string(masked_m.size()) + " counts for " +
                           std::to_string(groups) + " groups: expected one per group");
   }
@@ -28,7 +30,7 @@ inline std::vector<GroupRun> masked_runs(const std::vector<std::int64_t>& masked
   for (std::int64_t g = 0; g < groups; ++g) {
     const std::int64_t m = masked_m[g];
     if (m < 0 || m > rows) {
-      throw InvalidArgument("ozaki::quantized_gemm_masked: masked_m(" + std::to_string(g) +
+      throw InvalidArgument(std::string(call) + ": masked_m(" + std::to_string(g) +
                             ") = " + std::to_string(m) + ": expected 0.." + std::to_string(rows));
     }
     if (m > 0) runs.push_back({g, 0, m});
