@@ -1,20 +1,25 @@
 // quantized_bench: W8A8 (ozaki::quantized_gemm, int8 operands quantized beforehand, bfloat16
-// output) against cuBLAS's BF16 GEMM (cublasGemmEx: BF16 operands and output, FP32 compute)
-// on the same data in the same run (docs/design.md §14).  DeepGEMM's normal-GEMM shapes by
-// default: C = X W^T with X m x k (tokens) and W n x k (weights).  The two alternate; before
-// every timed run the L2 cache is flushed (a write of 512 MiB), so that no run finds its
-// operands where the previous one left them, as fresh tensors would; each run is timed by
-// CUDA events on the stream.  Each result's calc_diff (DeepGEMM's 1 - 2 sum(x y) / sum(x^2 +
-// y^2)) is taken against an FP32 GEMM of the unquantized operands.
+// output) and FP8 with DeepGEMM's block scales (ozaki::fp8_gemm: 1 x 128 activation and
+// 128 x 128 weight scales, bfloat16 output) against cuBLAS's BF16 GEMM (cublasGemmEx: BF16
+// operands and output, FP32 compute) on the same data in the same run (docs/design.md §14).
+// The three alternate.  DeepGEMM's normal-GEMM shapes by
+// default: C = X W^T with X m x k (tokens) and W n x k (weights).  Before every timed run the L2
+// cache is flushed (a write of 512 MiB), so that no run finds its operands where the previous one
+// left them, as fresh tensors would; each run is timed by CUDA events on the stream.  Each result's
+// calc_diff (DeepGEMM's 1 - 2 sum(x y) / sum(x^2 + y^2)) is taken against an FP32 GEMM of the
+// unquantized operands.
 //
 //   quantized_bench [--m 64,128,4096] [--nk 2112x7168,24576x1536,32768x512,7168x16384,
 //                    4096x7168,7168x2048] [--reps 5] [--csv FILE]
 //
 // Output: one line per shape, and CSV rows m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,
-// w8a8_tflops,w8a8_gbps,bf16_diff,w8a8_diff,quantize_ms (quantize_ms: quantize_rows of X, the
-// activations' share of a real call, timed apart).
+// w8a8_tflops,w8a8_gbps,bf16_diff,w8a8_diff,quantize_ms,fp8_ms,fp8_speedup,fp8_tflops,fp8_gbps,
+// fp8_diff,fp8_quantize_ms (quantize_ms: quantize_rows of X, fp8_quantize_ms: quantize_per_token
+// of X, the activations' share of a real call, timed apart; fp8 columns NaN where fp8_gemm
+// threw, its error printed).
 #include "tool_args.hpp"
 
+#include <ozaki/fp8.hpp>
 #include <ozaki/quantized.hpp>
 
 #include <cublas_v2.h>
@@ -24,6 +29,7 @@
 #include <Kokkos_Random.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -90,6 +96,7 @@ double calc_diff(const Rows<ozaki::bfloat16>& c, const Rows<float>& reference) {
 struct ShapeRun {
   std::int64_t m, n, k;
   double bf16_ms = 0, w8a8_ms = 0, quantize_ms = 0, bf16_diff = 0, w8a8_diff = 0;
+  double fp8_ms = NAN, fp8_quantize_ms = NAN, fp8_diff = NAN;
 };
 
 class Bench {
@@ -115,20 +122,39 @@ class Bench {
     Rows<std::int8_t> Xq("Xq", m, k), Wq("Wq", n, k);
     Kokkos::View<float*, Memory> sx("sx", m), sw("sw", n);
     ozaki::quantize_rows(Space(), W, Wq, sw);
-    Rows<ozaki::bfloat16> c_bf16("c_bf16", m, n), c_w8a8("c_w8a8", m, n);
+    Rows<ozaki::float8_e4m3> X8("X8", m, k), W8("W8", n, k);
+    Rows<float> sx8("sx8", m, (k + 127) / 128), sw8("sw8", (n + 127) / 128, (k + 127) / 128);
+    ozaki::quantize_per_block(Space(), W, W8, sw8);
+    Rows<ozaki::bfloat16> c_bf16("c_bf16", m, n), c_w8a8("c_w8a8", m, n), c_fp8("c_fp8", m, n);
     gemm_f32(X, W, reference);
-    std::vector<double> tb, tq, tz;
+    bool fp8 = true;
+    std::vector<double> tb, tq, tz, t8, tz8;
     for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up
       const double b = timed([&] { gemm_bf16(Xb, Wb, c_bf16); });
       const double z = timed([&] { ozaki::quantize_rows(Space(), X, Xq, sx); });
       const double q = timed([&] { ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8); });
       if (rep >= 0) tb.push_back(b), tq.push_back(q), tz.push_back(z);
+      if (!fp8) continue;
+      try {
+        const double z8 = timed([&] { ozaki::quantize_per_token(Space(), X, X8, sx8); });
+        const double f = timed([&] { ozaki::fp8_gemm(Space(), X8, sx8, W8, sw8, c_fp8); });
+        if (rep >= 0) t8.push_back(f), tz8.push_back(z8);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "fp8_gemm %lld x %lld x %lld: %s\n", (long long)m, (long long)n,
+                     (long long)k, e.what());
+        fp8 = false;
+      }
     }
     s.bf16_ms = median(tb);
     s.w8a8_ms = median(tq);
     s.quantize_ms = median(tz);
     s.bf16_diff = calc_diff(c_bf16, reference);
     s.w8a8_diff = calc_diff(c_w8a8, reference);
+    if (fp8) {
+      s.fp8_ms = median(t8);
+      s.fp8_quantize_ms = median(tz8);
+      s.fp8_diff = calc_diff(c_fp8, reference);
+    }
     return s;
   }
 
@@ -177,15 +203,20 @@ void report(const ShapeRun& s, std::ofstream* csv) {
   const double bytes = double(s.m) * s.k + double(s.n) * s.k + 2.0 * s.m * s.n + 4.0 * (s.m + s.n);
   std::printf(
       "%5lld x %5lld x %5lld  bf16 %8.3f ms %6.1f TFLOP/s  w8a8 %8.3f ms %6.1f TFLOP/s %7.1f GB/s"
-      "  %5.2fx  calc_diff %.1e / %.1e  quantize X %.3f ms\n",
+      "  %5.2fx  calc_diff %.1e / %.1e  quantize X %.3f ms\n"
+      "                       fp8  %8.3f ms %6.1f TFLOP/s %7.1f GB/s  %5.2fx  calc_diff %.1e"
+      "  quantize X %.3f ms\n",
       (long long)s.m, (long long)s.n, (long long)s.k, s.bf16_ms, flops / s.bf16_ms * 1e-9,
       s.w8a8_ms, flops / s.w8a8_ms * 1e-9, bytes / s.w8a8_ms * 1e-6, s.bf16_ms / s.w8a8_ms,
-      s.bf16_diff, s.w8a8_diff, s.quantize_ms);
+      s.bf16_diff, s.w8a8_diff, s.quantize_ms, s.fp8_ms, flops / s.fp8_ms * 1e-9,
+      bytes / s.fp8_ms * 1e-6, s.bf16_ms / s.fp8_ms, s.fp8_diff, s.fp8_quantize_ms);
   if (csv != nullptr) {
     *csv << s.m << ',' << s.n << ',' << s.k << ',' << s.bf16_ms << ',' << s.w8a8_ms << ','
          << s.bf16_ms / s.w8a8_ms << ',' << flops / s.bf16_ms * 1e-9 << ','
          << flops / s.w8a8_ms * 1e-9 << ',' << bytes / s.w8a8_ms * 1e-6 << ',' << s.bf16_diff << ','
-         << s.w8a8_diff << ',' << s.quantize_ms << '\n';
+         << s.w8a8_diff << ',' << s.quantize_ms << ',' << s.fp8_ms << ',' << s.bf16_ms / s.fp8_ms
+         << ',' << flops / s.fp8_ms * 1e-9 << ',' << bytes / s.fp8_ms * 1e-6 << ',' << s.fp8_diff
+         << ',' << s.fp8_quantize_ms << '\n';
   }
 }
 
@@ -226,7 +257,8 @@ int main(int argc, char** argv) {
     if (!csv_path.empty()) {
       csv.open(csv_path);
       csv << "m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,w8a8_tflops,w8a8_gbps,bf16_diff,"
-             "w8a8_diff,quantize_ms\n";
+             "w8a8_diff,quantize_ms,fp8_ms,fp8_speedup,fp8_tflops,fp8_gbps,fp8_diff,"
+             "fp8_quantize_ms\n";
     }
     Bench bench;
     for (const auto& nk : nks)
