@@ -115,7 +115,7 @@ Fp8Report fp8_gemm_on(const ExecSpace& space, const AView& A, const AScales& a, 
     if (!Fp8GemmBackend<ExecSpace>::supported(space, why)) throw BackendError(why);
     report.backend = fp8_backend_name<ExecSpace>();
     if (C.size() == 0) return report;
-    const Fp8Layout l = fp8_layout(A, W, C);
+    const Fp8Layout l = fp8_layout(A, W, C, Fp8GemmBackend<ExecSpace>::forms(space));
     if (l.bytes() > scratch.bytes() && captured(space)) {
       throw BackendError(
           "ozaki::fp8_gemm: the stream is being captured into a graph and the call needs " +
@@ -308,11 +308,12 @@ Fp8Report fp8_gemm(const ExecSpace& space, const AView& A, const AScales& a, con
 }
 
 /// Reserves `workspace` for fp8_gemm on A, W and C as these, so that a call, a captured one
-/// too, allocates nothing.
+/// too, allocates nothing: the most any device's kernels need (C staged too).
 template <class ExecSpace, class AView, class WView, class CView>
 void reserve_fp8(Workspace<ExecSpace>& workspace, const AView& A, const WView& W, const CView& C) {
   if constexpr (Impl::Fp8GemmBackend<ExecSpace>::available) {
-    Impl::WorkspaceAccess<ExecSpace>::buffer(workspace).reserve(Impl::fp8_layout(A, W, C).bytes());
+    Impl::WorkspaceAccess<ExecSpace>::buffer(workspace).reserve(
+        Impl::fp8_layout(A, W, C, Impl::Fp8Forms{}).bytes());
   }
 }
 

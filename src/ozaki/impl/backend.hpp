@@ -292,11 +292,12 @@ struct ResidueGemmBackend {
 };
 
 /// FP8 e4m3 GEMM with block scales (ozaki/fp8.hpp) as a vendor library runs it, on operands
-/// already in its form: D (N x M, column-major, ldd) = sum over 128-column blocks kb of
-/// w_scales(n / 128, kb) a_scales(m, kb) sum_{k in kb} W(n, k) A(m, k), with W (N x K) and A
-/// (M x K) rows K-contiguous (ldw, lda bytes; K a multiple of 16); a_scales stored kb-major
+/// already in its form: D(m, n) = sum over 128-column blocks kb of w_scales(n / 128, kb)
+/// a_scales(m, kb) sum_{k in kb} W(n, k) A(m, k), with W (N x K) and A (M x K) rows
+/// K-contiguous (ldw, lda bytes; K a multiple of 16); a_scales stored kb-major
 /// (a_scales[kb * lda_scales + m], lda_scales a multiple of 4), w_scales n-block-major
-/// (w_scales[nb * ldw_scales + kb], ldw_scales a multiple of 4); D of float or bfloat16.
+/// (w_scales[nb * ldw_scales + kb], ldw_scales a multiple of 4); D of float or bfloat16, at
+/// d[m ldd + n] (d_row_major) or d[m + n ldd].
 struct Fp8GemmProblem {
   std::int64_t m = 0, n = 0, k = 0;
   const std::uint8_t* a = nullptr;
@@ -309,12 +310,19 @@ struct Fp8GemmProblem {
   std::int64_t ldw_scales = 0;
   void* d = nullptr;
   std::int64_t ldd = 0;
+  bool d_row_major = true;
   bool d_bfloat16 = true;  // else float
+};
+
+/// The orientations of D a vendor's FP8 GEMM writes (Fp8GemmProblem::d_row_major true: rows).
+struct Fp8Forms {
+  bool rows = false, columns = false;
 };
 
 /// A vendor's FP8 block-scaled GEMM.  A backend that has one specialises this with
 /// `available = true`, `static const char* name()`,
-/// `static bool supported(const ExecSpace&, std::string& why_not)` and
+/// `static bool supported(const ExecSpace&, std::string& why_not)`,
+/// `static Fp8Forms forms(const ExecSpace&)` and
 /// `static void run(const ExecSpace&, const Fp8GemmProblem&)`; elsewhere the portable kernel
 /// computes the oracle's result (ozaki/impl/quantized/fp8.hpp).
 template <class ExecSpace>

@@ -61,7 +61,10 @@ template <>
 struct Fp8GemmBackend<Kokkos::Cuda> {
   static constexpr bool available = true;
   static const char* name() { return "cuBLASLt"; }
+  /// Compute capability 9.0 and a cuBLASLt that offers one of the two forms.
   static bool supported(const Kokkos::Cuda& space, std::string& why_not);
+  /// Which orientations of D cuBLASLt offers kernels for on this device (asked once).
+  static Fp8Forms forms(const Kokkos::Cuda& space);
   static void run(const Kokkos::Cuda& space, const Fp8GemmProblem& p);
 };
 

@@ -126,16 +126,17 @@ bool fp8_rows_ready(const View& X) {
          stride >= K && X.extent(0) > 0;
 }
 
-/// C as a vendor's kernel writes it in place: rows contiguous (C(m, n) at m ldc + n), 16-byte
-/// aligned with ldc a multiple of 16 bytes.
+/// C as a vendor's kernel writes it in place: rows (C(m, n) at m ldc + n) or columns (at
+/// m + n ldc) contiguous, 16-byte aligned with ldc a multiple of 16 bytes.
 template <class View>
-bool fp8_output_ready(const View& C) {
+bool fp8_output_ready(const View& C, bool rows) {
   using T = typename View::non_const_value_type;
-  const std::int64_t ldc = C.stride(0);
+  const int fast = rows ? 1 : 0, slow = rows ? 0 : 1;
+  const std::int64_t ldc = C.stride(slow);
   const auto address = reinterpret_cast<std::uintptr_t>(C.data());
-  return (C.extent(1) <= 1 || C.stride(1) == 1) && address % 16 == 0 &&
+  return (C.extent(fast) <= 1 || C.stride(fast) == 1) && address % 16 == 0 &&
          (ldc * static_cast<std::int64_t>(sizeof(T))) % 16 == 0 &&
-         ldc >= static_cast<std::int64_t>(C.extent(1));
+         ldc >= static_cast<std::int64_t>(C.extent(fast));
 }
 
 inline std::int64_t fp8_round_up(std::int64_t x, std::int64_t to) { return (x + to - 1) / to * to; }
@@ -143,10 +144,10 @@ inline std::int64_t fp8_round_up(std::int64_t x, std::int64_t to) { return (x + 
 /// The vendor path's scratch: operands staged where they are not ready (zero-padded rows of
 /// round_up(K, 16) bytes), both scale tables in the vendor's layout (a kb-major with
 /// round_up(M, 4) per block column, w n-block-major with round_up(K blocks, 4) per row), and
-/// the output where C is not ready.
+/// the output where C is not ready for an orientation the vendor writes (`forms`).
 struct Fp8Layout {
   std::int64_t m = 0, n = 0, k = 0, length = 0, blocks_k = 0, lda_scales = 0, ldw_scales = 0;
-  bool stage_a = false, stage_w = false, stage_c = false;
+  bool stage_a = false, stage_w = false, stage_c = false, d_row_major = true;
   std::size_t c_element = 0;
   static std::size_t aligned(std::size_t x) {
     return (x + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
@@ -162,7 +163,7 @@ struct Fp8Layout {
 };
 
 template <class AView, class WView, class CView>
-Fp8Layout fp8_layout(const AView& A, const WView& W, const CView& C) {
+Fp8Layout fp8_layout(const AView& A, const WView& W, const CView& C, const Fp8Forms& forms) {
   Fp8Layout l;
   l.m = A.extent(0);
   l.n = W.extent(0);
@@ -173,7 +174,14 @@ Fp8Layout fp8_layout(const AView& A, const WView& W, const CView& C) {
   l.ldw_scales = fp8_round_up(l.blocks_k, 4);
   l.stage_a = !fp8_rows_ready(A);
   l.stage_w = !fp8_rows_ready(W);
-  l.stage_c = !fp8_output_ready(C);
+  if (forms.rows && fp8_output_ready(C, true)) {
+    l.d_row_major = true;
+  } else if (forms.columns && fp8_output_ready(C, false)) {
+    l.d_row_major = false;
+  } else {
+    l.stage_c = true;
+    l.d_row_major = forms.rows;
+  }
   l.c_element = sizeof(typename CView::non_const_value_type);
   return l;
 }
@@ -230,8 +238,10 @@ void fp8_gemm_vendor(const ExecSpace& space, const Fp8Layout& l, const AView& A,
   p.lda_scales = lda_s;
   p.w_scales = w_scales;
   p.ldw_scales = ldw_s;
+  const bool rows = l.d_row_major;
   p.d = l.stage_c ? static_cast<void*>(staged_c) : static_cast<void*>(C.data());
-  p.ldd = l.stage_c ? l.n : static_cast<std::int64_t>(C.stride(0));
+  p.ldd = l.stage_c ? (rows ? l.n : l.m) : static_cast<std::int64_t>(C.stride(rows ? 0 : 1));
+  p.d_row_major = rows;
   p.d_bfloat16 = std::is_same<T, bfloat16>::value;
   Fp8GemmBackend<ExecSpace>::run(space, p);
   if (l.stage_c) {
@@ -239,7 +249,7 @@ void fp8_gemm_vendor(const ExecSpace& space, const Fp8Layout& l, const AView& A,
     grid_for(
         "ozaki::fp8::output", space, N, M,
         KOKKOS_LAMBDA(const std::int64_t n, const std::int64_t m) {
-          C(m, n) = staged_c[m * N + n];
+          C(m, n) = staged_c[rows ? m * N + n : m + n * M];
         });
   }
 }
