@@ -737,7 +737,7 @@ run_tests() {
     echo "== $test" >>"$log"
     timeout "${OZAKI_TEST_TIMEOUT:-300}" "$test_bin/$test" >"$logs/$test.log" 2>&1 &&
       echo "$test: passed" >>"$log" ||
-      { echo "$test: FAILED" >>"$log"; grep -E "Failure|FAILED|Which is|Expected|exception" -A3 "$logs/$test.log" | head -60 >>"$log"; }
+      { echo "$test: FAILED" >>"$log"; { grep -E "Failure|FAILED|Which is|Expected|exception" -A3 "$logs/$test.log" || true; } | head -60 >>"$log"; }
     grep -E "^\[  (PASSED|FAILED)" "$logs/$test.log" >>"$log" || true
   done
 }
