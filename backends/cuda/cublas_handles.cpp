@@ -127,6 +127,22 @@ BoundHandle handle_for(cudaStream_t stream, HandleUse use) {
           use == HandleUse::Int8 ? entry.int8_kernels.get() : nullptr};
 }
 
+bool lt_ready_for(cudaStream_t stream) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  std::mutex* entry_mutex = nullptr;
+  Int8Kernels* kernels = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(registry_mutex());
+    const auto found = registry().find(Key{device, stream, HandleUse::Int8});
+    if (found == registry().end() || found->second.handle == nullptr) return false;
+    entry_mutex = found->second.mutex.get();
+    kernels = found->second.int8_kernels.get();
+  }
+  std::lock_guard<std::mutex> lock(*entry_mutex);  // (never both locks at once)
+  return kernels->lt != nullptr;
+}
+
 }  // namespace cuda
 }  // namespace Impl
 }  // namespace ozaki

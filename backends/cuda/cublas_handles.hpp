@@ -67,6 +67,11 @@ struct BoundHandle {
 /// The handle for (current device, stream, use): created and bound on first use.
 BoundHandle handle_for(cudaStream_t stream, HandleUse use);
 
+/// Whether the HandleUse::Int8 handle of (current device, stream) and its cuBLASLt handle and
+/// workspace exist, without making them (a stream being captured cannot: cublasCreate and
+/// cudaMalloc are not allowed there).
+bool lt_ready_for(cudaStream_t stream);
+
 /// The properties of `device`, queried once per device and process (cudaGetDeviceProperties
 /// costs microseconds, and every call's support and rate queries need them).
 const cudaDeviceProp& device_properties(int device);

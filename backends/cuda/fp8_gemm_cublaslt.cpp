@@ -100,9 +100,28 @@ bool plan_form(cublasLtHandle_t lt, const Fp8GemmProblem& p, bool rows, Fp8Descr
 
 }  // namespace
 
-Fp8Forms Fp8GemmBackend<Kokkos::Cuda>::forms(const Kokkos::Cuda& space) {
+namespace {
+std::mutex& forms_mutex() {
   static std::mutex mutex;
+  return mutex;
+}
+std::map<int, Fp8Forms>& known_forms() {
   static std::map<int, Fp8Forms> known;
+  return known;
+}
+}  // namespace
+
+bool Fp8GemmBackend<Kokkos::Cuda>::ready(const Kokkos::Cuda& space) {
+  {
+    std::lock_guard<std::mutex> lock(forms_mutex());
+    if (known_forms().count(space.cuda_device()) == 0) return false;
+  }
+  return cuda::lt_ready_for(space.cuda_stream());
+}
+
+Fp8Forms Fp8GemmBackend<Kokkos::Cuda>::forms(const Kokkos::Cuda& space) {
+  std::mutex& mutex = forms_mutex();
+  std::map<int, Fp8Forms>& known = known_forms();
   const int device = space.cuda_device();
   {
     std::lock_guard<std::mutex> lock(mutex);

@@ -25,8 +25,9 @@
 ///
 /// Errors: ozaki::InvalidArgument for extents that do not match and for C overlapping an input,
 /// thrown before C is touched; ozaki::BackendError where the device has no FP8 block-scaled
-/// GEMM, or where a stream being captured into a graph would need scratch the call does not
-/// hold (a Workspace reserved with reserve_fp8 serves a capture).
+/// GEMM, or where a stream being captured into a graph would need scratch or handles the call
+/// does not hold (one eager call on the stream first makes the handles, and a Workspace
+/// reserved with reserve_fp8 serves the capture).
 
 #include <ozaki/errors.hpp>
 #include <ozaki/half_precision.hpp>
@@ -112,6 +113,12 @@ Fp8Report fp8_gemm_on(const ExecSpace& space, const AView& A, const AScales& a, 
   Fp8Report report;
   if constexpr (Fp8GemmBackend<ExecSpace>::available) {
     std::string why;
+    if (captured(space) && !Fp8GemmBackend<ExecSpace>::ready(space)) {
+      throw BackendError(
+          "ozaki::fp8_gemm: the stream is being captured into a graph and no fp8_gemm has run "
+          "on it yet: the first call, outside any capture, makes the cuBLAS and cuBLASLt "
+          "handles a captured call needs");
+    }
     if (!Fp8GemmBackend<ExecSpace>::supported(space, why)) throw BackendError(why);
     report.backend = fp8_backend_name<ExecSpace>();
     if (C.size() == 0) return report;

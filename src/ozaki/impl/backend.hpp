@@ -322,7 +322,8 @@ struct Fp8Forms {
 /// A vendor's FP8 block-scaled GEMM.  A backend that has one specialises this with
 /// `available = true`, `static const char* name()`,
 /// `static bool supported(const ExecSpace&, std::string& why_not)`,
-/// `static Fp8Forms forms(const ExecSpace&)` and
+/// `static Fp8Forms forms(const ExecSpace&)`, `static bool ready(const ExecSpace&)` (whether a
+/// call may run during a graph capture, having nothing left to create) and
 /// `static void run(const ExecSpace&, const Fp8GemmProblem&)`; elsewhere the portable kernel
 /// computes the oracle's result (ozaki/impl/quantized/fp8.hpp).
 template <class ExecSpace>

@@ -65,6 +65,9 @@ struct Fp8GemmBackend<Kokkos::Cuda> {
   static bool supported(const Kokkos::Cuda& space, std::string& why_not);
   /// Which orientations of D cuBLASLt offers kernels for on this device (asked once).
   static Fp8Forms forms(const Kokkos::Cuda& space);
+  /// Whether the forms are known and this stream's cuBLAS and cuBLASLt handles exist: a call on
+  /// a stream being captured into a graph cannot make them (an earlier call, eager, does).
+  static bool ready(const Kokkos::Cuda& space);
   static void run(const Kokkos::Cuda& space, const Fp8GemmProblem& p);
 };
 
