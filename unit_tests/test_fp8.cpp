@@ -7,13 +7,19 @@
 
 #include <ozaki/fp8.hpp>
 #include <ozaki/serial/reference.hpp>
+#include <ozaki/workspace.hpp>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#endif
 
 namespace {
 
@@ -378,6 +384,60 @@ TEST(Fp8Gemm, AnEmptySumGivesZeros) {
   ozaki::fp8_gemm(TestSpace(), dA.right, da.right, dW.right, dw.right, dC.right);
   for (const float v : host_rows(dC)) EXPECT_EQ(v, 0.0f);
 }
+
+#if defined(KOKKOS_ENABLE_CUDA)
+/// A call on a stream being captured into a graph: refused cleanly (the capture stays valid, C
+/// untouched) while the stream's handles do not exist yet, and recorded and replayed with the
+/// oracle's result once an eager call made them and a Workspace holds the scratch.
+TEST(Fp8Gemm, ACaptureNeedsAnEagerCallFirstThenRecordsTheProducts) {
+  if constexpr (std::is_same<TestSpace, Kokkos::Cuda>::value) {
+    const std::int64_t M = 64, N = 128, K = 256, blocks_k = blocks_of(K);
+    Random rng(31);
+    const std::vector<float8_e4m3> A = random_fp8(M * K, rng), W = random_fp8(N * K, rng);
+    const std::vector<float> a = random_scales(M * blocks_k, rng);
+    const std::vector<float> w = random_scales(blocks_of(N) * blocks_k, rng);
+    const DeviceOf<float8_e4m3> dA = device_rows(A, M, K, Layout::Right);
+    const DeviceOf<float8_e4m3> dW = device_rows(W, N, K, Layout::Right);
+    const DeviceOf<float> da = device_rows(a, M, blocks_k, Layout::Right);
+    const DeviceOf<float> dw = device_rows(w, blocks_of(N), blocks_k, Layout::Right);
+    DeviceOf<bfloat16> dC(M, N, Layout::Right);
+    Kokkos::deep_copy(dC.right, bfloat16::from_float(7.0f));
+    Kokkos::fence();
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    {
+      const Kokkos::Cuda space(stream);
+      const auto call = [&](ozaki::Workspace<Kokkos::Cuda>& ws) {
+        ozaki::fp8_gemm(space, dA.right, da.right, dW.right, dw.right, dC.right, ws);
+      };
+      ozaki::Workspace<Kokkos::Cuda> ws(space);
+      cudaGraph_t graph = nullptr;
+      ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+      EXPECT_THROW(call(ws), ozaki::BackendError);
+      EXPECT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      for (const bfloat16& v : host_rows(dC)) ASSERT_EQ(v.to_float(), 7.0f);
+      call(ws);  // eager: makes the handles
+      space.fence();
+      Kokkos::deep_copy(dC.right, bfloat16::from_float(7.0f));
+      ozaki::reserve_fp8(ws, dA.right, dW.right, dC.right);
+      Kokkos::fence();
+      graph = nullptr;
+      ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+      EXPECT_NO_THROW(call(ws));
+      ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+      cudaGraphExec_t exec = nullptr;
+      ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+      EXPECT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+      EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      expect_oracle_result(host_rows(dC), M, N, K, A, W, a, w, "replayed graph");
+    }
+    cudaStreamDestroy(stream);
+  }
+}
+#endif
 
 /// A rank-3 View on the test space holding `values` (row-major, extents d0 x d1 x d2).
 template <class T>
