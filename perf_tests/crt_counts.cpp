@@ -116,6 +116,27 @@ Spread spread_of(const ozaki::serial::ConstMatrixRef& X) {
   return s;
 }
 
+/// The counted rule's G (serial::crt_counted_ratio) with the exact (|A||B|)_mn (long double
+/// sums of exact products) in place of the window product's lower bound: the most any sharper
+/// lower bound could give.
+double exact_counted_ratio(const Matrix& A, const Matrix& B,
+                           const ozaki::serial::CrtRowNorms& norms_a,
+                           const ozaki::serial::CrtRowNorms& norms_b) {
+  const auto a = ref_of(A), b = ref_of(B);
+  double G = 0;
+  for (std::int64_t n = 0; n < b.cols; ++n)
+    for (std::int64_t m = 0; m < a.rows; ++m) {
+      if (norms_a.l2[m] == 0 || norms_b.l2[n] == 0) continue;
+      long double d = 0;
+      for (std::int64_t k = 0; k < a.cols; ++k)
+        d += std::fabs(static_cast<long double>(a(m, k)) * b(k, n));
+      const double D =
+          std::ldexp(static_cast<double>(d), -norms_a.exponent[m] - norms_b.exponent[n]);
+      G = std::max(G, D > 0 ? norms_a.l2[m] * norms_b.l2[n] * 0x1p-14 / D : HUGE_VAL);
+    }
+  return G;
+}
+
 /// Data families: `iid`, every entry (U - 1/2) exp(phi N); `anti`, the same with one N per k,
 /// shared by column k of A and row k of B with opposite signs (A_mk = (U - 1/2) exp(phi z_k),
 /// B_kn = (U - 1/2) exp(-phi z_k)): the products a_mk b_kn lose the spread that each operand's
@@ -165,53 +186,27 @@ void run_case(const Shape& s, double phi, std::uint64_t seed, std::int64_t sampl
               phi, static_cast<unsigned long long>(seed),
               ozaki::Impl::crt_peak_product(s.k, q_a, q_b), spread_a.tiles + spread_b.tiles,
               spread_a.elements + spread_b.elements, L_f, err_native);
-  // The counted fast rule's count (rules.hpp, crt_counted_moduli) and its error.
+  // The error of the fast rule at L moduli, relative to native's.
+  const auto fast_error_ratio = [&](int L) {
+    ozaki::Options o;
+    o.algorithm = ozaki::Algorithm::Int8Crt;
+    o.crt_scaling = ozaki::CrtScaling::Fast;
+    o.moduli = L;
+    ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, o);
+    const double err = error_of(C, A, B, samples);
+    return err_native > 0 ? err / err_native : HUGE_VAL;
+  };
+  // The counted fast rule's count (rules.hpp, crt_counted_moduli) and its error; the same model
+  // with the exact (|A||B|)_mn in place of the window product's lower bound.
   const double G = ozaki::serial::crt_counted_ratio(ref_of(A), ref_of(B));
   const int L_c = ozaki::Impl::crt_counted_moduli(s.k, G, ozaki::Impl::fp64_unit_roundoff);
-  {
-    ozaki::Options o;
-    o.algorithm = ozaki::Algorithm::Int8Crt;
-    o.crt_scaling = ozaki::CrtScaling::Fast;
-    o.moduli = L_c;
-    ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, o);
-    const double err = error_of(C, A, B, samples);
-    std::printf(" G %.2e L_c %2d %6.3f ", G, L_c, err_native > 0 ? err / err_native : HUGE_VAL);
-  }
-  // G with the exact (|A||B|)_mn in place of the window product's lower bound: what the data
-  // need by the counted model, and how many entries the windows see too little of.
-  {
-    const auto a = ref_of(A), b = ref_of(B);
-    double G_exact = 0;
-    for (std::int64_t n = 0; n < s.n; ++n)
-      for (std::int64_t m = 0; m < s.m; ++m) {
-        if (norms_a.l2[m] == 0 || norms_b.l2[n] == 0) continue;
-        long double d = 0;
-        for (std::int64_t k = 0; k < s.k; ++k)
-          d += std::fabs(static_cast<long double>(a(m, k)) * b(k, n));
-        const double D =
-            std::ldexp(static_cast<double>(d), -norms_a.exponent[m] - norms_b.exponent[n]);
-        const double g = D > 0 ? norms_a.l2[m] * norms_b.l2[n] * 0x1p-14 / D : HUGE_VAL;
-        G_exact = std::max(G_exact, g);
-      }
-    const int L_x = ozaki::Impl::crt_counted_moduli(s.k, G_exact, ozaki::Impl::fp64_unit_roundoff);
-    ozaki::Options o;
-    o.algorithm = ozaki::Algorithm::Int8Crt;
-    o.crt_scaling = ozaki::CrtScaling::Fast;
-    o.moduli = L_x;
-    ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, o);
-    const double err = error_of(C, A, B, samples);
-    std::printf(" Gx %.2e L_x %2d %6.3f ", G_exact, L_x,
-                err_native > 0 ? err / err_native : HUGE_VAL);
-  }
+  std::printf(" G %.2e L_c %2d %6.3f ", G, L_c, fast_error_ratio(L_c));
+  const double G_x = exact_counted_ratio(A, B, norms_a, norms_b);
+  const int L_x = ozaki::Impl::crt_counted_moduli(s.k, G_x, ozaki::Impl::fp64_unit_roundoff);
+  std::printf(" Gx %.2e L_x %2d %6.3f ", G_x, L_x, fast_error_ratio(L_x));
   for (int extra = 0; extra <= 5 && L_f + extra <= ozaki::max_moduli; ++extra) {
-    ozaki::Options o;
-    o.algorithm = ozaki::Algorithm::Int8Crt;
-    o.crt_scaling = ozaki::CrtScaling::Fast;
-    o.moduli = L_f + extra;
     try {
-      ozaki::gemm(space, "N", "N", 1.0, A, B, 0.0, C, o);
-      const double err = error_of(C, A, B, samples);
-      std::printf(" +%d %6.3f", extra, err_native > 0 ? err / err_native : HUGE_VAL);
+      std::printf(" +%d %6.3f", extra, fast_error_ratio(L_f + extra));
     } catch (const std::exception& e) {
       std::printf(" +%d  (%s)", extra, e.what());
     }
