@@ -21,6 +21,17 @@
 
 namespace ozaki {
 
+namespace Impl {
+/// significand / 2^shift rounded to nearest, ties to even (0 < shift < 32).
+KOKKOS_INLINE_FUNCTION std::uint32_t shift_right_to_even(std::uint32_t significand,
+                                                         std::uint32_t shift) {
+  std::uint32_t q = significand >> shift;
+  const std::uint32_t dropped = significand & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+  if (dropped > half || (dropped == half && (q & 1u))) ++q;
+  return q;
+}
+}  // namespace Impl
+
 struct bfloat16 {
   std::uint16_t bits = 0;
 
@@ -81,11 +92,8 @@ struct float16 {
     const std::uint32_t exponent = magnitude >> 23;
     if (exponent < 102) return 0;  // below 2^-25: rounds to zero (2^-25 itself is a tie to 0)
     const std::uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
-    const std::uint32_t shift = 126u - exponent;
-    std::uint32_t q = significand >> shift;
-    const std::uint32_t dropped = significand & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    if (dropped > half || (dropped == half && (q & 1u))) ++q;
-    return q;  // 0x400 where it rounds up to 2^-14: the smallest normal's pattern
+    // 0x400 where it rounds up to 2^-14: the smallest normal's pattern.
+    return Impl::shift_right_to_even(significand, 126u - exponent);
   }
 };
 
@@ -141,11 +149,7 @@ struct float8_e4m3 {
   KOKKOS_INLINE_FUNCTION static std::uint32_t subnormal(std::uint32_t magnitude, int exponent) {
     if (exponent < -11 || (magnitude >> 23) == 0) return 0;  // below 2^-10: rounds to zero
     const std::uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
-    const std::uint32_t shift = static_cast<std::uint32_t>(14 - exponent);  // 21 .. 25
-    std::uint32_t q = significand >> shift;
-    const std::uint32_t dropped = significand & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-    if (dropped > half || (dropped == half && (q & 1u))) ++q;
-    return q;
+    return Impl::shift_right_to_even(significand, static_cast<std::uint32_t>(14 - exponent));
   }
 };
 
