@@ -4,6 +4,7 @@
 /// caller-owned Workspace, prepared operands and the library scratch's controls.
 #include <ozaki/batched.hpp>
 #include <ozaki/errors.hpp>
+#include <ozaki/fp8.hpp>
 #include <ozaki/gemm.hpp>
 #include <ozaki/half_precision.hpp>
 #include <ozaki/options.hpp>
