@@ -197,14 +197,6 @@ Fp8Report fp8_grouped(const ExecSpace& space, const std::vector<GroupRun>& runs,
   return sum;
 }
 
-template <class AView, class AScales, class WView, class WScales, class CView>
-void check_fp8_grouped_overlaps(const char* call, const AView& A, const AScales& a, const WView& W,
-                                const WScales& w, const CView& C) {
-  if (views_meet(C, A) || views_meet(C, W) || views_meet(C, a) || views_meet(C, w)) {
-    throw InvalidArgument(std::string(call) + ": C overlaps an input in memory");
-  }
-}
-
 }  // namespace Impl
 
 /// Grouped FP8 GEMM in DeepGEMM's two layouts for mixtures of experts, each group with its own
@@ -233,7 +225,7 @@ Fp8Report fp8_gemm_masked(const ExecSpace& space, const AView& A, const AScales&
                           ": A (G x max_m x K), a (G x max_m x K/128), W (G x N x K), w (G x "
                           "N/128 x K/128) and C (G x max_m x N) hold the same groups and rows");
   }
-  Impl::check_fp8_grouped_overlaps(call, A, a, W, w, C);
+  Impl::check_grouped_overlaps(call, A, a, W, w, w, false, C);  // (no bias)
   const auto runs =
       Impl::masked_runs(Impl::host_values(space, masked_m, "masked_m"), G, rows, call);
   return Impl::fp8_grouped(space, runs, [&](const Impl::GroupRun& r, auto&& f) {
@@ -264,7 +256,7 @@ Fp8Report fp8_gemm_contiguous(const ExecSpace& space, const AView& A, const ASca
   if (static_cast<std::int64_t>(C.extent(0)) != rows || a.extent(0) != A.extent(0)) {
     throw InvalidArgument(std::string(call) + ": A, a and C have one row per token");
   }
-  Impl::check_fp8_grouped_overlaps(call, A, a, W, w, C);
+  Impl::check_grouped_overlaps(call, A, a, W, w, w, false, C);  // (no bias)
   const auto runs = Impl::contiguous_runs(Impl::host_values(space, m_indices, "m_indices"),
                                           W.extent(0), rows, call);
   return Impl::fp8_grouped(space, runs, [&](const Impl::GroupRun& r, auto&& f) {
