@@ -2,7 +2,9 @@
 // output) and FP8 with DeepGEMM's block scales (ozaki::fp8_gemm: 1 x 128 activation and
 // 128 x 128 weight scales, bfloat16 output) against cuBLAS's BF16 GEMM (cublasGemmEx: BF16
 // operands and output, FP32 compute) on the same data in the same run (docs/design.md §14).
-// The three alternate.  DeepGEMM's normal-GEMM shapes by
+// The three alternate, and W8A8 a second time with its fused kernel turned off (the INT8 GEMM's
+// INT32 products and the separate epilogue: TestHooks::fused_quantized_off), where the fused
+// kernel runs.  DeepGEMM's normal-GEMM shapes by
 // default: C = X W^T with X m x k (tokens) and W n x k (weights).  Before every timed run the L2
 // cache is flushed (a write of 512 MiB), so that no run finds its operands where the previous one
 // left them, as fresh tensors would; each run is timed by CUDA events on the stream.  Each result's
@@ -14,13 +16,15 @@
 //
 // Output: one line per shape, and CSV rows m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,
 // w8a8_tflops,w8a8_gbps,bf16_diff,w8a8_diff,quantize_ms,fp8_ms,fp8_speedup,fp8_tflops,fp8_gbps,
-// fp8_diff,fp8_quantize_ms (quantize_ms: quantize_rows of X, fp8_quantize_ms: quantize_per_token
-// of X, the activations' share of a real call, timed apart; fp8 columns NaN where fp8_gemm
-// threw, its error printed).
+// fp8_diff,fp8_quantize_ms,w8a8_fused,w8a8_unfused_ms (quantize_ms: quantize_rows of X,
+// fp8_quantize_ms: quantize_per_token of X, the activations' share of a real call, timed apart; fp8
+// columns NaN where fp8_gemm threw, its error printed; w8a8_fused 1 where the fused kernel ran, and
+// w8a8_unfused_ms then the same call without it, NaN otherwise).
 #include "tool_args.hpp"
 
 #include <ozaki/fp8.hpp>
 #include <ozaki/quantized.hpp>
+#include <ozaki/test_hooks.hpp>
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -97,7 +101,16 @@ struct ShapeRun {
   std::int64_t m, n, k;
   double bf16_ms = 0, w8a8_ms = 0, quantize_ms = 0, bf16_diff = 0, w8a8_diff = 0;
   double fp8_ms = NAN, fp8_quantize_ms = NAN, fp8_diff = NAN;
+  bool w8a8_fused = false;
+  double w8a8_unfused_ms = NAN;
 };
+
+/// Turns W8A8's fused kernel off (true) or back on.
+void fused_kernel_off(bool off) {
+  ozaki::Experimental::TestHooks h = ozaki::Experimental::test_hooks();
+  h.fused_quantized_off = off;
+  ozaki::Experimental::set_test_hooks(h);
+}
 
 class Bench {
  public:
@@ -128,12 +141,19 @@ class Bench {
     Rows<ozaki::bfloat16> c_bf16("c_bf16", m, n), c_w8a8("c_w8a8", m, n), c_fp8("c_fp8", m, n);
     gemm_f32(X, W, reference);
     bool fp8 = true;
-    std::vector<double> tb, tq, tz, t8, tz8;
+    std::vector<double> tb, tq, tz, t8, tz8, tu;
     for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up
       const double b = timed([&] { gemm_bf16(Xb, Wb, c_bf16); });
       const double z = timed([&] { ozaki::quantize_rows(Space(), X, Xq, sx); });
-      const double q = timed([&] { ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8); });
+      const double q = timed(
+          [&] { s.w8a8_fused = ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8).fused; });
       if (rep >= 0) tb.push_back(b), tq.push_back(q), tz.push_back(z);
+      if (s.w8a8_fused) {
+        fused_kernel_off(true);
+        const double u = timed([&] { ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8); });
+        fused_kernel_off(false);
+        if (rep >= 0) tu.push_back(u);
+      }
       if (!fp8) continue;
       try {
         const double z8 = timed([&] { ozaki::quantize_per_token(Space(), X, X8, sx8); });
@@ -150,6 +170,7 @@ class Bench {
     s.quantize_ms = median(tz);
     s.bf16_diff = calc_diff(c_bf16, reference);
     s.w8a8_diff = calc_diff(c_w8a8, reference);
+    if (!tu.empty()) s.w8a8_unfused_ms = median(tu);
     if (fp8) {
       s.fp8_ms = median(t8);
       s.fp8_quantize_ms = median(tz8);
@@ -205,18 +226,21 @@ void report(const ShapeRun& s, std::ofstream* csv) {
       "%5lld x %5lld x %5lld  bf16 %8.3f ms %6.1f TFLOP/s  w8a8 %8.3f ms %6.1f TFLOP/s %7.1f GB/s"
       "  %5.2fx  calc_diff %.1e / %.1e  quantize X %.3f ms\n"
       "                       fp8  %8.3f ms %6.1f TFLOP/s %7.1f GB/s  %5.2fx  calc_diff %.1e"
-      "  quantize X %.3f ms\n",
+      "  quantize X %.3f ms\n"
+      "                       w8a8 %s (without the fused kernel %.3f ms)\n",
       (long long)s.m, (long long)s.n, (long long)s.k, s.bf16_ms, flops / s.bf16_ms * 1e-9,
       s.w8a8_ms, flops / s.w8a8_ms * 1e-9, bytes / s.w8a8_ms * 1e-6, s.bf16_ms / s.w8a8_ms,
       s.bf16_diff, s.w8a8_diff, s.quantize_ms, s.fp8_ms, flops / s.fp8_ms * 1e-9,
-      bytes / s.fp8_ms * 1e-6, s.bf16_ms / s.fp8_ms, s.fp8_diff, s.fp8_quantize_ms);
+      bytes / s.fp8_ms * 1e-6, s.bf16_ms / s.fp8_ms, s.fp8_diff, s.fp8_quantize_ms,
+      s.w8a8_fused ? "fused" : "passes", s.w8a8_unfused_ms);
   if (csv != nullptr) {
     *csv << s.m << ',' << s.n << ',' << s.k << ',' << s.bf16_ms << ',' << s.w8a8_ms << ','
          << s.bf16_ms / s.w8a8_ms << ',' << flops / s.bf16_ms * 1e-9 << ','
          << flops / s.w8a8_ms * 1e-9 << ',' << bytes / s.w8a8_ms * 1e-6 << ',' << s.bf16_diff << ','
          << s.w8a8_diff << ',' << s.quantize_ms << ',' << s.fp8_ms << ',' << s.bf16_ms / s.fp8_ms
          << ',' << flops / s.fp8_ms * 1e-9 << ',' << bytes / s.fp8_ms * 1e-6 << ',' << s.fp8_diff
-         << ',' << s.fp8_quantize_ms << '\n';
+         << ',' << s.fp8_quantize_ms << ',' << (s.w8a8_fused ? 1 : 0) << ',' << s.w8a8_unfused_ms
+         << '\n';
   }
 }
 
@@ -258,7 +282,7 @@ int main(int argc, char** argv) {
       csv.open(csv_path);
       csv << "m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,w8a8_tflops,w8a8_gbps,bf16_diff,"
              "w8a8_diff,quantize_ms,fp8_ms,fp8_speedup,fp8_tflops,fp8_gbps,fp8_diff,"
-             "fp8_quantize_ms\n";
+             "fp8_quantize_ms,w8a8_fused,w8a8_unfused_ms\n";
     }
     Bench bench;
     for (const auto& nk : nks)

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,10 +72,12 @@ std::vector<T> host_of(const DeviceOf<T>& d) {
   return v;
 }
 
-/// quantized_gemm of int8 A and W in the given layouts into C of T: the oracle's bits.
+/// quantized_gemm of int8 A and W in the given layouts into C of T: the oracle's bits.  Returns
+/// the call's Report.
 template <class T>
-void check_against_oracle(std::int64_t M, std::int64_t N, std::int64_t K, Layout la, Layout lw,
-                          Layout lc, bool with_bias, std::uint64_t seed) {
+ozaki::QuantizedReport check_against_oracle(std::int64_t M, std::int64_t N, std::int64_t K,
+                                            Layout la, Layout lw, Layout lc, bool with_bias,
+                                            std::uint64_t seed) {
   Random rng(seed);
   const auto A = random_int8(M * K, rng), W = random_int8(N * K, rng);
   const auto a = random_floats(M, 2.0, rng), w = random_floats(N, 2.0, rng);
@@ -98,6 +101,32 @@ void check_against_oracle(std::int64_t M, std::int64_t N, std::int64_t K, Layout
       << what;
   EXPECT_EQ(r.k_chunks, 1) << what;
   EXPECT_EQ(r.staged_a, !(la == Layout::Right && K % 16 == 0 && M % 16 == 0)) << what;
+  return r;
+}
+
+/// Turns the fused W8A8 kernel (FusedQuantizedGemmBackend) off for one scope: the INT8 GEMM's
+/// products and the portable epilogue.
+struct WithoutFusedKernel {
+  WithoutFusedKernel() : before(ozaki::Experimental::test_hooks()) {
+    ozaki::Experimental::TestHooks off = before;
+    off.fused_quantized_off = true;
+    ozaki::Experimental::set_test_hooks(off);
+  }
+  ~WithoutFusedKernel() { ozaki::Experimental::set_test_hooks(before); }
+  const ozaki::Experimental::TestHooks before;
+};
+
+/// Whether the fused kernel runs products of at least as many 128 x 256 tiles as the device has
+/// multiprocessors: CUDA on compute capability 9.0.
+bool fused_kernel_expected() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<TestSpace, Kokkos::Cuda>::value) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, TestSpace().cuda_device()) != cudaSuccess) return false;
+    return prop.major == 9 && prop.minor == 0;
+  }
+#endif
+  return false;
 }
 
 TEST(HalfPrecision, KnownValuesRoundToNearestEven) {
@@ -157,9 +186,35 @@ TEST(Quantized, W8A8IsTheOraclesBitsInEveryLayoutAndOutputType) {
   check_against_oracle<bfloat16>(5, 3, 7, Layout::Left, Layout::Stride, Layout::Right, true, 721);
 }
 
+TEST(Quantized, ProductsOfManyTilesAreTheOraclesBitsFusedOrNot) {
+  // At least 144 tiles of 128 x 256 entries: on compute capability 9.0 the fused kernel runs
+  // (scales, bias and rounding in the GEMM's epilogue), elsewhere the passes.  Edges of tiles
+  // and of K steps cut anywhere, operands in place and staged, both orientations of C (the
+  // kernel's rows are C's rows, or its columns), bias along either.  The same bits with the
+  // fused kernel turned off.
+  const bool fused = fused_kernel_expected();
+  for (const bool off : {false, true}) {
+    if (off && !fused) break;  // elsewhere the hook changes nothing
+    const auto scope = off ? std::make_unique<WithoutFusedKernel>() : nullptr;
+    const std::string path = off ? "fused kernel off" : "default";
+    auto r = check_against_oracle<float>(1040, 3856, 144, Layout::Right, Layout::Right,
+                                         Layout::Right, true, 780);
+    EXPECT_EQ(r.fused, fused && !off) << path;
+    EXPECT_FALSE(r.staged_w);
+    r = check_against_oracle<bfloat16>(1030, 3850, 100, Layout::Left, Layout::Right, Layout::Left,
+                                       true, 781);
+    EXPECT_EQ(r.fused, fused && !off) << path;
+    r = check_against_oracle<float16>(1040, 3856, 272, Layout::Right, Layout::Stride, Layout::Right,
+                                      false, 782);
+    EXPECT_EQ(r.fused, fused && !off) << path;
+    if (fused && !off) EXPECT_EQ(r.int8_gemms, 1) << "one launch";
+  }
+}
+
 TEST(Quantized, PassesOfTheOtherOperandKeepTheOraclesBits) {
   // 65536 rows of A against a column-major C: the products of a pass hold 24 MiB, so W's 200
-  // rows run in passes of 96.
+  // rows run in passes of 96 (the fused kernel, which has no passes, turned off).
+  const WithoutFusedKernel passes;
   const std::int64_t M = 65536, N = 200, K = 16;
   Random rng(750);
   const auto A = random_int8(M * K, rng), W = random_int8(N * K, rng);

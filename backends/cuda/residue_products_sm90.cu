@@ -1,6 +1,7 @@
-// Scheme II's pass products reduced modulo their moduli in the GEMM's epilogue, for compute
-// capability 9.0 (see residue_products_sm90.hpp; compiled for sm_90a only, by CMake's CUDA
-// language, without Kokkos).
+// INT8 products with their epilogue in the GEMM, for compute capability 9.0 (see
+// residue_products_sm90.hpp; compiled for sm_90a only, by CMake's CUDA language, without
+// Kokkos): scheme II's pass products reduced modulo their moduli, and W8A8's product scaled
+// into C.
 //
 // Why a kernel of our own: cublasGemmEx writes each INT32 product (4 bytes per entry and
 // modulus) and the reconstruction reads it back; at 16384^3 with 14 moduli that is 15 GB each
@@ -22,6 +23,11 @@
 // residues, 16 bytes per store, while the next tile's first stages load.  One launch per pass
 // (all L moduli).
 //
+// W8A8 (ozaki/quantized.hpp) is the same loop over one product (a "modulus" count of 1) with
+// another epilogue: each INT32 accumulator scaled, biased and rounded into C, so that the
+// INT32 products never reach memory (the unfused path writes them, 4 bytes an entry, and a
+// second kernel reads them back).
+//
 // Exactness: INT32 sums of at most max_k_block products of two int8 residues (|x| <= 128)
 // cannot overflow (2^14 * 131071 < 2^31), so the accumulators hold P_l exactly, and each
 // residue is computed exactly (symmetric_residue below).  The same bits as cublasGemmEx's
@@ -31,6 +37,7 @@
 #include "cublas_handles.hpp"
 
 #include <ozaki/errors.hpp>
+#include <ozaki/impl/common/narrow_bits.hpp>
 #include <ozaki/impl/crt/residue_tiles.hpp>
 #include <ozaki/options.hpp>
 
@@ -40,6 +47,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace ozaki {
 namespace Impl {
@@ -66,6 +74,31 @@ static_assert(ResidueTiles::vectors * ResidueTiles::vector_bytes == 128,
 struct Moduli {
   int m[max_moduli];
   float inverse[max_moduli];
+};
+
+/// Scheme II's epilogue: each tile's products reduced modulo the tile's modulus into its
+/// residue tile.
+struct ResidueEpilogue {
+  std::int8_t* tiles;
+  std::int64_t plane_bytes;
+  Moduli moduli;
+};
+
+/// W8A8's epilogue (ScaledProducts): Out is float, or the 16-bit pattern of bfloat16 or
+/// binary16.  `pairs`: C's two entries (r, c) and (r, c + 1) of an even c are adjacent and
+/// aligned, stored at once.
+template <ScaledProducts::Output output>
+struct ScaledEpilogue {
+  using Out = std::conditional_t<output == ScaledProducts::Output::Float, float, std::uint16_t>;
+  const float* row_scales;
+  const float* column_scales;
+  const float* bias_rows;
+  const float* bias_columns;
+  Out* c;
+  std::int64_t c_row_stride, c_column_stride;
+  std::int64_t rows, columns;
+  int tiles_c;
+  bool pairs;
 };
 
 #if defined(__CUDA_ARCH__)
@@ -203,12 +236,92 @@ __device__ __forceinline__ void store_residues(const std::int32_t (&d)[128], int
   }
 }
 
+/// A tile's products as scheme II wants them: slot `slot`'s residues modulo the tile's modulus.
+__device__ __forceinline__ void store_tile(const ResidueEpilogue& e, const std::int32_t (&d)[128],
+                                           int modulus, int in_plane, int slot) {
+  std::int8_t* out =
+      e.tiles + modulus * e.plane_bytes +
+      (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots + slot) *
+          ResidueTiles::vector_bytes;
+  store_residues(d, e.moduli.m[modulus], e.moduli.inverse[modulus], out);
+}
+
+/// float rounded to C's type (narrow_bits.hpp: the bits of ozaki::bfloat16 and float16).
+template <ScaledProducts::Output output>
+__device__ __forceinline__ typename ScaledEpilogue<output>::Out rounded(float v) {
+  if constexpr (output == ScaledProducts::Output::Float) {
+    return v;
+  } else if constexpr (output == ScaledProducts::Output::BFloat16) {
+    return bfloat16_bits(__float_as_uint(v));
+  } else {
+    return float16_bits(__float_as_uint(v));
+  }
+}
+
+/// Two adjacent entries of C in one store (`at` aligned to both).
+__device__ __forceinline__ void store_pair(float* at, float x, float y) {
+  *reinterpret_cast<float2*>(at) = make_float2(x, y);
+}
+__device__ __forceinline__ void store_pair(std::uint16_t* at, std::uint16_t x, std::uint16_t y) {
+  *reinterpret_cast<std::uint32_t*>(at) =
+      static_cast<std::uint32_t>(x) | static_cast<std::uint32_t>(y) << 16;
+}
+
+/// A tile's products as W8A8 wants them: C(r, c) = round(fma(float(P), s_r s_c, bias)), the
+/// steps of the portable epilogue (ozaki/impl/quantized/w8a8.hpp) with the same roundings
+/// (float(P) exact below 2^24 and rounded to nearest above, one product, one fused
+/// multiply-add), so the same bits.  The thread's entries lie in 2 rows (i % 4 / 2) and 32
+/// pairs of adjacent columns (i / 4), residue_tiles.hpp's mapping of wgmma's fragment.
+template <ScaledProducts::Output output>
+__device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
+                                           const std::int32_t (&d)[128], int /*modulus*/,
+                                           int in_plane, int slot) {
+  const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
+  const std::int64_t c0 = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols;
+  std::int64_t r[2];
+  float row_scale[2], row_bias[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    r[h] = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
+    const bool inside = r[h] < e.rows;
+    row_scale[h] = inside ? e.row_scales[r[h]] : 0.0f;
+    row_bias[h] = inside && e.bias_rows ? e.bias_rows[r[h]] : 0.0f;
+  }
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const std::int64_t c = c0 + ResidueTiles::column_in_tile(slot, 4 * j);  // even
+    const bool in0 = c < e.columns, in1 = c + 1 < e.columns;
+    const float s0 = in0 ? e.column_scales[c] : 0.0f, s1 = in1 ? e.column_scales[c + 1] : 0.0f;
+    const float b0 = in0 && e.bias_columns ? e.bias_columns[c] : 0.0f;
+    const float b1 = in1 && e.bias_columns ? e.bias_columns[c + 1] : 0.0f;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (r[h] >= e.rows || !in0) continue;
+      const float bias0 = e.bias_columns ? b0 : row_bias[h];
+      const float bias1 = e.bias_columns ? b1 : row_bias[h];
+      const auto v0 = rounded<output>(
+          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h]), __fmul_rn(row_scale[h], s0), bias0));
+      const auto v1 = rounded<output>(
+          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h + 1]), __fmul_rn(row_scale[h], s1), bias1));
+      auto* at = e.c + r[h] * e.c_row_stride + c * e.c_column_stride;
+      if (e.pairs && in1) {
+        store_pair(at, v0, v1);
+      } else {
+        at[0] = v0;
+        if (in1) at[e.c_column_stride] = v1;
+      }
+    }
+  }
+}
+
 /// A consumer warpgroup (64 rows of each tile): per tile, the wgmma products of every k-step
-/// as the stages fill, each stage released once its products are done, then the residues.
+/// as the stages fill, each stage released once its products are done, then the epilogue's
+/// stores.
+template <class Epilogue>
 __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_t full0,
                                                std::uint32_t empty0, int consumer, int k_steps,
-                                               int per_modulus, int total, std::int8_t* tiles,
-                                               std::int64_t plane_bytes, const Moduli& moduli) {
+                                               int per_modulus, int total,
+                                               const Epilogue& epilogue) {
   const int slot = consumer * 128 + threadIdx.x % 128;
   std::int32_t d[128];
 #pragma unroll
@@ -235,20 +348,18 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
     fence_accumulators(d);
-    std::int8_t* out =
-        tiles + modulus * plane_bytes +
-        (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots + slot) *
-            ResidueTiles::vector_bytes;
-    store_residues(d, moduli.m[modulus], moduli.inverse[modulus], out);
+    store_tile(epilogue, d, modulus, in_plane, slot);
   }
 }
 #endif
 
+/// The products of `moduli_count` planes of tiles_r x tiles_c tiles over K = kpad, each tile's
+/// stored by `epilogue`.
+template <class Epilogue>
 __global__ void __launch_bounds__(threads, 1)
-    residue_products_kernel(const __grid_constant__ CUtensorMap map_a,
-                            const __grid_constant__ CUtensorMap map_b, int kpad, int tiles_r,
-                            int tiles_c, int moduli_count, std::int8_t* tiles,
-                            std::int64_t plane_bytes, const Moduli moduli) {
+    products_kernel(const __grid_constant__ CUtensorMap map_a,
+                    const __grid_constant__ CUtensorMap map_b, int kpad, int tiles_r, int tiles_c,
+                    int moduli_count, const Epilogue epilogue) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(
@@ -281,13 +392,11 @@ __global__ void __launch_bounds__(threads, 1)
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    multiply_tiles(smem, full0, empty0, warpgroup - 1, k_steps, per_modulus, total, tiles,
-                   plane_bytes, moduli);
+    multiply_tiles(smem, full0, empty0, warpgroup - 1, k_steps, per_modulus, total, epilogue);
   }
 #else
-  // Built for another architecture: residue_products_supported refuses every device there.
-  (void)kpad, (void)tiles_r, (void)tiles_c, (void)moduli_count, (void)tiles, (void)plane_bytes,
-      (void)moduli;
+  // Built for another architecture: the *_supported functions refuse every device there.
+  (void)kpad, (void)tiles_r, (void)tiles_c, (void)moduli_count, (void)epilogue;
 #endif
 }
 
@@ -304,15 +413,15 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encode;
 }
 
-/// A 3-D map (K, modulus, row) over `rows` rows of `moduli` kpad bytes: boxes of 128 bytes x
-/// 1 x box_rows, 128-byte swizzle (wgmma's), zeros past K and past the rows.
+/// A 3-D map (K, modulus, row) over `rows` rows of `moduli` blocks of kpad bytes each, rows
+/// `row_bytes` apart: boxes of 128 bytes x 1 x box_rows, 128-byte swizzle (wgmma's), zeros past
+/// K and past the rows.
 CUtensorMap operand_map(const std::int8_t* base, std::int64_t kpad, int moduli, std::int64_t rows,
-                        int box_rows) {
+                        std::int64_t row_bytes, int box_rows) {
   CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(kpad), static_cast<cuuint64_t>(moduli),
                               static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(kpad),
-                                 static_cast<cuuint64_t>(kpad) * static_cast<cuuint64_t>(moduli)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(kpad), static_cast<cuuint64_t>(row_bytes)};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(tile_k), 1u,
                              static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t element_strides[3] = {1, 1, 1};
@@ -327,30 +436,28 @@ CUtensorMap operand_map(const std::int8_t* base, std::int64_t kpad, int moduli, 
   return map;
 }
 
-}  // namespace
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-bool residue_products_supported(int device, const ResidueProducts& p, std::string& why_not) {
+/// What both forms need: compute capability 9.0, K a multiple of 16 within one INT32-exact
+/// block, `planes` planes of rows_a x rows_b products within the bulk copies' and the tile
+/// counters' 32-bit coordinates, a driver that encodes tensor maps, and the kernel's sm_90a
+/// code in the library.
+template <class Epilogue>
+bool kernel_runs(int device, std::int64_t k, std::int64_t rows_a, std::int64_t rows_b, int planes,
+                 std::string& why_not) {
   const cudaDeviceProp& prop = device_properties(device);
   if (prop.major != 9 || prop.minor != 0) {
-    why_not = "the residue-product kernel runs on compute capability 9.0 only";
+    why_not = "the library's INT8 product kernel runs on compute capability 9.0 only";
     return false;
   }
-  if (p.moduli < 1 || p.moduli > max_moduli || p.kpad < 16 || p.kpad % 16 != 0 ||
-      p.kpad > max_k_block) {
+  if (k < 16 || k % 16 != 0 || k > max_k_block) {
     why_not = "inner length not a multiple of 16 within one INT32-exact block";
     return false;
   }
-  if (reinterpret_cast<std::uintptr_t>(p.a) % 16 != 0 ||
-      reinterpret_cast<std::uintptr_t>(p.b) % 16 != 0 ||
-      reinterpret_cast<std::uintptr_t>(p.tiles) % 16 != 0) {
-    why_not = "operands not 16-byte aligned";
-    return false;
-  }
-  // The bulk copies' coordinates and the tile counters are 32-bit signed integers.
-  const ResidueTiles t = ResidueTiles::of(p.rows_a, p.rows_b);
-  if (p.rows_a < 1 || p.rows_b < 1 || t.tiles_r * t.tiles_c * p.moduli > 2147483647 ||
-      p.kpad * p.moduli >= (std::int64_t(1) << 40) || p.rows_a >= (std::int64_t(1) << 31) - 256 ||
-      p.rows_b >= (std::int64_t(1) << 31) - 256) {
+  const ResidueTiles t = ResidueTiles::of(rows_a, rows_b);
+  if (rows_a < 1 || rows_b < 1 || t.tiles_r * t.tiles_c * planes > 2147483647 ||
+      k * planes >= (std::int64_t(1) << 40) || rows_a >= (std::int64_t(1) << 31) - 256 ||
+      rows_b >= (std::int64_t(1) << 31) - 256) {
     why_not = "sizes beyond the kernel's grid or bulk-copy limits";
     return false;
   }
@@ -360,40 +467,119 @@ bool residue_products_supported(int device, const ResidueProducts& p, std::strin
   }
   static const bool has_code = [] {
     cudaFuncAttributes attributes{};
-    return cudaFuncGetAttributes(&attributes, residue_products_kernel) == cudaSuccess &&
+    return cudaFuncGetAttributes(&attributes, products_kernel<Epilogue>) == cudaSuccess &&
            attributes.ptxVersion >= 90;
   }();
   if (!has_code) {
     (void)cudaGetLastError();
-    why_not = "the library was built without sm_90a code for the residue-product kernel";
+    why_not = "the library was built without sm_90a code for its INT8 product kernel";
     return false;
   }
   return true;
 }
 
-void residue_products(const ResidueProducts& p, cudaStream_t stream) {
+/// One launch over `planes` planes of tiles: one persistent CTA per multiprocessor, at most
+/// one per tile.
+template <class Epilogue>
+void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, std::int64_t k,
+            const ResidueTiles& t, int planes, const Epilogue& epilogue, cudaStream_t stream) {
   // Per launch (the attribute is the current device's; the call costs well under a
   // microsecond against a launch of milliseconds).
-  check(cudaFuncSetAttribute(residue_products_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  check(cudaFuncSetAttribute(products_kernel<Epilogue>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem_bytes),
-        "cudaFuncSetAttribute(residue_products_kernel)");
-  Moduli moduli{};
-  for (int l = 0; l < p.moduli; ++l) {
-    moduli.m[l] = crt_moduli[l];
-    moduli.inverse[l] = 1.0f / static_cast<float>(crt_moduli[l]);
-  }
-  const CUtensorMap map_a = operand_map(p.a, p.kpad, p.moduli, p.rows_a, tile_rows);
-  const CUtensorMap map_b = operand_map(p.b, p.kpad, p.moduli, p.rows_b, tile_cols);
-  const ResidueTiles t = ResidueTiles::of(p.rows_a, p.rows_b);
+        "cudaFuncSetAttribute(products_kernel)");
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  const std::int64_t total = t.tiles_r * t.tiles_c * p.moduli;
+  const std::int64_t total = t.tiles_r * t.tiles_c * planes;
   const int ctas = static_cast<int>(
       std::min<std::int64_t>(total, device_properties(device).multiProcessorCount));
-  residue_products_kernel<<<ctas, threads, smem_bytes, stream>>>(
-      map_a, map_b, static_cast<int>(p.kpad), static_cast<int>(t.tiles_r),
-      static_cast<int>(t.tiles_c), p.moduli, p.tiles, t.plane_bytes(), moduli);
-  check(cudaGetLastError(), "residue_products_kernel launch");
+  products_kernel<Epilogue><<<ctas, threads, smem_bytes, stream>>>(
+      map_a, map_b, static_cast<int>(k), static_cast<int>(t.tiles_r), static_cast<int>(t.tiles_c),
+      planes, epilogue);
+  check(cudaGetLastError(), "products_kernel launch");
+}
+
+template <ScaledProducts::Output output>
+void launch_scaled(const ScaledProducts& p, cudaStream_t stream) {
+  using Epilogue = ScaledEpilogue<output>;
+  using Out = typename Epilogue::Out;
+  const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
+  Epilogue e{};
+  e.row_scales = p.row_scales;
+  e.column_scales = p.column_scales;
+  e.bias_rows = p.bias_rows;
+  e.bias_columns = p.bias_columns;
+  e.c = static_cast<Out*>(p.c);
+  e.c_row_stride = p.c_row_stride;
+  e.c_column_stride = p.c_column_stride;
+  e.rows = p.rows;
+  e.columns = p.columns;
+  e.tiles_c = static_cast<int>(t.tiles_c);
+  e.pairs = p.c_column_stride == 1 && p.c_row_stride % 2 == 0 &&
+            reinterpret_cast<std::uintptr_t>(p.c) % (2 * sizeof(Out)) == 0;
+  launch(operand_map(p.a, p.k, 1, p.rows, p.lda, tile_rows),
+         operand_map(p.b, p.k, 1, p.columns, p.ldb, tile_cols), p.k, t, 1, e, stream);
+}
+
+}  // namespace
+
+bool residue_products_supported(int device, const ResidueProducts& p, std::string& why_not) {
+  if (p.moduli < 1 || p.moduli > max_moduli) {
+    why_not = "moduli count out of range";
+    return false;
+  }
+  if (!aligned16(p.a) || !aligned16(p.b) || !aligned16(p.tiles)) {
+    why_not = "operands not 16-byte aligned";
+    return false;
+  }
+  return kernel_runs<ResidueEpilogue>(device, p.kpad, p.rows_a, p.rows_b, p.moduli, why_not);
+}
+
+void residue_products(const ResidueProducts& p, cudaStream_t stream) {
+  ResidueEpilogue e{};
+  e.tiles = p.tiles;
+  const ResidueTiles t = ResidueTiles::of(p.rows_a, p.rows_b);
+  e.plane_bytes = t.plane_bytes();
+  for (int l = 0; l < p.moduli; ++l) {
+    e.moduli.m[l] = crt_moduli[l];
+    e.moduli.inverse[l] = 1.0f / static_cast<float>(crt_moduli[l]);
+  }
+  const std::int64_t row_bytes = p.kpad * p.moduli;
+  launch(operand_map(p.a, p.kpad, p.moduli, p.rows_a, row_bytes, tile_rows),
+         operand_map(p.b, p.kpad, p.moduli, p.rows_b, row_bytes, tile_cols), p.kpad, t, p.moduli, e,
+         stream);
+}
+
+bool scaled_products_supported(int device, const ScaledProducts& p, std::string& why_not) {
+  if (!aligned16(p.a) || !aligned16(p.b) || p.lda % 16 != 0 || p.ldb % 16 != 0 || p.lda < p.k ||
+      p.ldb < p.k || p.lda >= (std::int64_t(1) << 40) || p.ldb >= (std::int64_t(1) << 40)) {
+    why_not = "operand rows not 16-byte aligned K-contiguous rows";
+    return false;
+  }
+  if (!kernel_runs<ScaledEpilogue<ScaledProducts::Output::Float>>(device, p.k, p.rows, p.columns, 1,
+                                                                  why_not)) {
+    return false;
+  }
+  const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
+  if (t.tiles_r * t.tiles_c < device_properties(device).multiProcessorCount) {
+    why_not = "fewer 128 x 256 tiles than multiprocessors";
+    return false;
+  }
+  return true;
+}
+
+void scaled_products(const ScaledProducts& p, cudaStream_t stream) {
+  switch (p.output) {
+    case ScaledProducts::Output::Float:
+      launch_scaled<ScaledProducts::Output::Float>(p, stream);
+      break;
+    case ScaledProducts::Output::BFloat16:
+      launch_scaled<ScaledProducts::Output::BFloat16>(p, stream);
+      break;
+    case ScaledProducts::Output::Float16:
+      launch_scaled<ScaledProducts::Output::Float16>(p, stream);
+      break;
+  }
 }
 
 }  // namespace cuda

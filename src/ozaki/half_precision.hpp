@@ -14,6 +14,7 @@
 /// CUDA_R_16F data.
 
 #include <ozaki/impl/common/float_bits.hpp>
+#include <ozaki/impl/common/narrow_bits.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -21,30 +22,12 @@
 
 namespace ozaki {
 
-namespace Impl {
-/// significand / 2^shift rounded to nearest, ties to even (0 < shift < 32).
-KOKKOS_INLINE_FUNCTION std::uint32_t shift_right_to_even(std::uint32_t significand,
-                                                         std::uint32_t shift) {
-  std::uint32_t q = significand >> shift;
-  const std::uint32_t dropped = significand & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-  if (dropped > half || (dropped == half && (q & 1u))) ++q;
-  return q;
-}
-}  // namespace Impl
-
 struct bfloat16 {
   std::uint16_t bits = 0;
 
   KOKKOS_INLINE_FUNCTION static bfloat16 from_float(float x) {
-    const std::uint32_t f = Impl::float_bits(x);
     bfloat16 b;
-    if ((f & 0x7fffffffu) > 0x7f800000u) {
-      b.bits = static_cast<std::uint16_t>((f >> 16) | 0x40u);  // NaN, quiet
-    } else {
-      // Round to nearest even on the 16 bits dropped (a carry into the exponent is right, up
-      // to infinity).
-      b.bits = static_cast<std::uint16_t>((f + 0x7fffu + ((f >> 16) & 1u)) >> 16);
-    }
+    b.bits = Impl::bfloat16_bits(Impl::float_bits(x));
     return b;
   }
   KOKKOS_INLINE_FUNCTION float to_float() const {
@@ -56,22 +39,8 @@ struct float16 {
   std::uint16_t bits = 0;
 
   KOKKOS_INLINE_FUNCTION static float16 from_float(float x) {
-    const std::uint32_t f = Impl::float_bits(x);
-    const std::uint32_t sign = (f >> 16) & 0x8000u, magnitude = f & 0x7fffffffu;
     float16 h;
-    if (magnitude >= 0x7f800000u) {  // infinity, or NaN (quiet)
-      h.bits = static_cast<std::uint16_t>(sign | (magnitude > 0x7f800000u ? 0x7e00u : 0x7c00u));
-    } else if (magnitude >= 0x477ff000u) {  // from 65520: rounds to infinity
-      h.bits = static_cast<std::uint16_t>(sign | 0x7c00u);
-    } else if (magnitude >= 0x38800000u) {  // 2^-14 and up: normal
-      // Exponent rebiased from 127 to 15, fraction cut from 23 to 10 bits, rounded to even.
-      std::uint32_t q = (magnitude - 0x38000000u) >> 13;
-      const std::uint32_t dropped = magnitude & 0x1fffu;
-      if (dropped > 0x1000u || (dropped == 0x1000u && (q & 1u))) ++q;
-      h.bits = static_cast<std::uint16_t>(sign | q);
-    } else {
-      h.bits = static_cast<std::uint16_t>(sign | subnormal(magnitude));
-    }
+    h.bits = Impl::float16_bits(Impl::float_bits(x));
     return h;
   }
   KOKKOS_INLINE_FUNCTION float to_float() const {
@@ -83,17 +52,6 @@ struct float16 {
     }
     if (exponent == 31) return Impl::bits_float(sign | 0x7f800000u | (fraction << 13));
     return Impl::bits_float(sign | ((exponent + 112u) << 23) | (fraction << 13));
-  }
-
- private:
-  /// A float magnitude below 2^-14 in units of 2^-24 (binary16's subnormal step), rounded to
-  /// even: the float's significand shifted right by 126 - its exponent (at least 14).
-  KOKKOS_INLINE_FUNCTION static std::uint32_t subnormal(std::uint32_t magnitude) {
-    const std::uint32_t exponent = magnitude >> 23;
-    if (exponent < 102) return 0;  // below 2^-25: rounds to zero (2^-25 itself is a tie to 0)
-    const std::uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
-    // 0x400 where it rounds up to 2^-14: the smallest normal's pattern.
-    return Impl::shift_right_to_even(significand, 126u - exponent);
   }
 };
 

@@ -49,9 +49,10 @@ namespace ozaki {
 
 /// What a quantized_gemm call did.
 struct QuantizedReport {
-  std::string backend;              // the INT8 GEMM's
+  std::string backend;              // the INT8 GEMM's, or the fused kernel's
   int int8_gemms = 0;               // INT8 GEMM calls (more than 1 where K ran in chunks)
   std::int64_t k_chunks = 0;        // K's chunks of at most 2^17 - 16
+  bool fused = false;               // products, scales and rounding in one kernel (1 launch)
   bool staged_a = false;            // A's rows were copied into aligned rows first
   bool staged_w = false;            // W's likewise
   std::size_t workspace_bytes = 0;  // scratch the call used
@@ -146,7 +147,12 @@ QuantizedReport quantized_gemm_on(const ExecSpace& space, const AView& A, const 
         "reserved with ozaki::reserve_quantized before the capture");
   }
   unsigned char* base = scratch.reserve(l.bytes());
-  report.int8_gemms = quantized_passes(space, l, A, a, W, w, bias, has_bias, C, base);
+  const QuantizedRun run = quantized_passes(space, l, A, a, W, w, bias, has_bias, C, base);
+  report.int8_gemms = run.int8_gemms;
+  if (run.fused != nullptr) {
+    report.backend = run.fused;
+    report.fused = true;
+  }
   report.k_chunks = l.chunks;
   report.staged_a = l.transposed ? l.stage_slow : l.stage_fast;
   report.staged_w = l.transposed ? l.stage_fast : l.stage_slow;
@@ -159,6 +165,7 @@ inline void add_run(QuantizedReport& sum, const QuantizedReport& run) {
   sum.backend = run.backend;
   sum.int8_gemms += run.int8_gemms;
   sum.k_chunks = std::max(sum.k_chunks, run.k_chunks);
+  sum.fused = sum.fused || run.fused;
   sum.staged_a = sum.staged_a || run.staged_a;
   sum.staged_w = sum.staged_w || run.staged_w;
   sum.workspace_bytes = std::max(sum.workspace_bytes, run.workspace_bytes);

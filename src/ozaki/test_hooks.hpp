@@ -51,6 +51,9 @@ struct TestHooks {
   /// Scheme II's products reduced in the GEMM (sm_90a kernel) turned off: cuBLAS's products
   /// and a separate reduction, the same bits.  (OZAKI_RESIDUE_PRODUCTS=0.)
   bool residue_products_off = false;
+  /// W8A8's products and epilogue in one kernel (CUDA, sm_90a) turned off: the INT8 GEMM's
+  /// INT32 products and the portable epilogue, the same bits.  (OZAKI_FUSED_QUANTIZED=0.)
+  bool fused_quantized_off = false;
   /// Calls on host spaces run as if their stream were being captured into a graph: scheme II
   /// with the captured count, its device verdict evaluated on the host (crt/captured.hpp,
   /// DeviceBranch's default).  No effect on device spaces, whose capture is real.
@@ -66,6 +69,7 @@ struct TestHookState {
   std::atomic<bool> onednn_off{false};
   std::atomic<int> cublas_int8_path{static_cast<int>(Experimental::CublasInt8Path::GemmEx)};
   std::atomic<bool> residue_products_off{false};
+  std::atomic<bool> fused_quantized_off{false};
   std::atomic<bool> emulate_capture{false};
 };
 inline TestHookState& test_hook_state() {
@@ -86,6 +90,7 @@ inline TestHooks test_hooks() {
   h.onednn_off = s.onednn_off.load();
   h.cublas_int8_path = static_cast<CublasInt8Path>(s.cublas_int8_path.load());
   h.residue_products_off = s.residue_products_off.load();
+  h.fused_quantized_off = s.fused_quantized_off.load();
   h.emulate_capture = s.emulate_capture.load();
   return h;
 }
@@ -99,6 +104,7 @@ inline void set_test_hooks(const TestHooks& h) {
   s.onednn_off.store(h.onednn_off);
   s.cublas_int8_path.store(static_cast<int>(h.cublas_int8_path));
   s.residue_products_off.store(h.residue_products_off);
+  s.fused_quantized_off.store(h.fused_quantized_off);
   s.emulate_capture.store(h.emulate_capture);
 }
 

@@ -112,6 +112,20 @@ struct ResidueGemmBackend<Kokkos::Cuda> {
   static void run(const Kokkos::Cuda& space, const Int8GemmProblem& p, std::int8_t* tiles);
 };
 
+/// W8A8's products with the scales, bias and rounding applied in the same kernel (the kernel of
+/// ResidueGemmBackend with another epilogue): the INT32 products never reach memory.
+template <>
+struct FusedQuantizedGemmBackend<Kokkos::Cuda> {
+  static constexpr bool available = true;
+  static const char* name() { return "ozaki sm_90a (fused epilogue)"; }
+  /// Whether `p` runs on this device (compute capability 9.0, the kernel's limits, at least as
+  /// many 128 x 256 tiles of C as multiprocessors) and the kernel is not turned off
+  /// (Experimental::TestHooks::fused_quantized_off), and why not.
+  static bool supported(const Kokkos::Cuda& space, const QuantizedGemmProblem& p,
+                        std::string& why_not);
+  static void run(const Kokkos::Cuda& space, const QuantizedGemmProblem& p);
+};
+
 /// Native FP64 and complex FP64 GEMM: cublasDgemm_64 / cublasZgemm_64 on the handle bound
 /// to the instance's stream (native_cublas.cpp), enqueued without a fence.
 template <>

@@ -137,13 +137,61 @@ Int8Rows int8_rows(const ExecSpace& space, const View& X, bool staged, std::int6
   return {scratch, length};
 }
 
-/// The call's passes: each pass's INT8 products (in K chunks) into the INT32 planes, then its
-/// epilogue.  Returns the INT8 GEMM calls made.
+/// Whether a rank-1 View's entries are contiguous (what a kernel given its data pointer reads).
+template <class View>
+bool contiguous_vector(const View& v) {
+  return v.extent(0) <= 1 || v.stride(0) == 1;
+}
+
+/// The call as one QuantizedGemmProblem (backend.hpp) into `p`, or false where it is not one:
+/// K in more than one INT32-exact chunk, or scales or bias not contiguous.  The kernel's rows
+/// are the layout's slow operand and its columns the fast one, so that C's contiguous index
+/// runs along the kernel's columns, as it does along the INT32 products' rows in the passes.
+template <class AScales, class WScales, class Bias, class CView>
+bool fused_problem(const QuantizedLayout& l, const Int8Rows& fast, const Int8Rows& slow,
+                   const AScales& a, const WScales& w, const Bias& bias, bool has_bias,
+                   const CView& C, QuantizedGemmProblem& p) {
+  if (l.chunks != 1 || !contiguous_vector(a) || !contiguous_vector(w) ||
+      (has_bias && !contiguous_vector(bias))) {
+    return false;
+  }
+  using T = typename CView::non_const_value_type;
+  p.output = std::is_same<T, float>::value      ? QuantizedOutput::Float
+             : std::is_same<T, bfloat16>::value ? QuantizedOutput::BFloat16
+                                                : QuantizedOutput::Float16;
+  p.rows = l.slow_rows;
+  p.columns = l.fast_rows;
+  p.k = l.length;  // K itself wherever an operand is read in place (K % 16 == 0)
+  p.a = slow.data;
+  p.lda = slow.stride;
+  p.b = fast.data;
+  p.ldb = fast.stride;
+  // Transposed: kernel rows are C's rows m (scale a, bias along the columns n); otherwise the
+  // kernel's rows are C's columns n.
+  p.row_scales = l.transposed ? a.data() : w.data();
+  p.column_scales = l.transposed ? w.data() : a.data();
+  (l.transposed ? p.bias_columns : p.bias_rows) = has_bias ? bias.data() : nullptr;
+  p.c = C.data();
+  p.c_row_stride = l.transposed ? C.stride(0) : C.stride(1);
+  p.c_column_stride = l.transposed ? C.stride(1) : C.stride(0);
+  return true;
+}
+
+/// What the call ran: INT8 GEMM calls (or 1 launch of the fused kernel), and the fused
+/// kernel's name where it ran.
+struct QuantizedRun {
+  int int8_gemms = 0;
+  const char* fused = nullptr;
+};
+
+/// The call's products: where the backend has a fused kernel that runs the problem, that one
+/// launch; otherwise passes, each pass's INT8 products (in K chunks) into the INT32 planes,
+/// then its epilogue.
 template <class ExecSpace, class AView, class AScales, class WView, class WScales, class Bias,
           class CView>
-int quantized_passes(const ExecSpace& space, const QuantizedLayout& l, const AView& A,
-                     const AScales& a, const WView& W, const WScales& w, const Bias& bias,
-                     bool has_bias, const CView& C, unsigned char* base) {
+QuantizedRun quantized_passes(const ExecSpace& space, const QuantizedLayout& l, const AView& A,
+                              const AScales& a, const WView& W, const WScales& w, const Bias& bias,
+                              bool has_bias, const CView& C, unsigned char* base) {
   auto* staged = reinterpret_cast<std::int8_t*>(base);
   const Int8Rows fast = l.transposed
                             ? int8_rows(space, W, l.stage_fast, l.fast_pad, l.length, staged)
@@ -152,6 +200,15 @@ int quantized_passes(const ExecSpace& space, const QuantizedLayout& l, const AVi
   const Int8Rows slow = l.transposed
                             ? int8_rows(space, A, l.stage_slow, l.slow_pad, l.length, staged)
                             : int8_rows(space, W, l.stage_slow, l.slow_pad, l.length, staged);
+  if constexpr (FusedQuantizedGemmBackend<ExecSpace>::available) {
+    QuantizedGemmProblem p;
+    std::string why_not;
+    if (fused_problem(l, fast, slow, a, w, bias, has_bias, C, p) &&
+        FusedQuantizedGemmBackend<ExecSpace>::supported(space, p, why_not)) {
+      FusedQuantizedGemmBackend<ExecSpace>::run(space, p);
+      return {1, FusedQuantizedGemmBackend<ExecSpace>::name()};
+    }
+  }
   auto* products = reinterpret_cast<std::int32_t*>(base + l.products_offset());
   int gemms = 0;
   for (std::int64_t s0 = 0; s0 < l.slow_pad; s0 += l.pass) {
@@ -174,7 +231,7 @@ int quantized_passes(const ExecSpace& space, const QuantizedLayout& l, const AVi
       quantized_epilogue(space, l, s0, count, products, a, w, bias, has_bias, C);
     }
   }
-  return gemms;
+  return {gemms, nullptr};
 }
 
 /// Per-row symmetric quantization of X (R x K; float, double, bfloat16 or float16):
