@@ -22,6 +22,7 @@
 #include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/quantized/amax.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -62,7 +63,6 @@ void quantize_fp8_blocks(const ExecSpace& space, const XView& X, const QView& Q,
   const std::int64_t R = X.extent(0), K = X.extent(1);
   const std::int64_t blocks_k = fp8_blocks(K), blocks = scales.extent(0) * blocks_k;
   const float max_float = std::numeric_limits<float>::max();
-  const float infinity = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Kokkos::parallel_for(
       "ozaki::quantize_fp8", row_policy(space, blocks), KOKKOS_LAMBDA(const Member& team) {
@@ -70,16 +70,9 @@ void quantize_fp8_blocks(const ExecSpace& space, const XView& X, const QView& Q,
         const std::int64_t r0 = br * block_rows, k0 = bk * fp8_block;
         const std::int64_t rows = R - r0 < block_rows ? R - r0 : block_rows;
         const std::int64_t cols = K - k0 < fp8_block ? K - k0 : fp8_block;
-        float amax = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, rows * cols),
-            [&](const std::int64_t i, float& m) {
-              const float a = ::fabsf(to_float(X(r0 + i / cols, k0 + i % cols)));
-              // NaN and Inf as Inf, which every max keeps (NaN would be dropped by a join).
-              const float x = a <= max_float ? a : infinity;
-              m = x > m ? x : m;
-            },
-            Kokkos::Max<float>(amax));
+        const float amax = team_amax(team, rows * cols, [&](const std::int64_t i) {
+          return X(r0 + i / cols, k0 + i % cols);
+        });
         const bool finite = amax <= max_float;
         const float inverse = finite && amax > 0 ? fp8_e4m3_max / amax : 0.0f;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * cols), [&](const std::int64_t i) {

@@ -14,6 +14,7 @@
 #include <ozaki/impl/backend.hpp>
 #include <ozaki/impl/common/kernels.hpp>
 #include <ozaki/impl/common/scratch.hpp>
+#include <ozaki/impl/quantized/amax.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -244,22 +245,12 @@ void quantize_rows_impl(const ExecSpace& space, const XView& X, const QView& Q,
   using Member = typename TeamLaunch<ExecSpace>::member_type;
   const std::int64_t K = X.extent(1);
   const float max_float = std::numeric_limits<float>::max();
-  const float infinity = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Kokkos::parallel_for(
       "ozaki::quantize_rows", row_policy(space, static_cast<std::int64_t>(X.extent(0))),
       KOKKOS_LAMBDA(const Member& team) {
         const std::int64_t r = team.league_rank();
-        float amax = 0;
-        Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, K),
-            [&](const std::int64_t k, float& m) {
-              const float a = ::fabsf(to_float(X(r, k)));
-              // NaN and Inf as Inf, which every max keeps (NaN would be dropped by a join).
-              const float x = a <= max_float ? a : infinity;
-              m = x > m ? x : m;
-            },
-            Kokkos::Max<float>(amax));
+        const float amax = team_amax(team, K, [&](const std::int64_t k) { return X(r, k); });
         const bool finite = amax <= max_float;
         const float inverse = finite && amax > 0 ? 127.0f / amax : 0.0f;
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, K), [&](const std::int64_t k) {
