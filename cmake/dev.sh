@@ -16,6 +16,8 @@
 #   cmake/dev.sh fp32                         on the GPU machine: the FP32 tests, benchmarks and torch
 #   cmake/dev.sh pack                         here: the GPU steps' binaries for sm_90, packed to carry
 #   cmake/dev.sh carried [STEP...]            on the GPU machine: those steps on a carried pack
+#                                             (tests pair clients breadth fp32 declines profile
+#                                             quantized standings)
 #   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
@@ -807,6 +809,24 @@ run_declines() {
   done
 }
 
+# run_standings <log>: the plain call against native DGEMM (ZGEMM with complex shapes) in one run
+# at the shapes of the standings (OZAKI_STANDINGS_SHAPES, default 8192,16384,32768, 5 timed runs
+# each), and at phi = 4 (8192^3) with scheme II's accurate rule at 18 moduli beside it; CSVs to
+# $OUT/standings*.csv.
+run_standings() {
+  local log=$1 out=${OUT:-$repo/build-cuda/out} reps=${OZAKI_STANDINGS_REPS:-5}
+  echo "== standings" >>"$log"
+  "$perf_bin/ozaki_bench" --shapes "${OZAKI_STANDINGS_SHAPES:-8192,16384,32768}" \
+    --configs native,default --reps "$reps" --no-phases --csv "$out/standings.csv" >>"$log" 2>&1 ||
+    echo "standings: ozaki_bench failed" >>"$log"
+  "$perf_bin/ozaki_bench" --phi 4 --shapes 8192 --configs native,default,crt:18:accurate \
+    --reps "$reps" --no-phases --csv "$out/standings-phi4.csv" >>"$log" 2>&1 ||
+    echo "standings: ozaki_bench --phi 4 failed" >>"$log"
+  "$perf_bin/ozaki_bench" --complex --shapes 8192,16384 --configs native,default --reps "$reps" \
+    --no-phases --csv "$out/standings-complex.csv" >>"$log" 2>&1 ||
+    echo "standings: ozaki_bench --complex failed" >>"$log"
+}
+
 # run_profiles <log>: level3_bench runs ("ARGS; ARGS" in OZAKI_PROFILE_RUNS, default dtrsm at
 # 16384 with the plain call's GEMMs and with native ones) under the GPU timeline tool, each
 # summarised by perf_tests/timeline_runs.py --region: where its last timed ozaki call's GPU
@@ -1051,6 +1071,7 @@ cmd_carried() {
     breadth) run_breadth_benches "$log" ;;
     fp32) run_fp32_benches "$log" ;;
     declines) run_declines "$log" ;;
+    standings) run_standings "$log" ;;
     profile) run_profiles "$log" ;;
     quantized)
       # shellcheck disable=SC2086 # a list of arguments
