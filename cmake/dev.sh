@@ -1043,9 +1043,11 @@ cmd_pack() {
 #   clients  the interposer's real clients (run_clients: overhead, torch, graphs, 2 MPI ranks)
 #   breadth  level3_bench and batched_bench (OZAKI_LEVEL3_SIZES, OZAKI_BATCHED_CASES)
 #   fp32     the FP32 benchmarks and torch float32 (run_fp32_benches)
-#   quantized  quantized_bench (W8A8 against cuBLAS's BF16 GEMM; OZAKI_QUANTIZED_ARGS)
+#   quantized  quantized_bench (W8A8 and FP8 against cuBLAS's BF16 GEMM, the grouped forms
+#              against a batch of normal calls; OZAKI_QUANTIZED_ARGS)
 #   declines where Auto declines, the plain call paired with native (run_declines)
 #   profile  level3_bench under the GPU timeline tool, summarised (run_profiles)
+#   standings  the DGEMM and ZGEMM rows of the standings (run_standings)
 cmd_carried() {
   local out=${OUT:-$repo/build-cuda/out} pack=$repo/build-cuda/pack step t0
   mkdir -p "$out" "$repo/build-cuda/logs"
@@ -1075,7 +1077,8 @@ cmd_carried() {
     profile) run_profiles "$log" ;;
     quantized)
       # shellcheck disable=SC2086 # a list of arguments
-      "$perf_bin/quantized_bench" ${OZAKI_QUANTIZED_ARGS:-} --csv "$out/quantized.csv" >>"$log" 2>&1 ||
+      "$perf_bin/quantized_bench" ${OZAKI_QUANTIZED_ARGS:-} --csv "$out/quantized.csv" \
+        --grouped-csv "$out/quantized-grouped.csv" >>"$log" 2>&1 ||
         echo "quantized_bench failed" >>"$log" ;;
     *) echo "unknown step $step" >>"$log" ;;
     esac

@@ -13,6 +13,14 @@
 //
 //   quantized_bench [--m 64,128,4096] [--nk 2112x7168,24576x1536,32768x512,7168x16384,
 //                    4096x7168,7168x2048] [--reps 5] [--csv FILE]
+//                   [--groups 4x8192,8x4096] [--grouped-nk 4096x7168,7168x2048]
+//                   [--grouped-csv FILE]
+//
+// Grouped (DeepGEMM's MoE layouts): G groups of m rows each, every group its own weights (n x
+// k), W8A8 and FP8 in the contiguous layout (rows stacked, m_indices) and the masked one (G x m x
+// k, every row valid), each against the equivalent batch of G normal calls on the same data,
+// alternated; CSV rows groups,m,n,k,kind,grouped_ms,masked_ms,batch_ms,grouped_over_batch,
+// masked_over_batch,tflops (kind w8a8 or fp8).
 //
 // Output: one line per shape, and CSV rows m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,
 // w8a8_tflops,w8a8_gbps,bf16_diff,w8a8_diff,quantize_ms,fp8_ms,fp8_speedup,fp8_tflops,fp8_gbps,
@@ -105,6 +113,12 @@ struct ShapeRun {
   double w8a8_unfused_ms = NAN;
 };
 
+struct GroupedRun {
+  std::int64_t groups, m, n, k;
+  const char* kind;
+  double grouped_ms = NAN, masked_ms = NAN, batch_ms = NAN;
+};
+
 /// Turns W8A8's fused kernel off (true) or back on.
 void fused_kernel_off(bool off) {
   ozaki::Experimental::TestHooks h = ozaki::Experimental::test_hooks();
@@ -179,7 +193,88 @@ class Bench {
     return s;
   }
 
+  /// G groups of m rows against their own n x k weights: the grouped calls (contiguous and
+  /// masked) and the batch of G normal calls, W8A8 then FP8.
+  std::vector<GroupedRun> run_grouped(std::int64_t G, std::int64_t m, std::int64_t n,
+                                      std::int64_t k, int reps) {
+    const std::int64_t rows = G * m;
+    Rows<float> X("X", rows, k), W("W", G * n, k);
+    fill(X, 1.0f, 3000 + G + m + n + k);
+    fill(W, 0.05f, 4000 + G + m + n + k);
+    Kokkos::View<int*, Kokkos::HostSpace> m_indices("m_indices", rows), masked_m("masked_m", G);
+    for (std::int64_t r = 0; r < rows; ++r) m_indices(r) = static_cast<int>(r / m);
+    for (std::int64_t g = 0; g < G; ++g) masked_m(g) = static_cast<int>(m);
+    Rows<ozaki::bfloat16> C("C", rows, n);
+    const Cube<ozaki::bfloat16> C3(C.data(), G, m, n);
+    std::vector<GroupedRun> out;
+    {  // W8A8
+      Rows<std::int8_t> Xq("Xq", rows, k), Wq("Wq", G * n, k);
+      Kokkos::View<float*, Memory> sx("sx", rows), sw("sw", G * n);
+      ozaki::quantize_rows(Space(), X, Xq, sx);
+      ozaki::quantize_rows(Space(), W, Wq, sw);
+      const Cube<std::int8_t> X3(Xq.data(), G, m, k), W3(Wq.data(), G, n, k);
+      const Rows<float> sx2(sx.data(), G, m), sw2(sw.data(), G, n);
+      out.push_back(time_grouped(
+          {G, m, n, k, "w8a8"}, reps,
+          [&] { ozaki::quantized_gemm_contiguous(Space(), Xq, sx, W3, sw2, m_indices, C); },
+          [&] { ozaki::quantized_gemm_masked(Space(), X3, sx2, W3, sw2, masked_m, C3); },
+          [&](std::int64_t g) {
+            const auto r = Kokkos::make_pair(g * m, (g + 1) * m);
+            ozaki::quantized_gemm(
+                Space(), Kokkos::subview(Xq, r, Kokkos::ALL()), Kokkos::subview(sx, r),
+                Kokkos::subview(W3, g, Kokkos::ALL(), Kokkos::ALL()),
+                Kokkos::subview(sw2, g, Kokkos::ALL()), Kokkos::subview(C, r, Kokkos::ALL()));
+          }));
+    }
+    try {  // FP8: 1 x 128 activation scales, 128 x 128 weight scales (n a multiple of 128)
+      const std::int64_t kb = (k + 127) / 128, nb = (n + 127) / 128;
+      Rows<ozaki::float8_e4m3> X8("X8", rows, k), W8("W8", G * n, k);
+      Rows<float> sx8("sx8", rows, kb), sw8("sw8", G * nb, kb);
+      ozaki::quantize_per_token(Space(), X, X8, sx8);
+      ozaki::quantize_per_block(Space(), W, W8, sw8);
+      const Cube<ozaki::float8_e4m3> X83(X8.data(), G, m, k), W83(W8.data(), G, n, k);
+      const Cube<float> sx83(sx8.data(), G, m, kb), sw83(sw8.data(), G, nb, kb);
+      out.push_back(time_grouped(
+          {G, m, n, k, "fp8"}, reps,
+          [&] { ozaki::fp8_gemm_contiguous(Space(), X8, sx8, W83, sw83, m_indices, C); },
+          [&] { ozaki::fp8_gemm_masked(Space(), X83, sx83, W83, sw83, masked_m, C3); },
+          [&](std::int64_t g) {
+            const auto r = Kokkos::make_pair(g * m, (g + 1) * m);
+            ozaki::fp8_gemm(Space(), Kokkos::subview(X8, r, Kokkos::ALL()),
+                            Kokkos::subview(sx8, r, Kokkos::ALL()),
+                            Kokkos::subview(W83, g, Kokkos::ALL(), Kokkos::ALL()),
+                            Kokkos::subview(sw83, g, Kokkos::ALL(), Kokkos::ALL()),
+                            Kokkos::subview(C, r, Kokkos::ALL()));
+          }));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "grouped fp8 %lld x %lld: %s\n", (long long)G, (long long)m, e.what());
+    }
+    return out;
+  }
+
  private:
+  template <class T>
+  using Cube = Kokkos::View<T***, Kokkos::LayoutRight, Memory, Kokkos::MemoryUnmanaged>;
+
+  /// The contiguous call, the masked call and the batch of normal calls alternated, each
+  /// after an L2 flush; medians.
+  template <class Contiguous, class Masked, class One>
+  GroupedRun time_grouped(GroupedRun g, int reps, const Contiguous& contiguous,
+                          const Masked& masked, const One& one) {
+    std::vector<double> tc, tm, tb;
+    for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up
+      const double c = timed(contiguous), m = timed(masked);
+      const double b = timed([&] {
+        for (std::int64_t i = 0; i < g.groups; ++i) one(i);
+      });
+      if (rep >= 0) tc.push_back(c), tm.push_back(m), tb.push_back(b);
+    }
+    g.grouped_ms = median(tc);
+    g.masked_ms = median(tm);
+    g.batch_ms = median(tb);
+    return g;
+  }
+
   /// C (row-major m x n) = X W^T: column-major C^T = W X^T.
   void gemm_bf16(const Rows<ozaki::bfloat16>& X, const Rows<ozaki::bfloat16>& W,
                  const Rows<ozaki::bfloat16>& C) {
@@ -244,6 +339,32 @@ void report(const ShapeRun& s, std::ofstream* csv) {
   }
 }
 
+void report_grouped(const GroupedRun& g, std::ofstream* csv) {
+  const double tflops = 2.0 * g.groups * g.m * g.n * g.k / g.grouped_ms * 1e-9;
+  std::printf(
+      "grouped %s %lld x %lld rows, n %lld, k %lld: contiguous %8.3f ms (%6.1f TFLOP/s), masked "
+      "%8.3f ms, batch of normal calls %8.3f ms: contiguous %.3fx, masked %.3fx of the batch\n",
+      g.kind, (long long)g.groups, (long long)g.m, (long long)g.n, (long long)g.k, g.grouped_ms,
+      tflops, g.masked_ms, g.batch_ms, g.grouped_ms / g.batch_ms, g.masked_ms / g.batch_ms);
+  if (csv != nullptr) {
+    *csv << g.groups << ',' << g.m << ',' << g.n << ',' << g.k << ',' << g.kind << ','
+         << g.grouped_ms << ',' << g.masked_ms << ',' << g.batch_ms << ','
+         << g.grouped_ms / g.batch_ms << ',' << g.masked_ms / g.batch_ms << ',' << tflops << '\n';
+  }
+}
+
+/// "AxB,CxD" as pairs.
+std::vector<std::pair<std::int64_t, std::int64_t>> pairs(const std::string& value,
+                                                         const char* option) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (const std::string& pair : perf_tool::split(value, ',')) {
+    const auto parts = perf_tool::split(pair, 'x');
+    if (parts.size() != 2) throw std::invalid_argument(std::string(option) + " takes AxB,AxB,...");
+    out.emplace_back(perf_tool::positive(parts[0], option), perf_tool::positive(parts[1], option));
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,8 +374,10 @@ int main(int argc, char** argv) {
     std::vector<std::int64_t> ms = {64, 128, 4096};
     std::vector<std::pair<std::int64_t, std::int64_t>> nks = {
         {2112, 7168}, {24576, 1536}, {32768, 512}, {7168, 16384}, {4096, 7168}, {7168, 2048}};
+    std::vector<std::pair<std::int64_t, std::int64_t>> groups = {{4, 8192}, {8, 4096}};
+    std::vector<std::pair<std::int64_t, std::int64_t>> grouped_nks = {{4096, 7168}, {7168, 2048}};
     int reps = 5;
-    std::string csv_path;
+    std::string csv_path, grouped_csv_path;
     for (int i = 1; i + 1 < argc; i += 2) {
       const std::string key = argv[i], value = argv[i + 1];
       if (key == "--m") {
@@ -262,13 +385,13 @@ int main(int argc, char** argv) {
         for (const std::string& m : perf_tool::split(value, ','))
           ms.push_back(perf_tool::positive(m, "--m"));
       } else if (key == "--nk") {
-        nks.clear();
-        for (const std::string& pair : perf_tool::split(value, ',')) {
-          const auto parts = perf_tool::split(pair, 'x');
-          if (parts.size() != 2) throw std::invalid_argument("--nk takes NxK,NxK,...");
-          nks.emplace_back(perf_tool::positive(parts[0], "--nk"),
-                           perf_tool::positive(parts[1], "--nk"));
-        }
+        nks = pairs(value, "--nk");
+      } else if (key == "--groups") {
+        groups = value == "none" ? decltype(groups)() : pairs(value, "--groups");
+      } else if (key == "--grouped-nk") {
+        grouped_nks = pairs(value, "--grouped-nk");
+      } else if (key == "--grouped-csv") {
+        grouped_csv_path = value;
       } else if (key == "--reps") {
         reps = static_cast<int>(perf_tool::positive(value, "--reps"));
       } else if (key == "--csv") {
@@ -288,6 +411,17 @@ int main(int argc, char** argv) {
     for (const auto& nk : nks)
       for (const std::int64_t m : ms)
         report(bench.run(m, nk.first, nk.second, reps), csv_path.empty() ? nullptr : &csv);
+    std::ofstream grouped_csv;
+    if (!grouped_csv_path.empty()) {
+      grouped_csv.open(grouped_csv_path);
+      grouped_csv << "groups,m,n,k,kind,grouped_ms,masked_ms,batch_ms,grouped_over_batch,"
+                     "masked_over_batch,tflops\n";
+    }
+    for (const auto& nk : grouped_nks)
+      for (const auto& gm : groups)
+        for (const GroupedRun& g :
+             bench.run_grouped(gm.first, gm.second, nk.first, nk.second, reps))
+          report_grouped(g, grouped_csv_path.empty() ? nullptr : &grouped_csv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "quantized_bench: %s\n", e.what());
     status = 1;

@@ -5,12 +5,13 @@
 /// gives the row or block a NaN scale instead of a finite one.
 
 #include <ozaki/half_precision.hpp>
+#include <ozaki/impl/common/float_bits.hpp>
 
 #include <Kokkos_Core.hpp>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 
 namespace ozaki {
 namespace Impl {
@@ -20,8 +21,9 @@ namespace Impl {
 template <class Member, class ValueOf>
 KOKKOS_INLINE_FUNCTION float team_amax(const Member& team, std::int64_t count,
                                        const ValueOf& value_of) {
-  const float max_float = std::numeric_limits<float>::max();
-  const float infinity = std::numeric_limits<float>::infinity();
+  // Constants a device function may use (numeric_limits' functions are host-only there).
+  const float max_float = FLT_MAX;
+  const float infinity = bits_float(0x7f800000u);
   float amax = 0;
   Kokkos::parallel_reduce(
       Kokkos::TeamThreadRange(team, count),
