@@ -268,30 +268,6 @@ void ResidueGemmBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space, const Int8
   cuda::residue_products(residue_problem(p, tiles), space.cuda_stream());
 }
 
-namespace {
-cuda::ScaledProducts scaled_problem(const QuantizedGemmProblem& p) {
-  cuda::ScaledProducts s;
-  s.a = p.a;
-  s.lda = p.lda;
-  s.b = p.b;
-  s.ldb = p.ldb;
-  s.rows = p.rows;
-  s.columns = p.columns;
-  s.k = p.k;
-  s.row_scales = p.row_scales;
-  s.column_scales = p.column_scales;
-  s.bias_rows = p.bias_rows;
-  s.bias_columns = p.bias_columns;
-  s.c = p.c;
-  s.c_row_stride = p.c_row_stride;
-  s.c_column_stride = p.c_column_stride;
-  s.output = p.output == QuantizedOutput::Float      ? cuda::ScaledProducts::Output::Float
-             : p.output == QuantizedOutput::BFloat16 ? cuda::ScaledProducts::Output::BFloat16
-                                                     : cuda::ScaledProducts::Output::Float16;
-  return s;
-}
-}  // namespace
-
 bool FusedQuantizedGemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& space,
                                                         const QuantizedGemmProblem& p,
                                                         std::string& why_not) {
@@ -299,12 +275,12 @@ bool FusedQuantizedGemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& spac
     why_not = "turned off (TestHooks::fused_quantized_off)";
     return false;
   }
-  return cuda::scaled_products_supported(space.cuda_device(), scaled_problem(p), why_not);
+  return cuda::scaled_products_supported(space.cuda_device(), p, why_not);
 }
 
 void FusedQuantizedGemmBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
                                                   const QuantizedGemmProblem& p) {
-  cuda::scaled_products(scaled_problem(p), space.cuda_stream());
+  cuda::scaled_products(p, space.cuda_stream());
 }
 
 bool Int8Gemm<Kokkos::Cuda, true>::torn_down(std::string& why) {

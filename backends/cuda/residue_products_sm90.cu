@@ -84,12 +84,12 @@ struct ResidueEpilogue {
   Moduli moduli;
 };
 
-/// W8A8's epilogue (ScaledProducts): Out is float, or the 16-bit pattern of bfloat16 or
+/// W8A8's epilogue (QuantizedGemmProblem): Out is float, or the 16-bit pattern of bfloat16 or
 /// binary16.  `pairs`: C's two entries (r, c) and (r, c + 1) of an even c are adjacent and
 /// aligned, stored at once.
-template <ScaledProducts::Output output>
+template <QuantizedOutput output>
 struct ScaledEpilogue {
-  using Out = std::conditional_t<output == ScaledProducts::Output::Float, float, std::uint16_t>;
+  using Out = std::conditional_t<output == QuantizedOutput::Float, float, std::uint16_t>;
   const float* row_scales;
   const float* column_scales;
   const float* bias_rows;
@@ -247,11 +247,11 @@ __device__ __forceinline__ void store_tile(const ResidueEpilogue& e, const std::
 }
 
 /// float rounded to C's type (narrow_bits.hpp: the bits of ozaki::bfloat16 and float16).
-template <ScaledProducts::Output output>
+template <QuantizedOutput output>
 __device__ __forceinline__ typename ScaledEpilogue<output>::Out rounded(float v) {
-  if constexpr (output == ScaledProducts::Output::Float) {
+  if constexpr (output == QuantizedOutput::Float) {
     return v;
-  } else if constexpr (output == ScaledProducts::Output::BFloat16) {
+  } else if constexpr (output == QuantizedOutput::BFloat16) {
     return bfloat16_bits(__float_as_uint(v));
   } else {
     return float16_bits(__float_as_uint(v));
@@ -272,7 +272,7 @@ __device__ __forceinline__ void store_pair(std::uint16_t* at, std::uint16_t x, s
 /// (float(P) exact below 2^24 and rounded to nearest above, one product, one fused
 /// multiply-add), so the same bits.  The thread's entries lie in 2 rows (i % 4 / 2) and 32
 /// pairs of adjacent columns (i / 4), residue_tiles.hpp's mapping of wgmma's fragment.
-template <ScaledProducts::Output output>
+template <QuantizedOutput output>
 __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
                                            const std::int32_t (&d)[128], int /*modulus*/,
                                            int in_plane, int slot) {
@@ -499,8 +499,8 @@ void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, std::int64_t k,
   check(cudaGetLastError(), "products_kernel launch");
 }
 
-template <ScaledProducts::Output output>
-void launch_scaled(const ScaledProducts& p, cudaStream_t stream) {
+template <QuantizedOutput output>
+void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
   using Epilogue = ScaledEpilogue<output>;
   using Out = typename Epilogue::Out;
   const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
@@ -550,14 +550,14 @@ void residue_products(const ResidueProducts& p, cudaStream_t stream) {
          stream);
 }
 
-bool scaled_products_supported(int device, const ScaledProducts& p, std::string& why_not) {
+bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::string& why_not) {
   if (!aligned16(p.a) || !aligned16(p.b) || p.lda % 16 != 0 || p.ldb % 16 != 0 || p.lda < p.k ||
       p.ldb < p.k || p.lda >= (std::int64_t(1) << 40) || p.ldb >= (std::int64_t(1) << 40)) {
     why_not = "operand rows not 16-byte aligned K-contiguous rows";
     return false;
   }
-  if (!kernel_runs<ScaledEpilogue<ScaledProducts::Output::Float>>(device, p.k, p.rows, p.columns, 1,
-                                                                  why_not)) {
+  if (!kernel_runs<ScaledEpilogue<QuantizedOutput::Float>>(device, p.k, p.rows, p.columns, 1,
+                                                           why_not)) {
     return false;
   }
   const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
@@ -568,17 +568,11 @@ bool scaled_products_supported(int device, const ScaledProducts& p, std::string&
   return true;
 }
 
-void scaled_products(const ScaledProducts& p, cudaStream_t stream) {
+void scaled_products(const QuantizedGemmProblem& p, cudaStream_t stream) {
   switch (p.output) {
-    case ScaledProducts::Output::Float:
-      launch_scaled<ScaledProducts::Output::Float>(p, stream);
-      break;
-    case ScaledProducts::Output::BFloat16:
-      launch_scaled<ScaledProducts::Output::BFloat16>(p, stream);
-      break;
-    case ScaledProducts::Output::Float16:
-      launch_scaled<ScaledProducts::Output::Float16>(p, stream);
-      break;
+    case QuantizedOutput::Float: launch_scaled<QuantizedOutput::Float>(p, stream); break;
+    case QuantizedOutput::BFloat16: launch_scaled<QuantizedOutput::BFloat16>(p, stream); break;
+    case QuantizedOutput::Float16: launch_scaled<QuantizedOutput::Float16>(p, stream); break;
   }
 }
 

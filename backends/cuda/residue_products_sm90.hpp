@@ -4,6 +4,8 @@
 // (ozaki/impl/crt/residue_tiles.hpp), and W8A8's product written as scaled C entries.
 // Internal to the backend; plain CUDA (no Kokkos), compiled for sm_90a alone.
 
+#include <ozaki/impl/quantized/quantized_problem.hpp>
+
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -33,36 +35,16 @@ bool residue_products_supported(int device, const ResidueProducts& p, std::strin
 /// on a CUDA or driver error.
 void residue_products(const ResidueProducts& p, cudaStream_t stream);
 
-/// W8A8's products with its epilogue (QuantizedGemmProblem, ozaki/impl/backend.hpp): P(r, c) =
-/// sum_k a[r lda + k] b[c ldb + k] for r < rows, c < columns, written as
-/// C(r, c) = round(fma(float(P), row_scales[r] column_scales[c], bias)) at
-/// c[r c_row_stride + c c_column_stride], bias from bias_rows[r], bias_columns[c] or 0.
-struct ScaledProducts {
-  enum class Output { Float, BFloat16, Float16 };
-  const std::int8_t* a = nullptr;
-  std::int64_t lda = 0;
-  const std::int8_t* b = nullptr;
-  std::int64_t ldb = 0;
-  std::int64_t rows = 0, columns = 0, k = 0;
-  const float* row_scales = nullptr;
-  const float* column_scales = nullptr;
-  const float* bias_rows = nullptr;
-  const float* bias_columns = nullptr;
-  void* c = nullptr;
-  std::int64_t c_row_stride = 0, c_column_stride = 0;
-  Output output = Output::Float;
-};
-
 /// Whether the kernel can run this problem on `device`, and why not: as for the residue
 /// products (compute capability 9.0, k a multiple of 16 and at most max_k_block, 16-byte
 /// aligned rows with strides that are multiples of 16), and at least as many tiles of 128 x 256
 /// entries as the device has multiprocessors (fewer leave multiprocessors idle, where the INT8
 /// GEMM's own tiling and the separate epilogue are faster).
-bool scaled_products_supported(int device, const ScaledProducts& p, std::string& why_not);
+bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::string& why_not);
 
-/// Enqueues the products and their epilogue on `stream` (one launch).  Throws
-/// ozaki::BackendError on a CUDA or driver error.
-void scaled_products(const ScaledProducts& p, cudaStream_t stream);
+/// Enqueues W8A8's products and their epilogue (QuantizedGemmProblem) on `stream` (one launch).
+/// Throws ozaki::BackendError on a CUDA or driver error.
+void scaled_products(const QuantizedGemmProblem& p, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace Impl

@@ -17,6 +17,7 @@
 #include <ozaki/impl/common/kokkos_compat.hpp>
 #include <ozaki/impl/common/views.hpp>
 #include <ozaki/impl/cost_model.hpp>
+#include <ozaki/impl/quantized/quantized_problem.hpp>
 #include <ozaki/test_hooks.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -291,33 +292,9 @@ struct ResidueGemmBackend {
   static constexpr bool available = false;
 };
 
-/// W8A8's products and epilogue in one kernel (ozaki/quantized.hpp):
-///   C(r, c) = round_C(fma(float(P(r, c)), row_scales(r) col_scales(c), bias)),
-///   P(r, c) = sum_k a[r lda + k] b[c ldb + k]  (exact in INT32: k <= quantized_k_block),
-/// bias = bias_rows(r) or bias_cols(c) (one of them, or neither: 0), C(r, c) at c[r c_row_stride +
-/// c c_column_stride] elements.  The rows of a and b are K-contiguous, 16-byte aligned, their
-/// strides (bytes) multiples of 16, K a multiple of 16; the scales and the bias contiguous floats.
-/// The same bits as the INT8 GEMM followed by the portable epilogue, the rounding steps being the
-/// same.
-enum class QuantizedOutput { Float, BFloat16, Float16 };
-struct QuantizedGemmProblem {
-  std::int64_t rows = 0, columns = 0, k = 0;
-  const std::int8_t* a = nullptr;
-  std::int64_t lda = 0;
-  const std::int8_t* b = nullptr;
-  std::int64_t ldb = 0;
-  const float* row_scales = nullptr;
-  const float* column_scales = nullptr;
-  const float* bias_rows = nullptr;
-  const float* bias_columns = nullptr;
-  void* c = nullptr;
-  std::int64_t c_row_stride = 0, c_column_stride = 0;
-  QuantizedOutput output = QuantizedOutput::Float;
-};
-
-/// A kernel that runs QuantizedGemmProblem whole.  A backend that has one specialises this with
-/// `available = true`, `static const char* name()`, `static bool supported(const ExecSpace&,
-/// const QuantizedGemmProblem&, std::string& why_not)` and
+/// A kernel that runs a QuantizedGemmProblem (impl/quantized/quantized_problem.hpp) whole.  A
+/// backend that has one specialises this with `available = true`, `static const char* name()`,
+/// `static bool supported(const ExecSpace&, const QuantizedGemmProblem&, std::string& why_not)` and
 /// `static void run(const ExecSpace&, const QuantizedGemmProblem&)`;
 /// elsewhere, or where it is not supported, the INT8 GEMM's INT32 products go through the
 /// portable epilogue (ozaki/impl/quantized/w8a8.hpp).
