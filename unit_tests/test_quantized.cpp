@@ -211,6 +211,87 @@ TEST(Quantized, ProductsOfManyTilesAreTheOraclesBitsFusedOrNot) {
   }
 }
 
+/// The fused kernel's problem (QuantizedGemmProblem, impl/quantized/quantized_problem.hpp)
+/// evaluated on the host as its definition reads: float(P) times the two scales' product plus
+/// the row's or the column's bias, one fused multiply-add, rounded to T, at its strides.
+template <class T>
+void evaluate_problem(const ozaki::Impl::QuantizedGemmProblem& p) {
+  for (std::int64_t r = 0; r < p.rows; ++r)
+    for (std::int64_t c = 0; c < p.columns; ++c) {
+      std::int32_t P = 0;
+      for (std::int64_t k = 0; k < p.k; ++k)
+        P += std::int32_t(p.a[r * p.lda + k]) * p.b[c * p.ldb + k];
+      const float bias = p.bias_rows != nullptr      ? p.bias_rows[r]
+                         : p.bias_columns != nullptr ? p.bias_columns[c]
+                                                     : 0.0f;
+      const float v = std::fmaf(static_cast<float>(P), p.row_scales[r] * p.column_scales[c], bias);
+      static_cast<T*>(p.c)[r * p.c_row_stride + c * p.c_column_stride] = ozaki::from_float<T>(v);
+    }
+}
+
+TEST(Quantized, TheFusedKernelsProblemIsTheCallInBothOrientationsOfC) {
+  // What the library hands a fused kernel (fused_problem): its rows the layout's slow operand,
+  // its columns the fast one, the scales, the bias and C's strides to match.  Evaluated by its
+  // definition it must give the oracle's bits for a row-major C (kernel rows are C's rows) and a
+  // column-major one (kernel rows are C's columns), with and without bias.  Host memory: this
+  // is the library's host-side half of the fused path, checked on every build.
+  const std::int64_t M = 48, N = 32, K = 64;
+  Random rng(790);
+  const auto A = random_int8(M * K, rng), W = random_int8(N * K, rng);
+  const auto a = random_floats(M, 2.0, rng), w = random_floats(N, 2.0, rng);
+  const auto bias = random_floats(N, 4.0, rng);
+  using HostRows = Kokkos::View<const std::int8_t**, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  using HostVector = Kokkos::View<const float*, Kokkos::HostSpace>;
+  const HostRows dA(A.data(), M, K), dW(W.data(), N, K);
+  const HostVector da(a.data(), M), dw(w.data(), N), db(bias.data(), N);
+  for (const bool row_major : {true, false})
+    for (const bool with_bias : {true, false}) {
+      std::vector<bfloat16> c(M * N);
+      const auto check = [&](const auto& C) {
+        const ozaki::Impl::QuantizedLayout l = ozaki::Impl::quantized_layout(dA, dW, C);
+        ASSERT_FALSE(l.stage_fast || l.stage_slow);
+        ASSERT_EQ(l.transposed, row_major);
+        const ozaki::Impl::Int8Rows fast{l.transposed ? dW.data() : dA.data(), K};
+        const ozaki::Impl::Int8Rows slow{l.transposed ? dA.data() : dW.data(), K};
+        ozaki::Impl::QuantizedGemmProblem p;
+        ASSERT_TRUE(ozaki::Impl::fused_problem(l, fast, slow, da, dw, db, with_bias, C, p));
+        EXPECT_EQ(p.output, ozaki::Impl::QuantizedOutput::BFloat16);
+        evaluate_problem<bfloat16>(p);
+      };
+      if (row_major) {
+        check(Kokkos::View<bfloat16**, Kokkos::LayoutRight, Kokkos::HostSpace>(c.data(), M, N));
+      } else {
+        check(Kokkos::View<bfloat16**, Kokkos::LayoutLeft, Kokkos::HostSpace>(c.data(), M, N));
+      }
+      std::vector<bfloat16> expected =
+          oracle<bfloat16>(M, N, K, A, W, a, w, with_bias ? &bias : nullptr);
+      if (row_major) {  // the oracle's C is column-major
+        std::vector<bfloat16> rows(M * N);
+        for (std::int64_t m = 0; m < M; ++m)
+          for (std::int64_t n = 0; n < N; ++n) rows[m * N + n] = expected[m + n * M];
+        expected = rows;
+      }
+      EXPECT_TRUE(same_bits(c, expected))
+          << (row_major ? "row-major C" : "column-major C") << (with_bias ? ", bias" : "");
+    }
+  // Not one problem: scales that are not contiguous (every other entry), or K in more than one
+  // INT32-exact chunk.
+  const std::int64_t half = M / 2;
+  const Kokkos::View<bfloat16**, Kokkos::LayoutRight, Kokkos::HostSpace> C("C", half, N);
+  const auto half_A = Kokkos::subview(dA, Kokkos::make_pair(std::int64_t(0), half), Kokkos::ALL());
+  const auto first_scales = Kokkos::subview(da, Kokkos::make_pair(std::int64_t(0), half));
+  const Kokkos::View<const float*, Kokkos::LayoutStride, Kokkos::HostSpace> every_other(
+      a.data(), Kokkos::LayoutStride(half, 2));
+  const ozaki::Impl::QuantizedLayout l = ozaki::Impl::quantized_layout(half_A, dW, C);
+  const ozaki::Impl::Int8Rows fast{dW.data(), K}, slow{dA.data(), K};
+  ozaki::Impl::QuantizedGemmProblem p;
+  EXPECT_TRUE(ozaki::Impl::fused_problem(l, fast, slow, first_scales, dw, db, false, C, p));
+  EXPECT_FALSE(ozaki::Impl::fused_problem(l, fast, slow, every_other, dw, db, false, C, p));
+  ozaki::Impl::QuantizedLayout chunked = l;
+  chunked.chunks = 2;
+  EXPECT_FALSE(ozaki::Impl::fused_problem(chunked, fast, slow, first_scales, dw, db, false, C, p));
+}
+
 TEST(Quantized, PassesOfTheOtherOperandKeepTheOraclesBits) {
   // 65536 rows of A against a column-major C: the products of a pass hold 24 MiB, so W's 200
   // rows run in passes of 96 (the fused kernel, which has no passes, turned off).
