@@ -147,7 +147,7 @@ QuantizedReport quantized_gemm_on(const ExecSpace& space, const AView& A, const 
         "reserved with ozaki::reserve_quantized before the capture");
   }
   unsigned char* base = scratch.reserve(l.bytes());
-  const QuantizedRun run = quantized_passes(space, l, A, a, W, w, bias, has_bias, C, base);
+  const QuantizedRun run = quantized_products(space, l, A, a, W, w, bias, has_bias, C, base);
   report.int8_gemms = run.int8_gemms;
   if (run.fused != nullptr) {
     report.backend = run.fused;

@@ -144,8 +144,8 @@ bool contiguous_vector(const View& v) {
   return v.extent(0) <= 1 || v.stride(0) == 1;
 }
 
-/// The call as one QuantizedGemmProblem (backend.hpp) into `p`, or false where it is not one:
-/// K in more than one INT32-exact chunk, or scales or bias not contiguous.  The kernel's rows
+/// The call as one QuantizedGemmProblem (quantized_problem.hpp) into `p`, or false where it is not
+/// one: K in more than one INT32-exact chunk, or scales or bias not contiguous.  The kernel's rows
 /// are the layout's slow operand and its columns the fast one, so that C's contiguous index
 /// runs along the kernel's columns, as it does along the INT32 products' rows in the passes.
 template <class AScales, class WScales, class Bias, class CView>
@@ -190,9 +190,10 @@ struct QuantizedRun {
 /// then its epilogue.
 template <class ExecSpace, class AView, class AScales, class WView, class WScales, class Bias,
           class CView>
-QuantizedRun quantized_passes(const ExecSpace& space, const QuantizedLayout& l, const AView& A,
-                              const AScales& a, const WView& W, const WScales& w, const Bias& bias,
-                              bool has_bias, const CView& C, unsigned char* base) {
+QuantizedRun quantized_products(const ExecSpace& space, const QuantizedLayout& l, const AView& A,
+                                const AScales& a, const WView& W, const WScales& w,
+                                const Bias& bias, bool has_bias, const CView& C,
+                                unsigned char* base) {
   auto* staged = reinterpret_cast<std::int8_t*>(base);
   const Int8Rows fast = l.transposed
                             ? int8_rows(space, W, l.stage_fast, l.fast_pad, l.length, staged)
