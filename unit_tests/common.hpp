@@ -28,20 +28,31 @@ namespace ozaki_test {
 using TestSpace = OZAKI_TEST_SPACE;
 using MemSpace = typename TestSpace::memory_space;
 
-/// Makes every scratch allocation above `bytes` fail for one scope, as if the memory were
-/// exhausted (TestHooks::fail_scratch_above, scratch.hpp's fault injection).
-struct FailScratchAbove {
-  explicit FailScratchAbove(std::size_t bytes) : before_(ozaki::Experimental::test_hooks()) {
+/// Changes the test hooks (ozaki::Experimental::TestHooks) for one scope: `change` edits a copy
+/// of the hooks in force, which come back when the scope ends.
+class ScopedHooks {
+ public:
+  template <class Change>
+  explicit ScopedHooks(Change&& change) : before_(ozaki::Experimental::test_hooks()) {
     ozaki::Experimental::TestHooks h = before_;
-    h.fail_scratch_above = static_cast<std::int64_t>(bytes);
+    change(h);
     ozaki::Experimental::set_test_hooks(h);
   }
-  ~FailScratchAbove() { ozaki::Experimental::set_test_hooks(before_); }
-  FailScratchAbove(const FailScratchAbove&) = delete;
-  FailScratchAbove& operator=(const FailScratchAbove&) = delete;
+  ~ScopedHooks() { ozaki::Experimental::set_test_hooks(before_); }
+  ScopedHooks(const ScopedHooks&) = delete;
+  ScopedHooks& operator=(const ScopedHooks&) = delete;
 
  private:
   ozaki::Experimental::TestHooks before_;
+};
+
+/// Makes every scratch allocation above `bytes` fail for one scope, as if the memory were
+/// exhausted (TestHooks::fail_scratch_above, scratch.hpp's fault injection).
+struct FailScratchAbove : ScopedHooks {
+  explicit FailScratchAbove(std::size_t bytes)
+      : ScopedHooks([bytes](ozaki::Experimental::TestHooks& h) {
+          h.fail_scratch_above = static_cast<std::int64_t>(bytes);
+        }) {}
 };
 
 /// Deterministic random numbers, the same on every platform (no std:: distributions).

@@ -368,14 +368,9 @@ TEST(Cuda, FourThreadsOnTheirOwnInstancesGetTheBitsOfCallsRunAlone) {
 }
 
 /// Turns scheme II's residue products (ResidueGemmBackend) off for one scope.
-struct WithoutResidueProducts {
-  WithoutResidueProducts() : before(ozaki::Experimental::test_hooks()) {
-    ozaki::Experimental::TestHooks off = before;
-    off.residue_products_off = true;
-    ozaki::Experimental::set_test_hooks(off);
-  }
-  ~WithoutResidueProducts() { ozaki::Experimental::set_test_hooks(before); }
-  const ozaki::Experimental::TestHooks before;
+struct WithoutResidueProducts : ScopedHooks {
+  WithoutResidueProducts()
+      : ScopedHooks([](ozaki::Experimental::TestHooks& h) { h.residue_products_off = true; }) {}
 };
 
 TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {

@@ -106,14 +106,9 @@ ozaki::QuantizedReport check_against_oracle(std::int64_t M, std::int64_t N, std:
 
 /// Turns the fused W8A8 kernel (FusedQuantizedGemmBackend) off for one scope: the INT8 GEMM's
 /// products and the portable epilogue.
-struct WithoutFusedKernel {
-  WithoutFusedKernel() : before(ozaki::Experimental::test_hooks()) {
-    ozaki::Experimental::TestHooks off = before;
-    off.fused_quantized_off = true;
-    ozaki::Experimental::set_test_hooks(off);
-  }
-  ~WithoutFusedKernel() { ozaki::Experimental::set_test_hooks(before); }
-  const ozaki::Experimental::TestHooks before;
+struct WithoutFusedKernel : ScopedHooks {
+  WithoutFusedKernel()
+      : ScopedHooks([](ozaki::Experimental::TestHooks& h) { h.fused_quantized_off = true; }) {}
 };
 
 /// Whether the fused kernel runs products of at least as many 128 x 256 tiles as the device has

@@ -175,25 +175,20 @@ inline void add_run(Fp8Report& sum, const Fp8Report& run) {
   sum.workspace_bytes = std::max(sum.workspace_bytes, run.workspace_bytes);
 }
 
-/// A grouped call: every run's operands (`run_views(run, f)` calls f with them) checked, then
-/// each run computed on the library's scratch, so a group's rows get the bits the same rows
-/// alone would.
+/// A grouped call: every run checked and computed (check_then_compute).
 template <class ExecSpace, class RunViews>
 Fp8Report fp8_grouped(const ExecSpace& space, const std::vector<GroupRun>& runs,
                       const RunViews& run_views) {
-  for (const GroupRun& run : runs) {
-    run_views(run, [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& C) {
-      check_fp8(A, a, W, w, C);
-    });
-  }
-  auto lease = LibraryScratch<ExecSpace>::lease(space);
   Fp8Report sum;
   sum.backend = fp8_backend_name<ExecSpace>();
-  for (const GroupRun& run : runs) {
-    run_views(run, [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& C) {
-      add_run(sum, fp8_gemm_on(space, A, a, W, w, C, lease.buffer()));
-    });
-  }
+  check_then_compute(
+      space, runs, run_views,
+      [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& C) {
+        check_fp8(A, a, W, w, C);
+      },
+      [&](auto& buffer, const auto& A, const auto& a, const auto& W, const auto& w, const auto& C) {
+        add_run(sum, fp8_gemm_on(space, A, a, W, w, C, buffer));
+      });
   return sum;
 }
 

@@ -171,26 +171,21 @@ inline void add_run(QuantizedReport& sum, const QuantizedReport& run) {
   sum.workspace_bytes = std::max(sum.workspace_bytes, run.workspace_bytes);
 }
 
-/// A grouped call (grouped.hpp): the whole Views checked against each other, then every run's
-/// operands (`run_views(run, f)` calls f with them) checked, then each run computed on the
-/// library's scratch.
+/// A grouped call (grouped.hpp): the whole Views checked against each other by the caller,
+/// then every run checked and computed (check_then_compute).
 template <class ExecSpace, class RunViews>
 QuantizedReport quantized_grouped(const ExecSpace& space, const std::vector<GroupRun>& runs,
                                   bool has_bias, const RunViews& run_views) {
-  for (const GroupRun& run : runs) {
-    run_views(run,
-              [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& bias,
-                  const auto& C) { check_quantized<ExecSpace>(A, a, W, w, bias, has_bias, C); });
-  }
-  auto lease = LibraryScratch<ExecSpace>::lease(space);
   QuantizedReport sum;
   sum.backend = Int8Gemm<ExecSpace>::name();
-  for (const GroupRun& run : runs) {
-    run_views(run, [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& bias,
-                       const auto& C) {
-      add_run(sum, quantized_gemm_on(space, A, a, W, w, bias, has_bias, C, lease.buffer()));
-    });
-  }
+  check_then_compute(
+      space, runs, run_views,
+      [&](const auto& A, const auto& a, const auto& W, const auto& w, const auto& bias,
+          const auto& C) { check_quantized<ExecSpace>(A, a, W, w, bias, has_bias, C); },
+      [&](auto& buffer, const auto& A, const auto& a, const auto& W, const auto& w,
+          const auto& bias, const auto& C) {
+        add_run(sum, quantized_gemm_on(space, A, a, W, w, bias, has_bias, C, buffer));
+      });
   return sum;
 }
 

@@ -7,6 +7,7 @@
 
 #include <ozaki/errors.hpp>
 #include <ozaki/impl/batched/layouts.hpp>
+#include <ozaki/impl/library_scratch.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -36,6 +37,20 @@ inline std::vector<GroupRun> masked_runs(const std::vector<std::int64_t>& masked
     if (m > 0) runs.push_back({g, 0, m});
   }
   return runs;
+}
+
+/// A grouped call's runs: every run's operands checked (`run_views(run, check)` calls check with
+/// them) before any is computed, so that a bad run leaves every C untouched; then each run
+/// computed, `compute(buffer, operands...)`, on the library's scratch of `space`, so that a
+/// group's rows get the bits the same rows alone would.
+template <class ExecSpace, class RunViews, class Check, class Compute>
+void check_then_compute(const ExecSpace& space, const std::vector<GroupRun>& runs,
+                        const RunViews& run_views, const Check& check, const Compute& compute) {
+  for (const GroupRun& run : runs) run_views(run, check);
+  auto lease = LibraryScratch<ExecSpace>::lease(space);
+  for (const GroupRun& run : runs) {
+    run_views(run, [&](const auto&... operands) { compute(lease.buffer(), operands...); });
+  }
 }
 
 }  // namespace Impl
