@@ -36,8 +36,8 @@
 #                         build's full output is in <build dir>/build.log
 #
 # `test` ends with the GoogleTest totals of each ctest test and one summary line:
-#   [ozaki] summary: 24 of 24 ctest tests passed (host; GoogleTest cases: 1234 passed, 0 failed,
-#   in 20 of the tests); CUDA: ...
+#   [ozaki] summary: 47 of 47 ctest tests passed (host; GoogleTest cases: 1453 passed, 0 failed,
+#   in 33 of the tests); CUDA: ...
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -238,7 +238,7 @@ run_ctest() {
   return "$status"
 }
 
-# "24 of 24 ctest tests passed (host; GoogleTest cases: 1234 passed, 0 failed, in 20 of the
+# "47 of 47 ctest tests passed (host; GoogleTest cases: 1453 passed, 0 failed, in 33 of the
 # tests)", from run_ctest's counts.
 ctest_summary() {
   echo "$ctest_passed of $ctest_total ctest tests passed ($1; GoogleTest cases: $gtest_passed" \
@@ -298,16 +298,19 @@ cmd_demo() {
   "$build/perf_tests/ozaki_bench" "$@"
 }
 
-# On the GPU machine, in one call: CUDA build, CUDA tests, benchmark suites; results to $OUT in
-# at most 8 files (what the device tool returns): device.log (environment, build, tests),
-# bench.log (every suite's tables), <suite>.csv per suite, device.png (the device suite by S),
-# sweep.png (the sweep's heatmap), ncu.log.
+# On the GPU machine, in one call: CUDA build, CUDA tests, benchmark suites; results to $OUT,
+# with the defaults in 8 files (what the device tool returns): device.log (environment, build,
+# tests), bench.log (every suite's tables), <suite>.csv per suite (device, wide, sweep),
+# device.png (the device suite by S), sweep.png (the sweep's heatmap; criteria.png likewise),
+# ncu.log.  The optional steps below add sass.txt, sanitize.log, timeline.log, tools.log and
+# run<i>.csv.
 #   OZAKI_SUITES  suites to run, in order (default "device wide sweep"; "" runs none)
 #   OZAKI_TESTS=0 skips the CUDA tests (and, without OZAKI_SANITIZE, builds only ozaki_bench
 #                 and the timeline tool; OZAKI_BUILD_TARGETS="..." names other targets);
 #   OZAKI_NCU=0 skips the Nsight Compute step
 #   OZAKI_NCU_RUNS="ARGS; ARGS" the ozaki_bench runs Nsight Compute times per kernel
 #   OZAKI_NCU_ARGS="..."        what ncu collects instead of the per-kernel times
+#   OZAKI_NCU_KERNELS=N         kernels ncu profiles per run without OZAKI_NCU_ARGS (400)
 #   OZAKI_CROSS_REPLAY=0        skips the replay of fuzz_cuda's calls on OpenMP
 #   OZAKI_DEVICE_FUZZ_CASES=N   fuzz_cuda's cases in the CUDA tests (1000)
 #   OZAKI_CTEST_ARGS="..."      extra ctest arguments for the CUDA tests (e.g. -E interposer)
@@ -627,11 +630,14 @@ cmd_interposer() {
 #      declines (label,shape,host_us_median,host_us_p90,wall_us_per_call,max_error);
 #   2. perf_tests/torch_clients.py: torch.linalg solvers, bmm, and CUDA graph capture and
 #      replay of float64 and complex128 matmul (label,op,n,ms,check), then its graph capture
-#      under OZAKI_CUBLAS=force, and one interposed run with the per-call log (which calls
-#      reached the interposer, and what ran);
+#      under OZAKI_CUBLAS=force; perf_tests/torch_matmul.py (float64 matmul); and one
+#      interposed run of the solvers with the per-call log (which calls reached the
+#      interposer, and what ran);
 #   3. two MPI ranks sharing the one GPU, each running cublas_client under the interposer
 #      (auto and force): each rank's cases within their bounds and bitwise a one-process run's.
 #   OZAKI_CLIENTS_N    the solvers' n (8192)        OZAKI_CLIENTS_REPS  timed runs (5)
+#   OZAKI_CLIENTS_MATMUL  torch_matmul's sizes (16384)
+#   OZAKI_OVERHEAD_ROUNDS rounds of step 1, each plain then interposed (8)
 cmd_clients() {
   local out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out"
@@ -714,7 +720,9 @@ cmd_prebuild() {
 
 # On the GPU machine: the level-3 routines' and the batched calls' tests (docs/design.md §12,
 # §13), and with OZAKI_LEVEL3_SIZES (e.g. "8192,16384") and OZAKI_BATCHED_CASES (e.g.
-# "strided:64x2048,grouped:8") their benchmarks against cuBLAS (level3.csv, batched.csv).
+# "strided:64x2048,grouped:8") their benchmarks against cuBLAS (level3.csv, batched.csv), then
+# torch's solve_triangular and bmm plain and interposed (run_breadth_benches, with the
+# interposer built here).
 cmd_breadth() {
   local out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out"
@@ -722,7 +730,8 @@ cmd_breadth() {
   mkdir -p "$logs"
   echo "commit: ${OZAKI_COMMIT:-unknown}; $(date -u)" >"$log"
   nvidia-smi -L >>"$log" 2>&1 || true
-  build_cuda_logged "$log" "level3_cuda batched_cuda level3_bench batched_bench" || return 1
+  build_cuda_logged "$log" "level3_cuda batched_cuda level3_bench batched_bench ozaki_cublas" ||
+    return 1
   run_tests "$log" level3_cuda batched_cuda
   run_breadth_benches "$log"
   echo "done: $(date -u)" >>"$log"
@@ -857,8 +866,8 @@ run_profiles() {
 # and 16384^3 (phi = 0.5) and 8192^3 at phi = 2, complex float at 8192^3, each paired with
 # cuBLAS SGEMM or CGEMM, and torch.matmul and nn.Linear with a bias (cublasLtMatmul with a bias
 # epilogue) in float32, plain and under the interposer with OZAKI_CUBLAS_FP32=1, alternating
-# (one more nn.Linear run logged: its calls in fp32.log).  Output to $OUT/fp32.log and
-# $OUT/fp32.csv.
+# (one more nn.Linear run logged: its calls in fp32.log).  Output to $OUT/fp32.log,
+# $OUT/fp32-bench.csv and $OUT/fp32.csv.
 cmd_fp32() {
   local out=${OUT:-$repo/build-cuda/out}
   mkdir -p "$out"
@@ -1005,8 +1014,9 @@ pack_tools="ozaki_bench level3_bench batched_bench cublas_call_overhead quantize
 pack_clients="cublas_client cublas_client_linked"
 
 # On the host: builds the pack's binaries for sm_90 and packs them, stripped, with the shared
-# libraries the GPU machine lacks (oneDNN's), into build-cuda/pack.tar.xz (well under the
-# device tool's 64 MiB), with OZAKI_PACK_BENCH_A (another commit's ozaki_bench) as bench_a.
+# libraries the GPU machine lacks (oneDNN's, OpenCL's, libgomp), the interposer, the timeline
+# tool and the commit, into build-cuda/pack.tar.xz (well under the device tool's 64 MiB), with
+# OZAKI_PACK_BENCH_A (another commit's ozaki_bench) as bench_a.
 # Then one call runs the GPU steps with no build there: `cmake/dev.sh carried STEP...`.
 cmd_pack() {
   have_nvcc || { say "pack needs nvcc"; return 1; }
@@ -1036,7 +1046,7 @@ cmd_pack() {
 }
 
 # On the GPU machine: unpacks build-cuda/pack.tar.xz (cmake/dev.sh pack) and runs the steps
-# named (default all) on its binaries, log to $OUT/carried.log:
+# named (default: tests pair clients breadth fp32) on its binaries, log to $OUT/carried.log:
 #   tests    the pack's CUDA test binaries and the interposer's client checks
 #            (OZAKI_CARRIED_TESTS="a_cuda b_cuda": those binaries only)
 #   pair     bench_a (if packed) against this pack's ozaki_bench (run_bench_pair)
