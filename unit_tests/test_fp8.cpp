@@ -553,4 +553,47 @@ TEST(Fp8Gemm, ContiguousGroupsGiveTheirRowsResultsAndSkipUnassignedRows) {
   for (const bfloat16& v : host_rows(untouched)) ASSERT_EQ(v.bits, 0);
 }
 
+TEST(Fp8Gemm, WithoutTheVendorsKernelsACallThrowsTheDocumentedErrorAndLeavesCUntouched) {
+  // A GPU without FP8 block-scaled kernels (another compute capability, an older cuBLASLt)
+  // gets BackendError before anything is enqueued (docs/design.md §14.1), as the grouped
+  // forms do; TestHooks::fp8_kernels_off stands in for such a GPU on one that has them.  On
+  // host spaces the portable kernel is the feature and the hook changes nothing.
+  const std::int64_t M = 40, N = 144, K = 256, blocks_k = blocks_of(K), G = 2;
+  Random rng(41);
+  const std::vector<float8_e4m3> A = random_fp8(G * M * K, rng), W = random_fp8(G * N * K, rng);
+  const std::vector<float> a = random_scales(G * M * blocks_k, rng);
+  const std::vector<float> w = random_scales(G * blocks_of(N) * blocks_k, rng);
+  const auto dA = device_3d(A, G, M, K);
+  const auto da = device_3d(a, G, M, blocks_k);
+  const auto dW = device_3d(W, G, N, K);
+  const auto dw = device_3d(w, G, blocks_of(N), blocks_k);
+  const auto dC = device_3d(std::vector<float>(G * M * N, 7.0f), G, M, N);
+  Kokkos::View<int*, Kokkos::HostSpace> masked_m("masked_m", G);
+  masked_m(0) = 40;
+  masked_m(1) = 23;
+  const auto A0 = Kokkos::subview(dA, 0, Kokkos::ALL(), Kokkos::ALL());
+  const auto a0 = Kokkos::subview(da, 0, Kokkos::ALL(), Kokkos::ALL());
+  const auto W0 = Kokkos::subview(dW, 0, Kokkos::ALL(), Kokkos::ALL());
+  const auto w0 = Kokkos::subview(dw, 0, Kokkos::ALL(), Kokkos::ALL());
+  const auto C0 = Kokkos::subview(dC, 0, Kokkos::ALL(), Kokkos::ALL());
+  const ScopedHooks off([](ozaki::Experimental::TestHooks& h) { h.fp8_kernels_off = true; });
+  if (vendor_kernel) {
+    try {
+      ozaki::fp8_gemm(TestSpace(), A0, a0, W0, w0, C0);
+      ADD_FAILURE() << "fp8_gemm ran without the vendor's kernels";
+    } catch (const ozaki::BackendError& e) {
+      EXPECT_NE(std::string(e.what()).find("ozaki::fp8_gemm"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(ozaki::fp8_gemm_masked(TestSpace(), dA, da, dW, dw, masked_m, dC),
+                 ozaki::BackendError);
+    for (const float v : host_3d(dC)) ASSERT_EQ(v, 7.0f);
+  } else {
+    ozaki::fp8_gemm(TestSpace(), A0, a0, W0, w0, C0);
+    const std::vector<float> C = host_3d(dC);
+    expect_oracle_result(rows_of(C, N, 0, M), M, N, K, rows_of(A, K, 0, M), rows_of(W, K, 0, N),
+                         rows_of(a, blocks_k, 0, M), rows_of(w, blocks_k, 0, blocks_of(N)),
+                         "with the hook on a host space");
+  }
+}
+
 }  // namespace

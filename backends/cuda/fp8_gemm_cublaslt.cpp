@@ -46,6 +46,11 @@ bool Fp8GemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& space, std::str
               "on compute capability 9.0 (Hopper) alone";
     return false;
   }
+  if (Experimental::test_hooks().fp8_kernels_off) {
+    why_not = std::string("ozaki::fp8_gemm: the FP8 block-scaled kernels of ") + prop.name +
+              " are taken as absent (TestHooks::fp8_kernels_off)";
+    return false;
+  }
   const Fp8Forms f = forms(space);
   if (f.rows || f.columns) return true;
   why_not = std::string("ozaki::fp8_gemm: this cuBLASLt (") + std::to_string(cublasLtGetVersion()) +

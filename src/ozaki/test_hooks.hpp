@@ -54,6 +54,11 @@ struct TestHooks {
   /// W8A8's products and epilogue in one kernel (CUDA, sm_90a) turned off: the INT8 GEMM's
   /// INT32 products and the portable epilogue, the same bits.  (OZAKI_FUSED_QUANTIZED=0.)
   bool fused_quantized_off = false;
+  /// The vendor's FP8 block-scaled kernels (cuBLASLt, CUDA) are taken as absent: fp8_gemm on
+  /// the device throws the BackendError a device without them gets, before anything is
+  /// enqueued.  No effect on host spaces (their portable kernel is the feature there).
+  /// (OZAKI_FP8_KERNELS=0.)
+  bool fp8_kernels_off = false;
   /// Calls on host spaces run as if their stream were being captured into a graph: scheme II
   /// with the captured count, its device verdict evaluated on the host (crt/captured.hpp,
   /// DeviceBranch's default).  No effect on device spaces, whose capture is real.
@@ -70,6 +75,7 @@ struct TestHookState {
   std::atomic<int> cublas_int8_path{static_cast<int>(Experimental::CublasInt8Path::GemmEx)};
   std::atomic<bool> residue_products_off{false};
   std::atomic<bool> fused_quantized_off{false};
+  std::atomic<bool> fp8_kernels_off{false};
   std::atomic<bool> emulate_capture{false};
 };
 inline TestHookState& test_hook_state() {
@@ -91,6 +97,7 @@ inline TestHooks test_hooks() {
   h.cublas_int8_path = static_cast<CublasInt8Path>(s.cublas_int8_path.load());
   h.residue_products_off = s.residue_products_off.load();
   h.fused_quantized_off = s.fused_quantized_off.load();
+  h.fp8_kernels_off = s.fp8_kernels_off.load();
   h.emulate_capture = s.emulate_capture.load();
   return h;
 }
@@ -105,6 +112,7 @@ inline void set_test_hooks(const TestHooks& h) {
   s.cublas_int8_path.store(static_cast<int>(h.cublas_int8_path));
   s.residue_products_off.store(h.residue_products_off);
   s.fused_quantized_off.store(h.fused_quantized_off);
+  s.fp8_kernels_off.store(h.fp8_kernels_off);
   s.emulate_capture.store(h.emulate_capture);
 }
 
