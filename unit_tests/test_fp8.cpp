@@ -596,4 +596,28 @@ TEST(Fp8Gemm, WithoutTheVendorsKernelsACallThrowsTheDocumentedErrorAndLeavesCUnt
   }
 }
 
+TEST(Fp8Gemm, TheVendorsLayoutPadsMAndNToWholeRows) {
+  // cuBLASLt's FP8 block-scaled kernels take M and N in multiples of fp8_vendor_rows: other
+  // extents are staged into zero-padded rows and D, and only M x N is copied out.  Aligned
+  // operands of whole extents are read and written in place.  (The layout is host logic; the
+  // CUDA tests above run it on the shapes it pads.)
+  const auto layout = [](std::int64_t M, std::int64_t N, std::int64_t K) {
+    DeviceOf<float8_e4m3> dA(M, K, Layout::Right), dW(N, K, Layout::Right);
+    DeviceOf<float> dC(M, N, Layout::Right);
+    return ozaki::Impl::fp8_layout(dA.right, dW.right, dC.right, ozaki::Impl::Fp8Forms{true, true});
+  };
+  const ozaki::Impl::Fp8Layout odd = layout(17, 200, 300);
+  EXPECT_EQ(odd.mpad, 32);
+  EXPECT_EQ(odd.npad, 208);
+  EXPECT_EQ(odd.length, 304);
+  EXPECT_TRUE(odd.stage_a && odd.stage_w && odd.stage_c);
+  EXPECT_EQ(odd.lda_scales, 32);
+  EXPECT_GE(odd.bytes(), static_cast<std::size_t>(32 * 304 + 208 * 304 + 4 * 32 * 208));
+  const ozaki::Impl::Fp8Layout whole = layout(64, 256, 512);
+  EXPECT_EQ(whole.mpad, 64);
+  EXPECT_EQ(whole.npad, 256);
+  EXPECT_FALSE(whole.stage_a || whole.stage_w || whole.stage_c);
+  EXPECT_TRUE(whole.d_row_major);
+}
+
 }  // namespace

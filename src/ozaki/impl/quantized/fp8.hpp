@@ -139,21 +139,29 @@ inline std::int64_t fp8_round_up(std::int64_t x, std::int64_t to) { return (x + 
 /// round_up(M, 4) per block column, w n-block-major with round_up(K blocks, 4) per row), and
 /// the output where C is not ready for an orientation the vendor writes (`forms`).
 struct Fp8Layout {
-  std::int64_t m = 0, n = 0, k = 0, length = 0, blocks_k = 0, lda_scales = 0, ldw_scales = 0;
+  /// m and n padded to multiples of fp8_vendor_rows, the extents the vendor's call takes.
+  std::int64_t m = 0, n = 0, k = 0, mpad = 0, npad = 0, length = 0, blocks_k = 0, lda_scales = 0,
+               ldw_scales = 0;
   bool stage_a = false, stage_w = false, stage_c = false, d_row_major = true;
   std::size_t c_element = 0;
   static std::size_t aligned(std::size_t x) {
     return (x + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
   }
-  std::size_t a_bytes() const { return stage_a ? aligned(m * length) : 0; }
-  std::size_t w_bytes() const { return stage_w ? aligned(n * length) : 0; }
+  std::size_t a_bytes() const { return stage_a ? aligned(mpad * length) : 0; }
+  std::size_t w_bytes() const { return stage_w ? aligned(npad * length) : 0; }
   std::size_t a_scale_bytes() const { return aligned(4 * blocks_k * lda_scales); }
   std::size_t w_scale_bytes() const { return aligned(4 * fp8_blocks(n) * ldw_scales); }
-  std::size_t c_bytes() const { return stage_c ? aligned(c_element * m * n) : 0; }
+  std::size_t c_bytes() const { return stage_c ? aligned(c_element * mpad * npad) : 0; }
   std::size_t bytes() const {
     return a_bytes() + w_bytes() + a_scale_bytes() + w_scale_bytes() + c_bytes();
   }
 };
+
+/// The vendor's FP8 block-scaled kernels take M and N in multiples of this: cuBLASLt 13.1 on an
+/// H100 offered none for M = 10, 17 and 37 (N = 144 to 200) where it did for M = 40, 64 and 96
+/// (docs/design.md §14.1).  Other extents run on zero rows padded to it (zero rows make zero
+/// products, whatever their scales), their results not copied out.
+constexpr std::int64_t fp8_vendor_rows = 16;
 
 template <class AView, class WView, class CView>
 Fp8Layout fp8_layout(const AView& A, const WView& W, const CView& C, const Fp8Forms& forms) {
@@ -161,13 +169,18 @@ Fp8Layout fp8_layout(const AView& A, const WView& W, const CView& C, const Fp8Fo
   l.m = A.extent(0);
   l.n = W.extent(0);
   l.k = A.extent(1);
+  l.mpad = fp8_round_up(l.m, fp8_vendor_rows);
+  l.npad = fp8_round_up(l.n, fp8_vendor_rows);
   l.length = fp8_round_up(l.k, 16);
   l.blocks_k = fp8_blocks(l.k);
-  l.lda_scales = fp8_round_up(l.m, 4);
+  l.lda_scales = fp8_round_up(l.mpad, 4);
   l.ldw_scales = fp8_round_up(l.blocks_k, 4);
-  l.stage_a = !fp8_rows_ready(A);
-  l.stage_w = !fp8_rows_ready(W);
-  if (forms.rows && fp8_output_ready(C, true)) {
+  l.stage_a = !fp8_rows_ready(A) || l.mpad != l.m;
+  l.stage_w = !fp8_rows_ready(W) || l.npad != l.n;
+  if (l.mpad != l.m || l.npad != l.n) {
+    l.stage_c = true;  // D holds the padded rows and columns too
+    l.d_row_major = forms.rows;
+  } else if (forms.rows && fp8_output_ready(C, true)) {
     l.d_row_major = true;
   } else if (forms.columns && fp8_output_ready(C, false)) {
     l.d_row_major = false;
@@ -179,14 +192,16 @@ Fp8Layout fp8_layout(const AView& A, const WView& W, const CView& C, const Fp8Fo
   return l;
 }
 
-/// X (R x K e4m3, any layout) into R K-contiguous rows of `length` bytes, zeros beyond K.
+/// X (R x K e4m3, any layout) into `rows` (>= R) K-contiguous rows of `length` bytes, zeros
+/// beyond K and beyond R.
 template <class ExecSpace, class View>
-void stage_fp8_rows(const ExecSpace& space, const View& X, std::uint8_t* out, std::int64_t length) {
+void stage_fp8_rows(const ExecSpace& space, const View& X, std::uint8_t* out, std::int64_t rows,
+                    std::int64_t length) {
   const std::int64_t R = X.extent(0), K = X.extent(1);
   grid_for(
-      "ozaki::fp8::stage", space, length, R,
+      "ozaki::fp8::stage", space, length, rows,
       KOKKOS_LAMBDA(const std::int64_t k, const std::int64_t r) {
-        out[r * length + k] = k < K ? X(r, k).bits : std::uint8_t(0);
+        out[r * length + k] = k < K && r < R ? X(r, k).bits : std::uint8_t(0);
       });
 }
 
@@ -196,8 +211,8 @@ void fp8_gemm_vendor(const ExecSpace& space, const Fp8Layout& l, const AView& A,
                      const WView& W, const WScales& w, const CView& C, unsigned char* base) {
   using T = typename CView::non_const_value_type;
   Fp8GemmProblem p;
-  p.m = l.m;
-  p.n = l.n;
+  p.m = l.mpad;
+  p.n = l.npad;
   p.k = l.length;
   unsigned char* next = base;
   auto* staged_a = reinterpret_cast<std::uint8_t*>(next);
@@ -209,8 +224,8 @@ void fp8_gemm_vendor(const ExecSpace& space, const Fp8Layout& l, const AView& A,
   auto* w_scales = reinterpret_cast<float*>(next);
   next += l.w_scale_bytes();
   T* staged_c = reinterpret_cast<T*>(next);
-  if (l.stage_a) stage_fp8_rows(space, A, staged_a, l.length);
-  if (l.stage_w) stage_fp8_rows(space, W, staged_w, l.length);
+  if (l.stage_a) stage_fp8_rows(space, A, staged_a, l.mpad, l.length);
+  if (l.stage_w) stage_fp8_rows(space, W, staged_w, l.npad, l.length);
   p.a = l.stage_a ? staged_a : reinterpret_cast<const std::uint8_t*>(A.data());
   p.lda = l.stage_a ? l.length : static_cast<std::int64_t>(A.stride(0));
   p.w = l.stage_w ? staged_w : reinterpret_cast<const std::uint8_t*>(W.data());
@@ -233,16 +248,16 @@ void fp8_gemm_vendor(const ExecSpace& space, const Fp8Layout& l, const AView& A,
   p.ldw_scales = ldw_s;
   const bool rows = l.d_row_major;
   p.d = l.stage_c ? static_cast<void*>(staged_c) : static_cast<void*>(C.data());
-  p.ldd = l.stage_c ? (rows ? l.n : l.m) : static_cast<std::int64_t>(C.stride(rows ? 0 : 1));
+  p.ldd = l.stage_c ? (rows ? l.npad : l.mpad) : static_cast<std::int64_t>(C.stride(rows ? 0 : 1));
   p.d_row_major = rows;
   p.d_bfloat16 = std::is_same<T, bfloat16>::value;
   Fp8GemmBackend<ExecSpace>::run(space, p);
   if (l.stage_c) {
-    const std::int64_t N = l.n;
+    const std::int64_t N = l.n, Npad = l.npad, Mpad = l.mpad;
     grid_for(
         "ozaki::fp8::output", space, N, M,
         KOKKOS_LAMBDA(const std::int64_t n, const std::int64_t m) {
-          C(m, n) = staged_c[rows ? m * N + n : m + n * M];
+          C(m, n) = staged_c[rows ? m * Npad + n : m + n * Mpad];
         });
   }
 }
