@@ -157,10 +157,10 @@ struct Fp8Layout {
   }
 };
 
-/// The vendor's FP8 block-scaled kernels take M and N in multiples of this: cuBLASLt 13.1 on an
-/// H100 offered none for M = 10, 17 and 37 (N = 144 to 200) where it did for M = 40, 64 and 96
-/// (docs/design.md §14.1).  Other extents run on zero rows padded to it (zero rows make zero
-/// products, whatever their scales), their results not copied out.
+/// The vendor's FP8 block-scaled kernels are taken with M and N in multiples of this, as
+/// cuBLASLt does not offer them for every M (docs/design.md §14.1).  Other extents run on zero
+/// rows padded to it (zero rows make zero products, whatever their scales), their results not
+/// copied out.
 constexpr std::int64_t fp8_vendor_rows = 16;
 
 template <class AView, class WView, class CView>
@@ -177,12 +177,11 @@ Fp8Layout fp8_layout(const AView& A, const WView& W, const CView& C, const Fp8Fo
   l.ldw_scales = fp8_round_up(l.blocks_k, 4);
   l.stage_a = !fp8_rows_ready(A) || l.mpad != l.m;
   l.stage_w = !fp8_rows_ready(W) || l.npad != l.n;
-  if (l.mpad != l.m || l.npad != l.n) {
-    l.stage_c = true;  // D holds the padded rows and columns too
-    l.d_row_major = forms.rows;
-  } else if (forms.rows && fp8_output_ready(C, true)) {
+  // A padded call's D holds the padded rows and columns too, so it is never C itself.
+  const bool padded = l.mpad != l.m || l.npad != l.n;
+  if (!padded && forms.rows && fp8_output_ready(C, true)) {
     l.d_row_major = true;
-  } else if (forms.columns && fp8_output_ready(C, false)) {
+  } else if (!padded && forms.columns && fp8_output_ready(C, false)) {
     l.d_row_major = false;
   } else {
     l.stage_c = true;
