@@ -63,8 +63,14 @@ constexpr int stage_a_bytes = tile_rows * tile_k;
 constexpr int stage_b_bytes = tile_cols * tile_k;
 constexpr int stage_bytes = stage_a_bytes + stage_b_bytes;
 constexpr int barrier_bytes = 2 * stages * 8;
-constexpr int smem_bytes = stages * stage_bytes + 1024 /* 1024-byte alignment */ + barrier_bytes;
 constexpr int threads = 384;
+
+/// Shared memory of a CTA: the stages, their mbarriers, the epilogue's staging.
+template <class Epilogue>
+constexpr int shared_bytes() {
+  return stages * stage_bytes + 1024 /* 1024-byte alignment */ + barrier_bytes +
+         Epilogue::staging_bytes;
+}
 
 static_assert(ResidueTiles::slots == 2 * 128, "one slot per consumer thread");
 static_assert(ResidueTiles::vectors * ResidueTiles::vector_bytes == 128,
@@ -77,8 +83,9 @@ struct Moduli {
 };
 
 /// Scheme II's epilogue: each tile's products reduced modulo the tile's modulus into its
-/// residue tile.
+/// residue tile.  It reads nothing but the accumulators.
 struct ResidueEpilogue {
+  static constexpr int staging_bytes = 0;
   std::int8_t* tiles;
   std::int64_t plane_bytes;
   Moduli moduli;
@@ -87,8 +94,14 @@ struct ResidueEpilogue {
 /// W8A8's epilogue (QuantizedGemmProblem): Out is float, or the 16-bit pattern of bfloat16 or
 /// binary16.  `pairs`: C's two entries (r, c) and (r, c + 1) of an even c are adjacent and
 /// aligned, stored at once.
+///
+/// Each consumer warpgroup stages its tile's 256 column scales and column biases in shared
+/// memory (staging_bytes): read from global memory inside the store loop, every pair of
+/// columns waited on its own load (C's stores may alias the scales, so the loads cannot move
+/// ahead of them), one memory latency for each of a thread's 32 pairs.
 template <QuantizedOutput output>
 struct ScaledEpilogue {
+  static constexpr int staging_bytes = 2 * 2 * ResidueTiles::columns * sizeof(float);
   using Out = std::conditional_t<output == QuantizedOutput::Float, float, std::uint16_t>;
   const float* row_scales;
   const float* column_scales;
@@ -236,9 +249,19 @@ __device__ __forceinline__ void store_residues(const std::int32_t (&d)[128], int
   }
 }
 
+/// What a tile's epilogue reads besides the accumulators, loaded as the tile starts so that the
+/// loads complete behind its products, then staged for the warpgroup.  Scheme II's: nothing.
+struct NoTileInputs {};
+__device__ __forceinline__ NoTileInputs load_tile_inputs(const ResidueEpilogue&, int, int) {
+  return {};
+}
+__device__ __forceinline__ void stage_tile_inputs(const ResidueEpilogue&, const NoTileInputs&,
+                                                  float*, int) {}
+
 /// A tile's products as scheme II wants them: slot `slot`'s residues modulo the tile's modulus.
 __device__ __forceinline__ void store_tile(const ResidueEpilogue& e, const std::int32_t (&d)[128],
-                                           int modulus, int in_plane, int slot) {
+                                           int modulus, int in_plane, int slot, const NoTileInputs&,
+                                           const float*) {
   std::int8_t* out =
       e.tiles + modulus * e.plane_bytes +
       (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots + slot) *
@@ -267,6 +290,70 @@ __device__ __forceinline__ void store_pair(std::uint16_t* at, std::uint16_t x, s
       static_cast<std::uint32_t>(x) | static_cast<std::uint32_t>(y) << 16;
 }
 
+/// W8A8's tile inputs: the scale and bias of the thread's two rows, and those of columns t and
+/// t + 128 of the tile (t: the thread within its warpgroup) for the warpgroup's staging; zero
+/// outside C.
+struct ScaledTileInputs {
+  float row_scale[2], row_bias[2];
+  float column_scale[2], column_bias[2];
+};
+
+template <QuantizedOutput output>
+__device__ __forceinline__ ScaledTileInputs load_tile_inputs(const ScaledEpilogue<output>& e,
+                                                             int in_plane, int slot) {
+  const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
+  const std::int64_t c0 = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols;
+  ScaledTileInputs in;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const std::int64_t r = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
+    const bool inside = r < e.rows;
+    in.row_scale[h] = inside ? e.row_scales[r] : 0.0f;
+    in.row_bias[h] = inside && e.bias_rows ? e.bias_rows[r] : 0.0f;
+    const std::int64_t c = c0 + slot % 128 + 128 * h;
+    const bool column_inside = c < e.columns;
+    in.column_scale[h] = column_inside ? e.column_scales[c] : 0.0f;
+    in.column_bias[h] = column_inside && e.bias_columns ? e.bias_columns[c] : 0.0f;
+  }
+  return in;
+}
+
+/// The 128 threads of consumer warpgroup `consumer` meet (named barrier 1 + consumer; 0 is
+/// __syncthreads').
+__device__ __forceinline__ void warpgroup_barrier(int consumer) {
+  asm volatile("bar.sync %0, 128;" ::"r"(1 + consumer) : "memory");
+}
+
+/// Two staged floats.  An asm load, so that the compiler keeps it where the store loop reads
+/// it: plain loads from shared memory, which C's stores cannot alias, were hoisted out of the
+/// unrolled loop all at once, 64 more live registers beside the 128 accumulators (spilled).
+__device__ __forceinline__ float2 shared_pair(const float* p) {
+  float2 v;
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(v.x), "=f"(v.y) : "r"(smem_u32(p)));
+  return v;
+}
+
+/// The warpgroup's staging: the tile's 256 column scales, then its 256 column biases.
+template <class Float>
+__device__ __forceinline__ Float* warpgroup_staging(Float* staging, int consumer) {
+  return staging + consumer * 2 * tile_cols;
+}
+
+template <QuantizedOutput output>
+__device__ __forceinline__ void stage_tile_inputs(const ScaledEpilogue<output>&,
+                                                  const ScaledTileInputs& in, float* staging,
+                                                  int slot) {
+  const int consumer = slot / 128, t = slot % 128;
+  float* scales = warpgroup_staging(staging, consumer);
+  warpgroup_barrier(consumer);  // every thread has read the previous tile's
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    scales[t + 128 * h] = in.column_scale[h];
+    scales[tile_cols + t + 128 * h] = in.column_bias[h];
+  }
+  warpgroup_barrier(consumer);
+}
+
 /// A tile's products as W8A8 wants them: C(r, c) = round(fma(float(P), s_r s_c, bias)), the
 /// steps of the portable epilogue (ozaki/impl/quantized/w8a8.hpp) with the same roundings
 /// (float(P) exact below 2^24 and rounded to nearest above, one product, one fused
@@ -275,34 +362,32 @@ __device__ __forceinline__ void store_pair(std::uint16_t* at, std::uint16_t x, s
 template <QuantizedOutput output>
 __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
                                            const std::int32_t (&d)[128], int /*modulus*/,
-                                           int in_plane, int slot) {
+                                           int in_plane, int slot, const ScaledTileInputs& in,
+                                           const float* staging) {
   const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
   const std::int64_t c0 = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols;
+  const float* scales = warpgroup_staging(staging, slot / 128);
+  const float* biases = scales + tile_cols;
   std::int64_t r[2];
-  float row_scale[2], row_bias[2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    r[h] = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
-    const bool inside = r[h] < e.rows;
-    row_scale[h] = inside ? e.row_scales[r[h]] : 0.0f;
-    row_bias[h] = inside && e.bias_rows ? e.bias_rows[r[h]] : 0.0f;
-  }
+  for (int h = 0; h < 2; ++h) r[h] = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
-    const std::int64_t c = c0 + ResidueTiles::column_in_tile(slot, 4 * j);  // even
+    const int column = ResidueTiles::column_in_tile(slot, 4 * j);  // even
+    const std::int64_t c = c0 + column;
     const bool in0 = c < e.columns, in1 = c + 1 < e.columns;
-    const float s0 = in0 ? e.column_scales[c] : 0.0f, s1 = in1 ? e.column_scales[c + 1] : 0.0f;
-    const float b0 = in0 && e.bias_columns ? e.bias_columns[c] : 0.0f;
-    const float b1 = in1 && e.bias_columns ? e.bias_columns[c + 1] : 0.0f;
+    const float2 s = shared_pair(scales + column);
+    float2 b = make_float2(0.0f, 0.0f);
+    if (e.bias_columns) b = shared_pair(biases + column);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (r[h] >= e.rows || !in0) continue;
-      const float bias0 = e.bias_columns ? b0 : row_bias[h];
-      const float bias1 = e.bias_columns ? b1 : row_bias[h];
+      const float bias0 = e.bias_columns ? b.x : in.row_bias[h];
+      const float bias1 = e.bias_columns ? b.y : in.row_bias[h];
       const auto v0 = rounded<output>(
-          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h]), __fmul_rn(row_scale[h], s0), bias0));
+          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h]), __fmul_rn(in.row_scale[h], s.x), bias0));
       const auto v1 = rounded<output>(
-          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h + 1]), __fmul_rn(row_scale[h], s1), bias1));
+          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h + 1]), __fmul_rn(in.row_scale[h], s.y), bias1));
       auto* at = e.c + r[h] * e.c_row_stride + c * e.c_column_stride;
       if (e.pairs && in1) {
         store_pair(at, v0, v1);
@@ -319,8 +404,8 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
 /// stores.
 template <class Epilogue>
 __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_t full0,
-                                               std::uint32_t empty0, int consumer, int k_steps,
-                                               int per_modulus, int total,
+                                               std::uint32_t empty0, float* staging, int consumer,
+                                               int k_steps, int per_modulus, int total,
                                                const Epilogue& epilogue) {
   const int slot = consumer * 128 + threadIdx.x % 128;
   std::int32_t d[128];
@@ -329,6 +414,9 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
   int it = 0;
   for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
     const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
+    // Issued before the products (their asm's memory clobbers keep the loads here); waited on
+    // only when staged.
+    const auto inputs = load_tile_inputs(epilogue, in_plane, slot);
     fence_accumulators(d);
     for (int kt = 0; kt < k_steps; ++kt, ++it) {
       const int s = it % stages;
@@ -348,7 +436,8 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
     fence_accumulators(d);
-    store_tile(epilogue, d, modulus, in_plane, slot);
+    stage_tile_inputs(epilogue, inputs, staging, slot);
+    store_tile(epilogue, d, modulus, in_plane, slot, inputs, staging);
   }
 }
 #endif
@@ -366,6 +455,7 @@ __global__ void __launch_bounds__(threads, 1)
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~static_cast<std::uintptr_t>(1023));
   std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + stages * stage_bytes);
   const std::uint32_t full0 = smem_u32(bars), empty0 = smem_u32(bars + stages);
+  float* staging = reinterpret_cast<float*>(bars + 2 * stages);
   const int warpgroup = threadIdx.x / 128;
   const int k_steps = (kpad + tile_k - 1) / tile_k;
   // Persistent: CTA b takes tiles b, b + gridDim.x, ... of the L tiles_r tiles_c, column tile
@@ -392,7 +482,8 @@ __global__ void __launch_bounds__(threads, 1)
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    multiply_tiles(smem, full0, empty0, warpgroup - 1, k_steps, per_modulus, total, epilogue);
+    multiply_tiles(smem, full0, empty0, staging, warpgroup - 1, k_steps, per_modulus, total,
+                   epilogue);
   }
 #else
   // Built for another architecture: the *_supported functions refuse every device there.
@@ -486,14 +577,14 @@ void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, std::int64_t k,
   // Per launch (the attribute is the current device's; the call costs well under a
   // microsecond against a launch of milliseconds).
   check(cudaFuncSetAttribute(products_kernel<Epilogue>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             smem_bytes),
+                             shared_bytes<Epilogue>()),
         "cudaFuncSetAttribute(products_kernel)");
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   const std::int64_t total = t.tiles_r * t.tiles_c * planes;
   const int ctas = static_cast<int>(
       std::min<std::int64_t>(total, device_properties(device).multiProcessorCount));
-  products_kernel<Epilogue><<<ctas, threads, smem_bytes, stream>>>(
+  products_kernel<Epilogue><<<ctas, threads, shared_bytes<Epilogue>(), stream>>>(
       map_a, map_b, static_cast<int>(k), static_cast<int>(t.tiles_r), static_cast<int>(t.tiles_c),
       planes, epilogue);
   check(cudaGetLastError(), "products_kernel launch");
