@@ -26,7 +26,10 @@
 // W8A8 (ozaki/quantized.hpp) is the same loop over one product (a "modulus" count of 1) with
 // another epilogue: each INT32 accumulator scaled, biased and rounded into C, so that the
 // INT32 products never reach memory (the unfused path writes them, 4 bytes an entry, and a
-// second kernel reads them back).
+// second kernel reads them back).  Where a W8A8 call has fewer tiles than the GPU has
+// multiprocessors (small batches, memory-bound on the weights), K is split across CTAs
+// (TileSchedule): each adds its exact INT32 partial sums into a workspace, and the last of a
+// tile's CTAs to arrive scales the totals into C.
 //
 // Exactness: INT32 sums of at most max_k_block products of two int8 residues (|x| <= 128)
 // cannot overflow (2^14 * 131071 < 2^31), so the accumulators hold P_l exactly, and each
@@ -434,11 +437,23 @@ __device__ __forceinline__ bool combined_partials(const ScaledEpilogue<output>& 
   return true;
 }
 
-/// A tile's products as W8A8 wants them: C(r, c) = round(fma(float(P), s_r s_c, bias)), the
-/// steps of the portable epilogue (ozaki/impl/quantized/w8a8.hpp) with the same roundings
-/// (float(P) exact below 2^24 and rounded to nearest above, one product, one fused
-/// multiply-add), so the same bits.  The thread's entries lie in 2 rows (i % 4 / 2) and 32
-/// pairs of adjacent columns (i / 4), residue_tiles.hpp's mapping of wgmma's fragment.
+/// One entry of C from its INT32 product: round(fma(float(P), s_r s_c, bias)), the steps of
+/// the portable epilogue (ozaki/impl/quantized/w8a8.hpp) with the same roundings (float(P)
+/// exact below 2^24 and rounded to nearest above, one product, one fused multiply-add), so the
+/// same bits.
+template <QuantizedOutput output>
+__device__ __forceinline__ typename ScaledEpilogue<output>::Out scaled_entry(std::int32_t p,
+                                                                             float row_scale,
+                                                                             float column_scale,
+                                                                             float bias) {
+  return rounded<output>(__fmaf_rn(__int2float_rn(p), __fmul_rn(row_scale, column_scale), bias));
+}
+
+/// A tile's products as W8A8 wants them (scaled_entry).  The thread's entries lie in 2 rows
+/// (i % 4 / 2) and 32 pairs of adjacent columns (i / 4), residue_tiles.hpp's mapping of wgmma's
+/// fragment: column first + 8 (i / 4) + i % 2 of row h.  Where both rows and all 256 columns
+/// lie in C and its rows are contiguous and aligned for pairs, each pair is one store at an
+/// offset the unrolled loop knows; elsewhere each entry is checked.
 template <QuantizedOutput output>
 __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e, std::int32_t (&d)[128],
                                            int /*modulus*/, int in_plane, int slot,
@@ -447,31 +462,51 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e, std:
     int* last_flag = reinterpret_cast<int*>(staging + 2 * 2 * tile_cols);
     if (!combined_partials(e, d, in_plane, slot, last_flag)) return;
   }
+  using Out = typename ScaledEpilogue<output>::Out;
+  const int first = ResidueTiles::column_in_tile(slot, 0);
   const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
-  const std::int64_t c0 = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols;
-  const float* scales = warpgroup_staging(staging, slot / 128);
+  const std::int64_t c_first = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols + first;
+  const std::int64_t columns_left = e.columns - c_first;  // C's columns from the thread's first
+  const float* scales = warpgroup_staging(staging, slot / 128) + first;
   const float* biases = scales + tile_cols;
-  std::int64_t r[2];
+  const bool column_bias = e.bias_columns != nullptr;
+  Out* row_c[2];
+  bool row_inside[2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) r[h] = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
+  for (int h = 0; h < 2; ++h) {
+    const std::int64_t r = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
+    row_inside[h] = r < e.rows;
+    row_c[h] = e.c + r * e.c_row_stride + c_first * e.c_column_stride;
+  }
+  if (e.pairs && row_inside[0] && row_inside[1] && columns_left >= tile_cols - first) {
+#pragma unroll
+    for (int j = 0; j < 32; ++j) {
+      const float2 s = shared_pair(scales + 8 * j);
+      const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        store_pair(row_c[h] + 8 * j,
+                   scaled_entry<output>(d[4 * j + 2 * h], in.row_scale[h], s.x,
+                                        column_bias ? b.x : in.row_bias[h]),
+                   scaled_entry<output>(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
+                                        column_bias ? b.y : in.row_bias[h]));
+      }
+    }
+    return;
+  }
 #pragma unroll
   for (int j = 0; j < 32; ++j) {
-    const int column = ResidueTiles::column_in_tile(slot, 4 * j);  // even
-    const std::int64_t c = c0 + column;
-    const bool in0 = c < e.columns, in1 = c + 1 < e.columns;
-    const float2 s = shared_pair(scales + column);
-    float2 b = make_float2(0.0f, 0.0f);
-    if (e.bias_columns) b = shared_pair(biases + column);
+    const bool in0 = 8 * j < columns_left, in1 = 8 * j + 1 < columns_left;
+    const float2 s = shared_pair(scales + 8 * j);
+    const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      if (r[h] >= e.rows || !in0) continue;
-      const float bias0 = e.bias_columns ? b.x : in.row_bias[h];
-      const float bias1 = e.bias_columns ? b.y : in.row_bias[h];
-      const auto v0 = rounded<output>(
-          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h]), __fmul_rn(in.row_scale[h], s.x), bias0));
-      const auto v1 = rounded<output>(
-          __fmaf_rn(__int2float_rn(d[4 * j + 2 * h + 1]), __fmul_rn(in.row_scale[h], s.y), bias1));
-      auto* at = e.c + r[h] * e.c_row_stride + c * e.c_column_stride;
+      if (!row_inside[h] || !in0) continue;
+      const Out v0 = scaled_entry<output>(d[4 * j + 2 * h], in.row_scale[h], s.x,
+                                          column_bias ? b.x : in.row_bias[h]);
+      const Out v1 = scaled_entry<output>(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
+                                          column_bias ? b.y : in.row_bias[h]);
+      Out* at = row_c[h] + 8 * j * e.c_column_stride;
       if (e.pairs && in1) {
         store_pair(at, v0, v1);
       } else {
