@@ -287,51 +287,6 @@ TEST(Quantized, TheFusedKernelsProblemIsTheCallInBothOrientationsOfC) {
   EXPECT_FALSE(ozaki::Impl::fused_problem(chunked, fast, slow, first_scales, dw, db, false, C, p));
 }
 
-TEST(Quantized, SmallBatchesAreTheOraclesBitsWithKSplitAcrossTheGpu) {
-  // Fewer 128 x 256 tiles than multiprocessors (a batch of 64 or 100 rows): on compute
-  // capability 9.0 the fused kernel splits K across CTAs, each adding its exact INT32 partial
-  // sums into the workspace, the tile's last CTA writing C; elsewhere the passes.  K cut into
-  // ranges of 1 and 2 steps of 128 (and the last range shorter), rows and columns cut
-  // anywhere, both orientations of C, bias along either, every output type.
-  const bool fused = fused_kernel_expected();
-  const auto expect_one_launch = [&](const ozaki::QuantizedReport& r, const char* what) {
-    EXPECT_EQ(r.fused, fused) << what;
-    if (fused) EXPECT_EQ(r.int8_gemms, 1) << what;
-  };
-  expect_one_launch(check_against_oracle<bfloat16>(64, 2000, 4096, Layout::Right, Layout::Right,
-                                                   Layout::Right, true, 795),
-                    "64 x 2000 x 4096, row-major C");
-  expect_one_launch(check_against_oracle<float>(100, 3000, 1000, Layout::Right, Layout::Right,
-                                                Layout::Right, true, 796),
-                    "100 x 3000 x 1000 (K staged), row-major C");
-  expect_one_launch(check_against_oracle<float16>(64, 1500, 2320, Layout::Right, Layout::Right,
-                                                  Layout::Left, true, 797),
-                    "64 x 1500 x 2320, column-major C");
-  expect_one_launch(check_against_oracle<bfloat16>(37, 777, 16, Layout::Left, Layout::Right,
-                                                   Layout::Right, false, 798),
-                    "37 x 777 x 16 (one step of K)");
-}
-
-TEST(Quantized, LayoutsReserveTheKSplitsWorkspaceOnlyForFewTiles) {
-  // The split's workspace (INT32 sums of C's entries and one arrival counter per tile) shares
-  // the scratch with the passes' INT32 products, only one of the two paths running: reserved
-  // where the kernel may split, that is where the tiles are fewer than any GPU's
-  // multiprocessors, and never for K in chunks.
-  using Rows = Kokkos::View<const std::int8_t**, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  using RowMajor = Kokkos::View<float**, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  const auto layout = [](std::int64_t M, std::int64_t N, std::int64_t K) {
-    return ozaki::Impl::quantized_layout(Rows(nullptr, M, K), Rows(nullptr, N, K),
-                                         RowMajor(nullptr, M, N));
-  };
-  const ozaki::Impl::QuantizedLayout small = layout(64, 7168, 16384);
-  EXPECT_EQ(small.partials, ozaki::Impl::quantized_partials_bytes(64, 7168));
-  EXPECT_EQ(small.partials, 64 * 7168 * 4 + 28 * 4);  // 28 tiles of 256 columns
-  EXPECT_GE(small.bytes(), small.products_offset() + small.partials);
-  EXPECT_EQ(ozaki::Impl::quantized_arrivals_offset(3, 5), 256);
-  EXPECT_EQ(layout(4096, 7168, 2048).partials, 0);  // 896 tiles
-  EXPECT_EQ(layout(64, 7168, 200000).partials, 0);  // two chunks of K
-}
-
 TEST(Quantized, PassesOfTheOtherOperandKeepTheOraclesBits) {
   // 65536 rows of A against a column-major C: the products of a pass hold 24 MiB, so W's 200
   // rows run in passes of 96 (the fused kernel, which has no passes, turned off).

@@ -26,10 +26,7 @@
 // W8A8 (ozaki/quantized.hpp) is the same loop over one product (a "modulus" count of 1) with
 // another epilogue: each INT32 accumulator scaled, biased and rounded into C, so that the
 // INT32 products never reach memory (the unfused path writes them, 4 bytes an entry, and a
-// second kernel reads them back).  Where a W8A8 call has fewer tiles than the GPU has
-// multiprocessors (small batches, memory-bound on the weights), K is split across CTAs
-// (TileSchedule): each adds its exact INT32 partial sums into a workspace, and the last of a
-// tile's CTAs to arrive scales the totals into C.
+// second kernel reads them back).
 //
 // Exactness: INT32 sums of at most max_k_block products of two int8 residues (|x| <= 128)
 // cannot overflow (2^14 * 131071 < 2^31), so the accumulators hold P_l exactly, and each
@@ -85,22 +82,6 @@ struct Moduli {
   float inverse[max_moduli];
 };
 
-/// The tiles of a launch: `moduli` planes of tiles_r x tiles_c tiles, each tile's K (k_steps
-/// steps of 128 bytes) cut into `splits` ranges of split_steps steps (the last one possibly
-/// shorter, none empty); tile index ((modulus splits + split) tiles_r + row tile) tiles_c +
-/// column tile: column tile fastest, the order of a plain grid, so that the CTAs at work at
-/// once share their rows of A and the pass's B in L2.
-struct TileSchedule {
-  int tiles_r, tiles_c, moduli, splits, k_steps, split_steps;
-  __host__ __device__ int per_plane() const { return tiles_r * tiles_c; }
-  __host__ __device__ int total() const { return per_plane() * moduli * splits; }
-};
-
-/// One tile's work: its modulus, its index within the plane, its range of K steps.
-struct TileWork {
-  int modulus, in_plane, k_first, k_steps;
-};
-
 /// Scheme II's epilogue: each tile's products reduced modulo the tile's modulus into its
 /// residue tile.  It reads nothing but the accumulators.
 struct ResidueEpilogue {
@@ -120,8 +101,7 @@ struct ResidueEpilogue {
 /// ahead of them), one memory latency for each of a thread's 32 pairs.
 template <QuantizedOutput output>
 struct ScaledEpilogue {
-  // Two warpgroups' column scales and biases, and the split's arrival flag.
-  static constexpr int staging_bytes = 2 * 2 * ResidueTiles::columns * sizeof(float) + 16;
+  static constexpr int staging_bytes = 2 * 2 * ResidueTiles::columns * sizeof(float);
   using Out = std::conditional_t<output == QuantizedOutput::Float, float, std::uint16_t>;
   const float* row_scales;
   const float* column_scales;
@@ -132,11 +112,6 @@ struct ScaledEpilogue {
   std::int64_t rows, columns;
   int tiles_c;
   bool pairs;
-  // A K split (splits > 1, QuantizedGemmProblem::partials): the INT32 sums, row-major rows x
-  // columns, and one arrival counter per tile, both zero at the launch.
-  int splits;
-  std::int32_t* partials;
-  unsigned* arrivals;
 };
 
 #if defined(__CUDA_ARCH__)
@@ -232,31 +207,24 @@ __device__ __forceinline__ std::uint32_t residue_byte(std::int32_t p, int m, flo
   return static_cast<std::uint32_t>(r) & 0xFFu;
 }
 
-__device__ __forceinline__ TileWork work_of(const TileSchedule& schedule, int tile) {
-  const int plane = tile / schedule.per_plane();
-  const int first = plane % schedule.splits * schedule.split_steps;
-  return {plane / schedule.splits, tile % schedule.per_plane(), first,
-          min(schedule.split_steps, schedule.k_steps - first)};
-}
-
 /// The producer (thread 0 of warpgroup 0): streams one k-step after another across the CTA's
 /// tiles into the stages, each stage refilled once both consumers have released it.
 __device__ __forceinline__ void load_stages(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             unsigned char* smem, std::uint32_t full0,
-                                            std::uint32_t empty0, const TileSchedule& schedule) {
+                                            std::uint32_t empty0, int k_steps, int tiles_c,
+                                            int per_modulus, int total) {
   int it = 0;  // k-steps issued by this CTA: stage it % stages, its round it / stages
-  for (int tile = blockIdx.x; tile < schedule.total(); tile += gridDim.x) {
-    const TileWork w = work_of(schedule, tile);
-    const int row0 = w.in_plane / schedule.tiles_c * tile_rows;
-    const int col0 = w.in_plane % schedule.tiles_c * tile_cols;
-    for (int kt = w.k_first; kt < w.k_first + w.k_steps; ++kt, ++it) {
+  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
+    const int row0 = in_plane / tiles_c * tile_rows, col0 = in_plane % tiles_c * tile_cols;
+    for (int kt = 0; kt < k_steps; ++kt, ++it) {
       const int s = it % stages, round = it / stages;
       if (round > 0) mbar_wait(empty0 + 8 * s, (round - 1) & 1);
       const std::uint32_t full = full0 + 8 * s;
       mbar_expect_tx(full, stage_bytes);  // boxes past K or the rows count, zero-filled
       const std::uint32_t a = smem_u32(smem + s * stage_bytes);
-      bulk_copy(a, map_a, full, kt * tile_k, w.modulus, row0);
-      bulk_copy(a + stage_a_bytes, map_b, full, kt * tile_k, w.modulus, col0);
+      bulk_copy(a, map_a, full, kt * tile_k, modulus, row0);
+      bulk_copy(a + stage_a_bytes, map_b, full, kt * tile_k, modulus, col0);
     }
   }
 }
@@ -386,57 +354,6 @@ __device__ __forceinline__ void stage_tile_inputs(const ScaledEpilogue<output>&,
   warpgroup_barrier(consumer);
 }
 
-/// The 256 consumer threads of the CTA meet (named barrier 3).
-__device__ __forceinline__ void consumers_barrier() {
-  asm volatile("bar.sync 3, 256;" ::: "memory");
-}
-
-/// A K split's tile (ScaledEpilogue::splits > 1): adds the thread's partial sums into the
-/// workspace and counts the CTA's arrival; the last of the tile's `splits` CTAs to arrive takes
-/// the totals into d and returns true (the others, false).  Integer sums are exact in any
-/// order, so the totals are P's whatever the order of arrival.  Each thread's fence orders its
-/// additions before the barrier, and the barrier before the one thread's arrival; the last CTA
-/// reads the totals after its own fence, from L2 (the additions are made there).
-template <QuantizedOutput output>
-__device__ __forceinline__ bool combined_partials(const ScaledEpilogue<output>& e,
-                                                  std::int32_t (&d)[128], int in_plane, int slot,
-                                                  int* last_flag) {
-  // Entry i of the thread lies in row r0 + row_in_tile(slot, 2 h), h = i % 4 / 2, and column
-  // first_column + 8 (i / 4) + i % 2: a base per row, and offsets the unrolled loops know.
-  const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
-  const std::int64_t first_column = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols +
-                                    ResidueTiles::column_in_tile(slot, 0);
-  const std::int64_t columns_left = e.columns - first_column;
-  std::int32_t* row_sums[2];
-  bool row_inside[2];
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const std::int64_t r = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
-    row_inside[h] = r < e.rows;
-    row_sums[h] = e.partials + r * e.columns + first_column;
-  }
-#pragma unroll
-  for (int i = 0; i < 128; ++i) {
-    const int h = i % 4 / 2, offset = 8 * (i / 4) + i % 2;
-    if (row_inside[h] && offset < columns_left) atomicAdd(row_sums[h] + offset, d[i]);
-  }
-  __threadfence();
-  consumers_barrier();
-  if (slot == 0) {
-    *last_flag = atomicAdd(e.arrivals + in_plane, 1u) == static_cast<unsigned>(e.splits - 1);
-    __threadfence();
-  }
-  consumers_barrier();
-  if (*last_flag == 0) return false;
-  __threadfence();
-#pragma unroll
-  for (int i = 0; i < 128; ++i) {
-    const int h = i % 4 / 2, offset = 8 * (i / 4) + i % 2;
-    d[i] = row_inside[h] && offset < columns_left ? __ldcg(row_sums[h] + offset) : 0;
-  }
-  return true;
-}
-
 /// One entry of C from its INT32 product: round(fma(float(P), s_r s_c, bias)), the steps of
 /// the portable epilogue (ozaki/impl/quantized/w8a8.hpp) with the same roundings (float(P)
 /// exact below 2^24 and rounded to nearest above, one product, one fused multiply-add), so the
@@ -455,13 +372,10 @@ __device__ __forceinline__ typename ScaledEpilogue<output>::Out scaled_entry(std
 /// lie in C and its rows are contiguous and aligned for pairs, each pair is one store at an
 /// offset the unrolled loop knows; elsewhere each entry is checked.
 template <QuantizedOutput output>
-__device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e, std::int32_t (&d)[128],
-                                           int /*modulus*/, int in_plane, int slot,
-                                           const ScaledTileInputs& in, float* staging) {
-  if (e.splits > 1) {
-    int* last_flag = reinterpret_cast<int*>(staging + 2 * 2 * tile_cols);
-    if (!combined_partials(e, d, in_plane, slot, last_flag)) return;
-  }
+__device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
+                                           const std::int32_t (&d)[128], int /*modulus*/,
+                                           int in_plane, int slot, const ScaledTileInputs& in,
+                                           const float* staging) {
   using Out = typename ScaledEpilogue<output>::Out;
   const int first = ResidueTiles::column_in_tile(slot, 0);
   const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
@@ -523,20 +437,20 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e, std:
 template <class Epilogue>
 __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_t full0,
                                                std::uint32_t empty0, float* staging, int consumer,
-                                               const TileSchedule& schedule,
+                                               int k_steps, int per_modulus, int total,
                                                const Epilogue& epilogue) {
   const int slot = consumer * 128 + threadIdx.x % 128;
   std::int32_t d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0;
   int it = 0;
-  for (int tile = blockIdx.x; tile < schedule.total(); tile += gridDim.x) {
-    const TileWork w = work_of(schedule, tile);
+  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
     // Issued before the products (their asm's memory clobbers keep the loads here); waited on
     // only when staged.
-    const auto inputs = load_tile_inputs(epilogue, w.in_plane, slot);
+    const auto inputs = load_tile_inputs(epilogue, in_plane, slot);
     fence_accumulators(d);
-    for (int kt = 0; kt < w.k_steps; ++kt, ++it) {
+    for (int kt = 0; kt < k_steps; ++kt, ++it) {
       const int s = it % stages;
       mbar_wait(full0 + 8 * s, (it / stages) & 1);
       const std::uint32_t a = smem_u32(smem + s * stage_bytes) + consumer * 64 * tile_k;
@@ -555,17 +469,18 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
     fence_accumulators(d);
     stage_tile_inputs(epilogue, inputs, staging, slot);
-    store_tile(epilogue, d, w.modulus, w.in_plane, slot, inputs, staging);
+    store_tile(epilogue, d, modulus, in_plane, slot, inputs, staging);
   }
 }
 #endif
 
-/// The products of the schedule's tiles, each tile's stored by `epilogue`.
+/// The products of `moduli_count` planes of tiles_r x tiles_c tiles over K = kpad, each tile's
+/// stored by `epilogue`.
 template <class Epilogue>
 __global__ void __launch_bounds__(threads, 1)
     products_kernel(const __grid_constant__ CUtensorMap map_a,
-                    const __grid_constant__ CUtensorMap map_b, const TileSchedule schedule,
-                    const Epilogue epilogue) {
+                    const __grid_constant__ CUtensorMap map_b, int kpad, int tiles_r, int tiles_c,
+                    int moduli_count, const Epilogue epilogue) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(
@@ -574,9 +489,14 @@ __global__ void __launch_bounds__(threads, 1)
   const std::uint32_t full0 = smem_u32(bars), empty0 = smem_u32(bars + stages);
   float* staging = reinterpret_cast<float*>(bars + 2 * stages);
   const int warpgroup = threadIdx.x / 128;
-  // Persistent: CTA b takes tiles b, b + gridDim.x, ... of the schedule.  Its producer streams
-  // one k-step after another across tiles: while the consumers write a tile's residues, the
-  // next tile's first stages are already loading.
+  const int k_steps = (kpad + tile_k - 1) / tile_k;
+  // Persistent: CTA b takes tiles b, b + gridDim.x, ... of the L tiles_r tiles_c, column tile
+  // fastest, then row tile, then modulus (the order of a plain grid, so the CTAs at work at
+  // once share their rows of A and the pass's B in L2).  Its producer streams one k-step after
+  // another across tiles: while the consumers write a tile's residues, the next tile's first
+  // stages are already loading.
+  const int per_modulus = tiles_r * tiles_c;
+  const int total = per_modulus * moduli_count;
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
@@ -590,15 +510,16 @@ __global__ void __launch_bounds__(threads, 1)
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (threadIdx.x == 0) {
-      load_stages(&map_a, &map_b, smem, full0, empty0, schedule);
+      load_stages(&map_a, &map_b, smem, full0, empty0, k_steps, tiles_c, per_modulus, total);
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    multiply_tiles(smem, full0, empty0, staging, warpgroup - 1, schedule, epilogue);
+    multiply_tiles(smem, full0, empty0, staging, warpgroup - 1, k_steps, per_modulus, total,
+                   epilogue);
   }
 #else
   // Built for another architecture: the *_supported functions refuse every device there.
-  (void)schedule, (void)epilogue;
+  (void)kpad, (void)tiles_r, (void)tiles_c, (void)moduli_count, (void)epilogue;
 #endif
 }
 
@@ -683,8 +604,8 @@ bool kernel_runs(int device, std::int64_t k, std::int64_t rows_a, std::int64_t r
 /// One launch over `planes` planes of tiles: one persistent CTA per multiprocessor, at most
 /// one per tile.
 template <class Epilogue>
-void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, const TileSchedule& schedule,
-            const Epilogue& epilogue, cudaStream_t stream) {
+void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, std::int64_t k,
+            const ResidueTiles& t, int planes, const Epilogue& epilogue, cudaStream_t stream) {
   // Per launch (the attribute is the current device's; the call costs well under a
   // microsecond against a launch of milliseconds).
   check(cudaFuncSetAttribute(products_kernel<Epilogue>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -692,32 +613,13 @@ void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, const TileSchedu
         "cudaFuncSetAttribute(products_kernel)");
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  const int ctas = std::min(schedule.total(), device_properties(device).multiProcessorCount);
-  products_kernel<Epilogue>
-      <<<ctas, threads, shared_bytes<Epilogue>(), stream>>>(map_a, map_b, schedule, epilogue);
+  const std::int64_t total = t.tiles_r * t.tiles_c * planes;
+  const int ctas = static_cast<int>(
+      std::min<std::int64_t>(total, device_properties(device).multiProcessorCount));
+  products_kernel<Epilogue><<<ctas, threads, shared_bytes<Epilogue>(), stream>>>(
+      map_a, map_b, static_cast<int>(k), static_cast<int>(t.tiles_r), static_cast<int>(t.tiles_c),
+      planes, epilogue);
   check(cudaGetLastError(), "products_kernel launch");
-}
-
-/// The tiles of `moduli` planes of t's tiles over K = k, each tile's K cut into `splits` ranges
-/// (fewer where K has fewer steps; none empty).
-TileSchedule schedule_of(const ResidueTiles& t, int moduli, std::int64_t k, int splits) {
-  const int k_steps = static_cast<int>((k + tile_k - 1) / tile_k);
-  const int split_steps = (k_steps + std::min(splits, k_steps) - 1) / std::min(splits, k_steps);
-  return {static_cast<int>(t.tiles_r),
-          static_cast<int>(t.tiles_c),
-          moduli,
-          (k_steps + split_steps - 1) / split_steps,
-          k_steps,
-          split_steps};
-}
-
-/// W8A8's K split: where the tiles are fewer than the multiprocessors and the problem has a
-/// split's workspace, as many CTAs per tile as keep each on a multiprocessor of its own (the
-/// small-batch shapes are memory-bound on b, and a tile's CTAs stream disjoint ranges of it).
-int scaled_splits(int device, const QuantizedGemmProblem& p, const ResidueTiles& t) {
-  const std::int64_t tiles = t.tiles_r * t.tiles_c;
-  const int sms = device_properties(device).multiProcessorCount;
-  return p.partials != nullptr && tiles < sms ? static_cast<int>(sms / tiles) : 1;
 }
 
 template <QuantizedOutput output>
@@ -738,20 +640,8 @@ void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
   e.tiles_c = static_cast<int>(t.tiles_c);
   e.pairs = p.c_column_stride == 1 && p.c_row_stride % 2 == 0 &&
             reinterpret_cast<std::uintptr_t>(p.c) % (2 * sizeof(Out)) == 0;
-  int device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  const TileSchedule schedule = schedule_of(t, 1, p.k, scaled_splits(device, p, t));
-  e.splits = schedule.splits;
-  if (schedule.splits > 1) {
-    auto* workspace = static_cast<unsigned char*>(p.partials);
-    e.partials = reinterpret_cast<std::int32_t*>(workspace);
-    e.arrivals =
-        reinterpret_cast<unsigned*>(workspace + quantized_arrivals_offset(p.rows, p.columns));
-    check(cudaMemsetAsync(workspace, 0, quantized_partials_bytes(p.rows, p.columns), stream),
-          "cudaMemsetAsync(partials)");
-  }
   launch(operand_map(p.a, p.k, 1, p.rows, p.lda, tile_rows),
-         operand_map(p.b, p.k, 1, p.columns, p.ldb, tile_cols), schedule, e, stream);
+         operand_map(p.b, p.k, 1, p.columns, p.ldb, tile_cols), p.k, t, 1, e, stream);
 }
 
 }  // namespace
@@ -779,8 +669,8 @@ void residue_products(const ResidueProducts& p, cudaStream_t stream) {
   }
   const std::int64_t row_bytes = p.kpad * p.moduli;
   launch(operand_map(p.a, p.kpad, p.moduli, p.rows_a, row_bytes, tile_rows),
-         operand_map(p.b, p.kpad, p.moduli, p.rows_b, row_bytes, tile_cols),
-         schedule_of(t, p.moduli, p.kpad, 1), e, stream);
+         operand_map(p.b, p.kpad, p.moduli, p.rows_b, row_bytes, tile_cols), p.kpad, t, p.moduli, e,
+         stream);
 }
 
 bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::string& why_not) {
@@ -794,9 +684,8 @@ bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::s
     return false;
   }
   const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
-  if (p.partials == nullptr &&
-      t.tiles_r * t.tiles_c < device_properties(device).multiProcessorCount) {
-    why_not = "fewer 128 x 256 tiles than multiprocessors, and no workspace to split K";
+  if (t.tiles_r * t.tiles_c < device_properties(device).multiProcessorCount) {
+    why_not = "fewer 128 x 256 tiles than multiprocessors";
     return false;
   }
   return true;

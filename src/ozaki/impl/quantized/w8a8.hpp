@@ -68,12 +68,11 @@ constexpr std::int64_t quantized_pass_bytes = std::int64_t(24) << 20;
 /// written along their rows.  The "fast" operand (A, or W when transposed) is multiplied whole;
 /// the other ("slow") in passes of `pass` rows, each pass's products then turned into C.
 /// Scratch: the staged operands (zero-padded to 16 rows and 16 bytes), then `chunks` INT32
-/// planes of fast_pad x pass, or in their place a fused kernel's K-split workspace
-/// (`partials` bytes, quantized_problem.hpp; only one of the two paths runs).
+/// planes of fast_pad x pass.
 struct QuantizedLayout {
   bool transposed = false;
   std::int64_t fast_rows = 0, slow_rows = 0, fast_pad = 0, slow_pad = 0;
-  std::int64_t length = 0, chunks = 0, pass = 16, partials = 0;
+  std::int64_t length = 0, chunks = 0, pass = 16;
   bool stage_fast = false, stage_slow = false;
   std::size_t fast_bytes() const { return stage_fast ? fast_pad * length : 0; }
   std::size_t slow_bytes() const { return stage_slow ? slow_pad * length : 0; }
@@ -82,8 +81,7 @@ struct QuantizedLayout {
     return (staged + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
   }
   std::size_t bytes() const {
-    return products_offset() +
-           static_cast<std::size_t>(std::max<std::int64_t>(chunks * fast_pad * pass * 4, partials));
+    return products_offset() + static_cast<std::size_t>(chunks * fast_pad * pass) * 4;
   }
 };
 
@@ -102,11 +100,6 @@ QuantizedLayout quantized_layout(const AView& A, const WView& W, const CView& C)
   l.chunks = (K + quantized_k_block - 1) / quantized_k_block;
   const std::int64_t plane = std::max<std::int64_t>(1, l.chunks) * l.fast_pad * 4;
   l.pass = std::min(l.slow_pad, std::max<std::int64_t>(16, quantized_pass_bytes / plane / 16 * 16));
-  // The fused kernel's rows are the slow operand's (fused_problem).
-  const ResidueTiles tiles = ResidueTiles::of(l.slow_rows, l.fast_rows);
-  if (l.chunks == 1 && tiles.tiles_r * tiles.tiles_c < quantized_split_tiles) {
-    l.partials = quantized_partials_bytes(l.slow_rows, l.fast_rows);
-  }
   return l;
 }
 
@@ -212,7 +205,6 @@ QuantizedRun quantized_products(const ExecSpace& space, const QuantizedLayout& l
   if constexpr (FusedQuantizedGemmBackend<ExecSpace>::available) {
     QuantizedGemmProblem p;
     std::string why_not;
-    if (l.partials > 0) p.partials = base + l.products_offset();
     if (fused_problem(l, fast, slow, a, w, bias, has_bias, C, p) &&
         FusedQuantizedGemmBackend<ExecSpace>::supported(space, p, why_not)) {
       FusedQuantizedGemmBackend<ExecSpace>::run(space, p);
