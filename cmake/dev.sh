@@ -17,7 +17,7 @@
 #   cmake/dev.sh pack                         here: the GPU steps' binaries for sm_90, packed to carry
 #   cmake/dev.sh carried [STEP...]            on the GPU machine: those steps on a carried pack
 #                                             (tests pair clients breadth fp32 declines profile
-#                                             quantized standings)
+#                                             kernel quantized standings)
 #   cmake/dev.sh prebuild | interposer | cross-replay | device-test   (docs/building.md)
 #
 # Everything the commands need is installed here: Debian packages through apt-get (when
@@ -836,6 +836,31 @@ run_standings() {
     echo "standings: ozaki_bench --complex failed" >>"$log"
 }
 
+# run_kernel_profiles <log>: Nsight Compute's full set of sections on one launch of a kernel
+# per run ("TOOL ARGS; TOOL ARGS" in OZAKI_KERNEL_PROFILE_RUNS, the pack's tools; default W8A8
+# at 4096 x 7168 x 2048), the launch after the first of those whose name matches
+# OZAKI_KERNEL_PROFILE_NAME (default products_kernel, the library's INT8 product kernel);
+# reports to $OUT/kernel-profile-<i>.txt, their headline rows in the log.
+run_kernel_profiles() {
+  local log=$1 out=${OUT:-$repo/build-cuda/out} runs args words i=0 ncu
+  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  [ -n "$ncu" ] || { echo "kernel profile: no Nsight Compute here" >>"$log"; return 0; }
+  local default_runs="quantized_bench --m 4096 --nk 7168x2048 --reps 1 --groups none"
+  IFS=';' read -ra runs <<<"${OZAKI_KERNEL_PROFILE_RUNS:-$default_runs}"
+  for args in "${runs[@]}"; do
+    read -ra words <<<"$args"
+    [ ${#words[@]} -gt 0 ] || continue
+    i=$((i + 1))
+    echo "== kernel profile $i: $args" >>"$log"
+    timeout 300 "$ncu" --clock-control none --set full --launch-skip 1 --launch-count 1 \
+      --kernel-name "regex:${OZAKI_KERNEL_PROFILE_NAME:-products_kernel}" \
+      "$perf_bin/${words[0]}" "${words[@]:1}" >"$out/kernel-profile-$i.txt" 2>&1 ||
+      echo "kernel profile $i: ncu failed" >>"$log"
+    grep -E "Duration|Issued Ipc|Issue Slots Busy|Warp Cycles Per Issued|Eligible Warps|Throughput" \
+      "$out/kernel-profile-$i.txt" | head -30 >>"$log"
+  done
+}
+
 # run_profiles <log>: level3_bench runs ("ARGS; ARGS" in OZAKI_PROFILE_RUNS, default dtrsm at
 # 16384 with the plain call's GEMMs and with native ones) under the GPU timeline tool, each
 # summarised by perf_tests/timeline_runs.py --region: where its last timed ozaki call's GPU
@@ -1057,6 +1082,7 @@ cmd_pack() {
 #              against a batch of normal calls; OZAKI_QUANTIZED_ARGS)
 #   declines where Auto declines, the plain call paired with native (run_declines)
 #   profile  level3_bench under the GPU timeline tool, summarised (run_profiles)
+#   kernel   Nsight Compute on one launch of the INT8 product kernel (run_kernel_profiles)
 #   standings  the DGEMM and ZGEMM rows of the standings (run_standings)
 cmd_carried() {
   local out=${OUT:-$repo/build-cuda/out} pack=$repo/build-cuda/pack step t0
@@ -1085,6 +1111,7 @@ cmd_carried() {
     declines) run_declines "$log" ;;
     standings) run_standings "$log" ;;
     profile) run_profiles "$log" ;;
+    kernel) run_kernel_profiles "$log" ;;
     quantized)
       # shellcheck disable=SC2086 # a list of arguments
       "$perf_bin/quantized_bench" ${OZAKI_QUANTIZED_ARGS:-} --csv "$out/quantized.csv" \
