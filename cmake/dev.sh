@@ -840,10 +840,14 @@ run_standings() {
 # per run ("TOOL ARGS; TOOL ARGS" in OZAKI_KERNEL_PROFILE_RUNS, the pack's tools; default W8A8
 # at 4096 x 7168 x 2048), the launch after the first of those whose name matches
 # OZAKI_KERNEL_PROFILE_NAME (default products_kernel, the library's INT8 product kernel);
-# reports to $OUT/kernel-profile-<i>.txt, their headline rows in the log.
+# reports to $OUT/kernel-profile-<i>.txt, their headline rows in the log, and the kernels' SASS
+# to $OUT/kernel-sass.txt.
 run_kernel_profiles() {
-  local log=$1 out=${OUT:-$repo/build-cuda/out} runs args words i=0 ncu
-  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  local log=$1 out=${OUT:-$repo/build-cuda/out} runs args words i=0 ncu candidate
+  ncu=$(command -v ncu || true)
+  for candidate in /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+    [ -n "$ncu" ] || [ ! -x "$candidate" ] || ncu=$candidate
+  done
   [ -n "$ncu" ] || { echo "kernel profile: no Nsight Compute here" >>"$log"; return 0; }
   local default_runs="quantized_bench --m 4096 --nk 7168x2048 --reps 1 --groups none"
   IFS=';' read -ra runs <<<"${OZAKI_KERNEL_PROFILE_RUNS:-$default_runs}"
@@ -859,6 +863,13 @@ run_kernel_profiles() {
     grep -E "Duration|Issued Ipc|Issue Slots Busy|Warp Cycles Per Issued|Eligible Warps|Throughput" \
       "$out/kernel-profile-$i.txt" | head -30 >>"$log"
   done
+  # The profiled kernels' SASS (the first run's tool), for the instructions the report counts.
+  read -ra words <<<"${runs[0]}"
+  if command -v cuobjdump >/dev/null 2>&1 && [ ${#words[@]} -gt 0 ]; then
+    cuobjdump -sass "$perf_bin/${words[0]}" 2>/dev/null |
+      awk -v name="${OZAKI_KERNEL_PROFILE_NAME:-products_kernel}" \
+        '/Function : / { keep = index($0, name) > 0 } keep' >"$out/kernel-sass.txt" || true
+  fi
 }
 
 # run_profiles <log>: level3_bench runs ("ARGS; ARGS" in OZAKI_PROFILE_RUNS, default dtrsm at
