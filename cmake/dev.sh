@@ -860,8 +860,9 @@ run_kernel_profiles() {
       --kernel-name "regex:${OZAKI_KERNEL_PROFILE_NAME:-products_kernel}" \
       "$perf_bin/${words[0]}" "${words[@]:1}" >"$out/kernel-profile-$i.txt" 2>&1 ||
       echo "kernel profile $i: ncu failed" >>"$log"
-    grep -E "Duration|Issued Ipc|Issue Slots Busy|Warp Cycles Per Issued|Eligible Warps|Throughput" \
-      "$out/kernel-profile-$i.txt" | head -30 >>"$log"
+    # A failed profile has none of these rows: the steps after this one still run.
+    { grep -E "Duration|Issued Ipc|Issue Slots Busy|Warp Cycles Per Issued|Eligible Warps|Throughput" \
+      "$out/kernel-profile-$i.txt" || true; } | head -30 >>"$log"
   done
   # The profiled kernels' SASS (the first run's tool), for the instructions the report counts.
   read -ra words <<<"${runs[0]}"
