@@ -10,9 +10,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -66,6 +68,33 @@ bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {
 }
 
 template <class T>
+bool is_nan(T x) {
+  if constexpr (std::is_same<T, float>::value) {
+    return std::isnan(x);
+  } else {
+    return std::isnan(x.to_float());
+  }
+}
+
+/// The same bits, except that a NaN matches any NaN: a NaN's sign and payload are the
+/// platform's (an x86 host keeps an operand's, CUDA gives its canonical NaN).
+template <class T>
+::testing::AssertionResult same_values(const std::vector<T>& x, const std::vector<T>& y) {
+  if (x.size() != y.size()) return ::testing::AssertionFailure() << "sizes differ";
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (is_nan(x[i]) && is_nan(y[i])) continue;
+    if (std::memcmp(&x[i], &y[i], sizeof(T)) != 0) {
+      return ::testing::AssertionFailure() << "entry " << i << " differs";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// Changes a call's row scales, column scales and biases before it runs.
+using ScalesEdit =
+    std::function<void(std::vector<float>& a, std::vector<float>& w, std::vector<float>& bias)>;
+
+template <class T>
 std::vector<T> host_of(const DeviceOf<T>& d) {
   std::vector<T> v(d.view.size());
   d.copy(v.data(), false);
@@ -77,11 +106,12 @@ std::vector<T> host_of(const DeviceOf<T>& d) {
 template <class T>
 ozaki::QuantizedReport check_against_oracle(std::int64_t M, std::int64_t N, std::int64_t K,
                                             Layout la, Layout lw, Layout lc, bool with_bias,
-                                            std::uint64_t seed) {
+                                            std::uint64_t seed, const ScalesEdit& edit = {}) {
   Random rng(seed);
   const auto A = random_int8(M * K, rng), W = random_int8(N * K, rng);
-  const auto a = random_floats(M, 2.0, rng), w = random_floats(N, 2.0, rng);
-  const auto bias = random_floats(N, 4.0, rng);
+  auto a = random_floats(M, 2.0, rng), w = random_floats(N, 2.0, rng);
+  auto bias = random_floats(N, 4.0, rng);
+  if (edit) edit(a, w, bias);
   const DeviceOf<std::int8_t> dA = device_rows(A, M, K, la), dW = device_rows(W, N, K, lw);
   DeviceOf<T> dC(M, N, lc);
   const ozaki::QuantizedReport r = dA.visit([&](const auto& x) {
@@ -97,7 +127,7 @@ ozaki::QuantizedReport check_against_oracle(std::int64_t M, std::int64_t N, std:
   const std::string what = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) +
                            " layouts " + name(la) + "/" + name(lw) + "/" + name(lc) +
                            (with_bias ? " with bias" : "");
-  EXPECT_TRUE(same_bits(host_of(dC), oracle<T>(M, N, K, A, W, a, w, with_bias ? &bias : nullptr)))
+  EXPECT_TRUE(same_values(host_of(dC), oracle<T>(M, N, K, A, W, a, w, with_bias ? &bias : nullptr)))
       << what;
   EXPECT_EQ(r.k_chunks, 1) << what;
   EXPECT_EQ(r.staged_a, !(la == Layout::Right && K % 16 == 0 && M % 16 == 0)) << what;
@@ -204,6 +234,40 @@ TEST(Quantized, ProductsOfManyTilesAreTheOraclesBitsFusedOrNot) {
     EXPECT_EQ(r.fused, fused && !off) << path;
     if (fused && !off) EXPECT_EQ(r.int8_gemms, 1) << "one launch";
   }
+}
+
+TEST(Quantized, TheFusedKernelKeepsTheOraclesNanInfinityOverflowAndSubnormals) {
+  // Scales and biases that make every kind of value: NaN rows, columns and biases, infinite
+  // scales (infinite entries, and NaN where P = 0), zero scales, and products of scales so
+  // small that the entries are subnormal floats, or so large that they overflow the 16-bit
+  // types, in the first and the last tiles.  C in each of the fused kernel's stores: 16-bit C
+  // whose rows are 16-byte aligned (bulk stores through shared memory; C's columns 3856 or
+  // rows 1040 a multiple of 8), other 16-bit C (entry by entry) and float C.  Every entry the
+  // oracle's bits, NaN where it has NaN.
+  const ScalesEdit specials = [](std::vector<float>& a, std::vector<float>& w,
+                                 std::vector<float>& bias) {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::size_t m = a.size(), n = w.size();
+    a[0] = nan, a[1] = inf, a[2] = 0.0f, a[3] = 1e-30f, a[4] = 3e30f, a[m - 2] = -inf;
+    a[m - 1] = -1e-30f;
+    w[0] = nan, w[1] = 1e-15f, w[2] = 1e10f, w[3] = 0.0f, w[4] = -inf, w[300] = 2e-15f;
+    w[n - 1] = 1e-15f, w[n - 2] = 5e7f;
+    bias[5] = nan, bias[6] = inf, bias[n - 3] = -inf, bias[7] = 1e-44f;
+  };
+  const bool fused = fused_kernel_expected();
+  auto r = check_against_oracle<bfloat16>(1030, 3856, 144, Layout::Right, Layout::Right,
+                                          Layout::Right, true, 790, specials);
+  EXPECT_EQ(r.fused, fused);
+  r = check_against_oracle<float16>(1040, 3850, 208, Layout::Right, Layout::Right, Layout::Left,
+                                    true, 791, specials);
+  EXPECT_EQ(r.fused, fused);
+  r = check_against_oracle<bfloat16>(1030, 3850, 144, Layout::Right, Layout::Right, Layout::Right,
+                                     false, 792, specials);
+  EXPECT_EQ(r.fused, fused);
+  r = check_against_oracle<float>(1040, 3856, 144, Layout::Right, Layout::Right, Layout::Right,
+                                  true, 793, specials);
+  EXPECT_EQ(r.fused, fused);
 }
 
 /// The fused kernel's problem (QuantizedGemmProblem, impl/quantized/quantized_problem.hpp)

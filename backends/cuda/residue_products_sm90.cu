@@ -58,18 +58,17 @@ namespace {
 constexpr int tile_rows = ResidueTiles::rows;     // two consumer warpgroups of 64 rows
 constexpr int tile_cols = ResidueTiles::columns;  // wgmma's N
 constexpr int tile_k = 128;                       // bytes of K per stage: one swizzle row
-constexpr int stages = 4;
 constexpr int stage_a_bytes = tile_rows * tile_k;
 constexpr int stage_b_bytes = tile_cols * tile_k;
 constexpr int stage_bytes = stage_a_bytes + stage_b_bytes;
-constexpr int barrier_bytes = 2 * stages * 8;
 constexpr int threads = 384;
 
-/// Shared memory of a CTA: the stages, their mbarriers, the epilogue's staging.
+/// Shared memory of a CTA: the epilogue's stages of operands, its C buffer (1024-byte aligned,
+/// as the stages are), the stages' mbarriers, the epilogue's staging.
 template <class Epilogue>
 constexpr int shared_bytes() {
-  return stages * stage_bytes + 1024 /* 1024-byte alignment */ + barrier_bytes +
-         Epilogue::staging_bytes;
+  return Epilogue::stages * stage_bytes + Epilogue::c_buffer_bytes +
+         1024 /* 1024-byte alignment */ + 2 * Epilogue::stages * 8 + Epilogue::staging_bytes;
 }
 
 static_assert(ResidueTiles::slots == 2 * 128, "one slot per consumer thread");
@@ -85,24 +84,47 @@ struct Moduli {
 /// Scheme II's epilogue: each tile's products reduced modulo the tile's modulus into its
 /// residue tile.  It reads nothing but the accumulators.
 struct ResidueEpilogue {
+  static constexpr int stages = 4;
+  static constexpr int c_buffer_bytes = 0;
   static constexpr int staging_bytes = 0;
   std::int8_t* tiles;
   std::int64_t plane_bytes;
   Moduli moduli;
 };
 
+/// How W8A8's epilogue writes C.  Direct: each thread stores its entries to C, two at a time
+/// where C's rows take pairs.  Bulk (16-bit C whose rows are 16-byte aligned and contiguous):
+/// the consumers write the tile's entries into a C buffer in shared memory, in the 128-byte
+/// swizzle of bulk tensor copies, and one thread per warpgroup stores its 64 rows with bulk
+/// tensor stores, which need no registers and clip at C's edges; the consumers go on to the
+/// next tile's products while the copies read the buffer, and wait for them only at the next
+/// epilogue.  Direct stores fill half of each 32-byte sector per instruction and hold the
+/// consumers until each store has read its registers; a 128 x 256 tile's 64 KB of 16-bit C
+/// leaves room for three stages of operands (three stages: 144 KB, of the 227 KB a block gets).
+enum class CStore { Direct, Bulk };
+
 /// W8A8's epilogue (QuantizedGemmProblem): Out is float, or the 16-bit pattern of bfloat16 or
 /// binary16.  `pairs`: C's two entries (r, c) and (r, c + 1) of an even c are adjacent and
-/// aligned, stored at once.
+/// aligned, stored at once.  `c_map` (Bulk): C as a 2-D tensor (columns, rows) of 16-bit
+/// entries in boxes of 64 x 64, 128-byte swizzle.
 ///
 /// Each consumer warpgroup stages its tile's 256 column scales and column biases in shared
 /// memory (staging_bytes): read from global memory inside the store loop, every pair of
 /// columns waited on its own load (C's stores may alias the scales, so the loads cannot move
 /// ahead of them), one memory latency for each of a thread's 32 pairs.
+/// C's entries: float, or the 16-bit pattern of bfloat16 or binary16.
 template <QuantizedOutput output>
+using OutOf = std::conditional_t<output == QuantizedOutput::Float, float, std::uint16_t>;
+
+template <QuantizedOutput output, CStore store>
 struct ScaledEpilogue {
+  static_assert(store == CStore::Direct || output != QuantizedOutput::Float,
+                "a float tile (128 KB) leaves no room for the stages of operands");
+  static constexpr int stages = store == CStore::Bulk ? 3 : 4;
+  static constexpr int c_buffer_bytes = store == CStore::Bulk ? tile_rows * tile_cols * 2 : 0;
   static constexpr int staging_bytes = 2 * 2 * ResidueTiles::columns * sizeof(float);
-  using Out = std::conditional_t<output == QuantizedOutput::Float, float, std::uint16_t>;
+  using Out = OutOf<output>;
+  CUtensorMap c_map;
   const float* row_scales;
   const float* column_scales;
   const float* bias_rows;
@@ -112,6 +134,12 @@ struct ScaledEpilogue {
   std::int64_t rows, columns;
   int tiles_c;
   bool pairs;
+};
+
+/// The epilogue's shared memory besides the stages: the staged tile inputs, the C buffer.
+struct EpilogueSmem {
+  float* staging;
+  unsigned char* c_buffer;
 };
 
 #if defined(__CUDA_ARCH__)
@@ -208,7 +236,8 @@ __device__ __forceinline__ std::uint32_t residue_byte(std::int32_t p, int m, flo
 }
 
 /// The producer (thread 0 of warpgroup 0): streams one k-step after another across the CTA's
-/// tiles into the stages, each stage refilled once both consumers have released it.
+/// tiles into the `stages` stages, each stage refilled once both consumers have released it.
+template <int stages>
 __device__ __forceinline__ void load_stages(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             unsigned char* smem, std::uint32_t full0,
                                             std::uint32_t empty0, int k_steps, int tiles_c,
@@ -256,12 +285,12 @@ __device__ __forceinline__ NoTileInputs load_tile_inputs(const ResidueEpilogue&,
   return {};
 }
 __device__ __forceinline__ void stage_tile_inputs(const ResidueEpilogue&, const NoTileInputs&,
-                                                  float*, int) {}
+                                                  const EpilogueSmem&, int) {}
 
 /// A tile's products as scheme II wants them: slot `slot`'s residues modulo the tile's modulus.
 __device__ __forceinline__ void store_tile(const ResidueEpilogue& e, const std::int32_t (&d)[128],
                                            int modulus, int in_plane, int slot, const NoTileInputs&,
-                                           const float*) {
+                                           const EpilogueSmem&) {
   std::int8_t* out =
       e.tiles + modulus * e.plane_bytes +
       (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots + slot) *
@@ -271,7 +300,7 @@ __device__ __forceinline__ void store_tile(const ResidueEpilogue& e, const std::
 
 /// float rounded to C's type (narrow_bits.hpp: the bits of ozaki::bfloat16 and float16).
 template <QuantizedOutput output>
-__device__ __forceinline__ typename ScaledEpilogue<output>::Out rounded(float v) {
+__device__ __forceinline__ OutOf<output> rounded(float v) {
   if constexpr (output == QuantizedOutput::Float) {
     return v;
   } else if constexpr (output == QuantizedOutput::BFloat16) {
@@ -279,6 +308,26 @@ __device__ __forceinline__ typename ScaledEpilogue<output>::Out rounded(float v)
   } else {
     return float16_bits(__float_as_uint(v));
   }
+}
+
+/// Two floats rounded to C's 16-bit type, x in the low half, by one conversion instruction:
+/// round to nearest even, as narrow_bits.hpp rounds by integer arithmetic (a carry into the
+/// exponent up to infinity, binary16's subnormals), so the same bits for every number.  A NaN
+/// takes narrow_bits.hpp's pattern, which the instruction's canonical NaN need not be.
+template <QuantizedOutput output>
+__device__ __forceinline__ std::uint32_t rounded_pair(float x, float y) {
+  static_assert(output != QuantizedOutput::Float, "pairs of 16-bit entries");
+  std::uint32_t r;
+  if constexpr (output == QuantizedOutput::BFloat16) {
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y), "f"(x));
+  } else {
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y), "f"(x));
+  }
+  if (isnan(x) || isnan(y)) {
+    r = static_cast<std::uint32_t>(rounded<output>(x)) |
+        static_cast<std::uint32_t>(rounded<output>(y)) << 16;
+  }
+  return r;
 }
 
 /// Two adjacent entries of C in one store (`at` aligned to both).
@@ -298,8 +347,8 @@ struct ScaledTileInputs {
   float column_scale[2], column_bias[2];
 };
 
-template <QuantizedOutput output>
-__device__ __forceinline__ ScaledTileInputs load_tile_inputs(const ScaledEpilogue<output>& e,
+template <QuantizedOutput output, CStore store>
+__device__ __forceinline__ ScaledTileInputs load_tile_inputs(const ScaledEpilogue<output, store>& e,
                                                              int in_plane, int slot) {
   const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
   const std::int64_t c0 = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols;
@@ -339,13 +388,19 @@ __device__ __forceinline__ Float* warpgroup_staging(Float* staging, int consumer
   return staging + consumer * 2 * tile_cols;
 }
 
-template <QuantizedOutput output>
-__device__ __forceinline__ void stage_tile_inputs(const ScaledEpilogue<output>&,
-                                                  const ScaledTileInputs& in, float* staging,
-                                                  int slot) {
+/// The tile's column inputs into the warpgroup's staging, once every thread is done with the
+/// previous tile's; with bulk stores, once the previous tile's copies have read the C buffer
+/// (the issuing thread waits for them before it meets the others).
+template <QuantizedOutput output, CStore store>
+__device__ __forceinline__ void stage_tile_inputs(const ScaledEpilogue<output, store>&,
+                                                  const ScaledTileInputs& in,
+                                                  const EpilogueSmem& smem, int slot) {
   const int consumer = slot / 128, t = slot % 128;
-  float* scales = warpgroup_staging(staging, consumer);
-  warpgroup_barrier(consumer);  // every thread has read the previous tile's
+  float* scales = warpgroup_staging(smem.staging, consumer);
+  if (store == CStore::Bulk && t == 0) {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+  }
+  warpgroup_barrier(consumer);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     scales[t + 128 * h] = in.column_scale[h];
@@ -354,34 +409,31 @@ __device__ __forceinline__ void stage_tile_inputs(const ScaledEpilogue<output>&,
   warpgroup_barrier(consumer);
 }
 
-/// One entry of C from its INT32 product: round(fma(float(P), s_r s_c, bias)), the steps of
-/// the portable epilogue (ozaki/impl/quantized/w8a8.hpp) with the same roundings (float(P)
-/// exact below 2^24 and rounded to nearest above, one product, one fused multiply-add), so the
-/// same bits.
-template <QuantizedOutput output>
-__device__ __forceinline__ typename ScaledEpilogue<output>::Out scaled_entry(std::int32_t p,
-                                                                             float row_scale,
-                                                                             float column_scale,
-                                                                             float bias) {
-  return rounded<output>(__fmaf_rn(__int2float_rn(p), __fmul_rn(row_scale, column_scale), bias));
+/// One entry of C from its INT32 product before its rounding to C's type: fma(float(P),
+/// s_r s_c, bias), the steps of the portable epilogue (ozaki/impl/quantized/w8a8.hpp) with the
+/// same roundings (float(P) exact below 2^24 and rounded to nearest above, one product, one
+/// fused multiply-add), so the same bits.
+__device__ __forceinline__ float scaled_value(std::int32_t p, float row_scale, float column_scale,
+                                              float bias) {
+  return __fmaf_rn(__int2float_rn(p), __fmul_rn(row_scale, column_scale), bias);
 }
 
-/// A tile's products as W8A8 wants them (scaled_entry).  The thread's entries lie in 2 rows
+/// A tile's products as W8A8 wants them, stored directly.  The thread's entries lie in 2 rows
 /// (i % 4 / 2) and 32 pairs of adjacent columns (i / 4), residue_tiles.hpp's mapping of wgmma's
 /// fragment: column first + 8 (i / 4) + i % 2 of row h.  Where both rows and all 256 columns
 /// lie in C and its rows are contiguous and aligned for pairs, each pair is one store at an
 /// offset the unrolled loop knows; elsewhere each entry is checked.
 template <QuantizedOutput output>
-__device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
+__device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::Direct>& e,
                                            const std::int32_t (&d)[128], int /*modulus*/,
                                            int in_plane, int slot, const ScaledTileInputs& in,
-                                           const float* staging) {
-  using Out = typename ScaledEpilogue<output>::Out;
+                                           const EpilogueSmem& smem) {
+  using Out = OutOf<output>;
   const int first = ResidueTiles::column_in_tile(slot, 0);
   const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
   const std::int64_t c_first = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols + first;
   const std::int64_t columns_left = e.columns - c_first;  // C's columns from the thread's first
-  const float* scales = warpgroup_staging(staging, slot / 128) + first;
+  const float* scales = warpgroup_staging(smem.staging, slot / 128) + first;
   const float* biases = scales + tile_cols;
   const bool column_bias = e.bias_columns != nullptr;
   Out* row_c[2];
@@ -400,10 +452,10 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         store_pair(row_c[h] + 8 * j,
-                   scaled_entry<output>(d[4 * j + 2 * h], in.row_scale[h], s.x,
-                                        column_bias ? b.x : in.row_bias[h]),
-                   scaled_entry<output>(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
-                                        column_bias ? b.y : in.row_bias[h]));
+                   rounded<output>(scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x,
+                                                column_bias ? b.x : in.row_bias[h])),
+                   rounded<output>(scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
+                                                column_bias ? b.y : in.row_bias[h])));
       }
     }
     return;
@@ -416,10 +468,10 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       if (!row_inside[h] || !in0) continue;
-      const Out v0 = scaled_entry<output>(d[4 * j + 2 * h], in.row_scale[h], s.x,
-                                          column_bias ? b.x : in.row_bias[h]);
-      const Out v1 = scaled_entry<output>(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
-                                          column_bias ? b.y : in.row_bias[h]);
+      const Out v0 = rounded<output>(
+          scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x, column_bias ? b.x : in.row_bias[h]));
+      const Out v1 = rounded<output>(scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
+                                                  column_bias ? b.y : in.row_bias[h]));
       Out* at = row_c[h] + 8 * j * e.c_column_stride;
       if (e.pairs && in1) {
         store_pair(at, v0, v1);
@@ -431,14 +483,94 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output>& e,
   }
 }
 
+/// The bulk tensor store of one box of C (`map`'s 64 x 64 entries at column, row) from shared
+/// memory, in the issuing thread's bulk group.
+__device__ __forceinline__ void bulk_store(const CUtensorMap* map, std::uint32_t source, int column,
+                                           int row) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(column), "r"(row), "r"(source)
+               : "memory");
+}
+
+/// A tile's products as W8A8 wants them, through the C buffer (CStore::Bulk).  Warpgroup w's
+/// 64 rows are 4 boxes of 64 rows x 64 columns (128 bytes a row, 8 KB a box); row r's 16-byte
+/// chunk q of a box lies at chunk q ^ (r % 8), the swizzle the bulk copy undoes.  The thread's
+/// pair of columns j (8 j + first, + 1, first = 2 (t % 4)) is 4 bytes of chunk j % 8 of box
+/// j / 8, in rows r and r + 8 of the same r % 8 = (t % 32) / 4: the 8 rows a warp's lanes write
+/// at once fall in 8 different chunks, every bank once.  Its 8 chunk offsets are the thread's;
+/// boxes and the second row are constant offsets from them.
+template <QuantizedOutput output>
+__device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::Bulk>& e,
+                                           const std::int32_t (&d)[128], int /*modulus*/,
+                                           int in_plane, int slot, const ScaledTileInputs& in,
+                                           const EpilogueSmem& smem) {
+  constexpr int box_columns = 64, box_bytes = 64 * 128;
+  const int consumer = slot / 128, t = slot % 128;
+  const int first = ResidueTiles::column_in_tile(slot, 0);
+  const float* scales = warpgroup_staging(smem.staging, consumer) + first;
+  const float* biases = scales + tile_cols;
+  const bool column_bias = e.bias_columns != nullptr;
+  const std::uint32_t region =
+      smem_u32(smem.c_buffer) +
+      consumer * (ScaledEpilogue<output, CStore::Bulk>::c_buffer_bytes / 2);
+  const int row = ResidueTiles::row_in_tile(slot, 0) - 64 * consumer;
+  std::uint32_t chunk[8];
+#pragma unroll
+  for (int q = 0; q < 8; ++q) chunk[q] = region + 128 * row + 16 * (q ^ row % 8) + 2 * first;
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const float2 s = shared_pair(scales + 8 * j);
+    const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::uint32_t pair = rounded_pair<output>(
+          scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x, column_bias ? b.x : in.row_bias[h]),
+          scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
+                       column_bias ? b.y : in.row_bias[h]));
+      asm volatile("st.shared.u32 [%0], %1;" ::"r"(chunk[j % 8] + j / 8 * box_bytes + h * 8 * 128),
+                   "r"(pair)
+                   : "memory");
+    }
+  }
+  // The buffer's generic writes made visible to the bulk copies (the async proxy), then every
+  // thread's done before one issues the copies; the boxes outside C are left out, the copies
+  // clip those that cross its edges.
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  warpgroup_barrier(consumer);
+  if (t == 0) {
+    const int row0 = in_plane / e.tiles_c * tile_rows + 64 * consumer;
+    const int column0 = in_plane % e.tiles_c * tile_cols;
+    if (row0 < e.rows) {
+#pragma unroll
+      for (int box = 0; box < tile_cols / box_columns; ++box) {
+        if (column0 + box * box_columns < e.columns) {
+          bulk_store(&e.c_map, region + box * box_bytes, column0 + box * box_columns, row0);
+        }
+      }
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+    }
+  }
+}
+
+/// Before the CTA ends: its bulk stores complete (the C buffer read, C written).
+template <class Epilogue>
+__device__ __forceinline__ void finish_stores(const Epilogue&, int slot) {
+  if constexpr (Epilogue::c_buffer_bytes > 0) {
+    if (slot % 128 == 0) asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+  }
+}
+
 /// A consumer warpgroup (64 rows of each tile): per tile, the wgmma products of every k-step
 /// as the stages fill, each stage released once its products are done, then the epilogue's
 /// stores.
 template <class Epilogue>
 __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_t full0,
-                                               std::uint32_t empty0, float* staging, int consumer,
+                                               std::uint32_t empty0,
+                                               const EpilogueSmem& epilogue_smem, int consumer,
                                                int k_steps, int per_modulus, int total,
                                                const Epilogue& epilogue) {
+  constexpr int stages = Epilogue::stages;
   const int slot = consumer * 128 + threadIdx.x % 128;
   std::int32_t d[128];
 #pragma unroll
@@ -468,9 +600,10 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
     if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
     fence_accumulators(d);
-    stage_tile_inputs(epilogue, inputs, staging, slot);
-    store_tile(epilogue, d, modulus, in_plane, slot, inputs, staging);
+    stage_tile_inputs(epilogue, inputs, epilogue_smem, slot);
+    store_tile(epilogue, d, modulus, in_plane, slot, inputs, epilogue_smem);
   }
+  finish_stores(epilogue, slot);
 }
 #endif
 
@@ -480,14 +613,16 @@ template <class Epilogue>
 __global__ void __launch_bounds__(threads, 1)
     products_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, int kpad, int tiles_r, int tiles_c,
-                    int moduli_count, const Epilogue epilogue) {
+                    int moduli_count, const __grid_constant__ Epilogue epilogue) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  constexpr int stages = Epilogue::stages;
   extern __shared__ unsigned char smem_raw[];
   unsigned char* smem = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~static_cast<std::uintptr_t>(1023));
-  std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(smem + stages * stage_bytes);
+  unsigned char* c_buffer = smem + stages * stage_bytes;
+  std::uint64_t* bars = reinterpret_cast<std::uint64_t*>(c_buffer + Epilogue::c_buffer_bytes);
   const std::uint32_t full0 = smem_u32(bars), empty0 = smem_u32(bars + stages);
-  float* staging = reinterpret_cast<float*>(bars + 2 * stages);
+  const EpilogueSmem epilogue_smem{reinterpret_cast<float*>(bars + 2 * stages), c_buffer};
   const int warpgroup = threadIdx.x / 128;
   const int k_steps = (kpad + tile_k - 1) / tile_k;
   // Persistent: CTA b takes tiles b, b + gridDim.x, ... of the L tiles_r tiles_c, column tile
@@ -510,11 +645,12 @@ __global__ void __launch_bounds__(threads, 1)
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (threadIdx.x == 0) {
-      load_stages(&map_a, &map_b, smem, full0, empty0, k_steps, tiles_c, per_modulus, total);
+      load_stages<stages>(&map_a, &map_b, smem, full0, empty0, k_steps, tiles_c, per_modulus,
+                          total);
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    multiply_tiles(smem, full0, empty0, staging, warpgroup - 1, k_steps, per_modulus, total,
+    multiply_tiles(smem, full0, empty0, epilogue_smem, warpgroup - 1, k_steps, per_modulus, total,
                    epilogue);
   }
 #else
@@ -622,12 +758,41 @@ void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, std::int64_t k,
   check(cudaGetLastError(), "products_kernel launch");
 }
 
-template <QuantizedOutput output>
+/// C (rows x columns of 16-bit entries, rows `row_stride` entries apart) as the bulk stores'
+/// 2-D tensor: boxes of 64 x 64 entries (128-byte rows), 128-byte swizzle.
+CUtensorMap c_map(void* c, std::int64_t rows, std::int64_t columns, std::int64_t row_stride) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(columns), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_stride) * 2};
+  const cuuint32_t box[2] = {64u, 64u};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult r = tensor_map_encoder()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, c, dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    throw BackendError("cuTensorMapEncodeTiled failed for C (CUresult " +
+                       std::to_string(static_cast<int>(r)) + ")");
+  }
+  return map;
+}
+
+/// Whether C takes bulk stores (CStore::Bulk): 16-bit entries, the kernel's columns C's
+/// contiguous index, and the address and the row stride multiples of 16 bytes (the tensor
+/// map's rules).
+bool bulk_stores_fit(const QuantizedGemmProblem& p) {
+  return p.output != QuantizedOutput::Float && p.c_column_stride == 1 && aligned16(p.c) &&
+         p.c_row_stride % 8 == 0 && p.c_row_stride >= p.columns &&
+         p.c_row_stride < (std::int64_t(1) << 39);
+}
+
+template <QuantizedOutput output, CStore store>
 void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
-  using Epilogue = ScaledEpilogue<output>;
+  using Epilogue = ScaledEpilogue<output, store>;
   using Out = typename Epilogue::Out;
   const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
   Epilogue e{};
+  if constexpr (store == CStore::Bulk) e.c_map = c_map(p.c, p.rows, p.columns, p.c_row_stride);
   e.row_scales = p.row_scales;
   e.column_scales = p.column_scales;
   e.bias_rows = p.bias_rows;
@@ -642,6 +807,15 @@ void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
             reinterpret_cast<std::uintptr_t>(p.c) % (2 * sizeof(Out)) == 0;
   launch(operand_map(p.a, p.k, 1, p.rows, p.lda, tile_rows),
          operand_map(p.b, p.k, 1, p.columns, p.ldb, tile_cols), p.k, t, 1, e, stream);
+}
+
+template <QuantizedOutput output>
+void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
+  if (bulk_stores_fit(p)) {
+    launch_scaled<output, CStore::Bulk>(p, stream);
+  } else {
+    launch_scaled<output, CStore::Direct>(p, stream);
+  }
 }
 
 }  // namespace
@@ -679,8 +853,8 @@ bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::s
     why_not = "operand rows not 16-byte aligned K-contiguous rows";
     return false;
   }
-  if (!kernel_runs<ScaledEpilogue<QuantizedOutput::Float>>(device, p.k, p.rows, p.columns, 1,
-                                                           why_not)) {
+  if (!kernel_runs<ScaledEpilogue<QuantizedOutput::Float, CStore::Direct>>(device, p.k, p.rows,
+                                                                           p.columns, 1, why_not)) {
     return false;
   }
   const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
@@ -693,7 +867,9 @@ bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::s
 
 void scaled_products(const QuantizedGemmProblem& p, cudaStream_t stream) {
   switch (p.output) {
-    case QuantizedOutput::Float: launch_scaled<QuantizedOutput::Float>(p, stream); break;
+    case QuantizedOutput::Float:
+      launch_scaled<QuantizedOutput::Float, CStore::Direct>(p, stream);
+      break;
     case QuantizedOutput::BFloat16: launch_scaled<QuantizedOutput::BFloat16>(p, stream); break;
     case QuantizedOutput::Float16: launch_scaled<QuantizedOutput::Float16>(p, stream); break;
   }
