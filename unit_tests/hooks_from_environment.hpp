@@ -19,6 +19,7 @@ namespace ozaki_test {
 ///   OZAKI_CUBLAS_INT8=gemmex|lt|log|batched|ltbatched   cublas_int8_path
 ///   OZAKI_RESIDUE_PRODUCTS=0                     residue_products_off
 ///   OZAKI_FUSED_QUANTIZED=0                      fused_quantized_off
+///   OZAKI_PRODUCT_PAIRS=0                        product_pairs_off
 ///   OZAKI_FP8_KERNELS=0                          fp8_kernels_off
 /// A value not understood is reported on stderr and ignored.
 inline ozaki::Experimental::TestHooks hooks_from_environment() {
@@ -66,6 +67,9 @@ inline ozaki::Experimental::TestHooks hooks_from_environment() {
   }
   if (const char* v = value("OZAKI_FUSED_QUANTIZED")) {
     h.fused_quantized_off = std::string(v) == "0";
+  }
+  if (const char* v = value("OZAKI_PRODUCT_PAIRS")) {
+    h.product_pairs_off = std::string(v) == "0";
   }
   if (const char* v = value("OZAKI_FP8_KERNELS")) {
     h.fp8_kernels_off = std::string(v) == "0";

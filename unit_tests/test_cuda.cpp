@@ -373,13 +373,20 @@ struct WithoutResidueProducts : ScopedHooks {
       : ScopedHooks([](ozaki::Experimental::TestHooks& h) { h.residue_products_off = true; }) {}
 };
 
+/// Runs the product kernel's CTAs one per tile (no clusters sharing B) for one scope.
+struct WithoutProductPairs : ScopedHooks {
+  WithoutProductPairs()
+      : ScopedHooks([](ozaki::Experimental::TestHooks& h) { h.product_pairs_off = true; }) {}
+};
+
 TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {
   // On compute capability 9.0 the pass products are reduced modulo the moduli in the GEMM
   // (residue_products_sm90.cu) and the reconstruction reads residue tiles: C must be the bits
   // of cublasGemmEx's INT32 products reduced in the reconstruction, and of Kokkos::Serial.
   // Shapes cut tiles (128 x 256) and K steps (128) anywhere, with several passes (the last
   // narrower), overlap, transposes, alpha and beta, counts from 6 to 24 (fewer leave too few bits
-  // at these K), exponent spreads.
+  // at these K), exponent spreads; odd and even counts of row tiles, whose CTAs run in pairs
+  // sharing B's tiles (a last row tile without a partner), and the same with one CTA a tile.
   cudaDeviceProp prop{};
   ASSERT_EQ(cudaGetDeviceProperties(&prop, TestSpace().cuda_device()), cudaSuccess);
   const bool hopper = prop.major == 9 && prop.minor == 0;
@@ -426,10 +433,14 @@ TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {
       return std::make_pair(r, to_host(dC.view));
     };
     const auto tiles = call();
-    std::pair<Report, HostMatrix> int32;
+    std::pair<Report, HostMatrix> int32, unpaired;
     {
       const WithoutResidueProducts off;
       int32 = call();
+    }
+    {
+      const WithoutProductPairs off;
+      unpaired = call();
     }
     ASSERT_EQ(tiles.first.algorithm, ozaki::Algorithm::Int8Crt) << tiles.first.reason;
     EXPECT_EQ(tiles.first.residue_products, hopper);
@@ -437,6 +448,7 @@ TEST(Cuda, ResidueProductsGiveTheBitsOfInt32Products) {
     EXPECT_EQ(tiles.first.moduli, c.moduli);
     if (c.pass_columns != 0) EXPECT_GE(tiles.first.recombine_passes, 2);
     EXPECT_EQ(tiles.second.values, int32.second.values);
+    EXPECT_EQ(unpaired.second.values, int32.second.values) << "one CTA a tile";
     // And the host's bits.
     Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> hA("A", A.rows, A.cols),
         hB("B", B.rows, B.cols), hC("C", c.M, c.N);

@@ -141,6 +141,12 @@ struct WithoutFusedKernel : ScopedHooks {
       : ScopedHooks([](ozaki::Experimental::TestHooks& h) { h.fused_quantized_off = true; }) {}
 };
 
+/// Runs the fused kernel's CTAs one per tile (no clusters sharing B) for one scope.
+struct WithoutProductPairs : ScopedHooks {
+  WithoutProductPairs()
+      : ScopedHooks([](ozaki::Experimental::TestHooks& h) { h.product_pairs_off = true; }) {}
+};
+
 /// Whether the fused kernel runs products of at least as many 128 x 256 tiles as the device has
 /// multiprocessors: CUDA on compute capability 9.0.
 bool fused_kernel_expected() {
@@ -222,6 +228,15 @@ TEST(Quantized, ProductsOfManyTilesAreTheOraclesBitsFusedOrNot) {
     if (off && !fused) break;  // elsewhere the hook changes nothing
     const auto scope = off ? std::make_unique<WithoutFusedKernel>() : nullptr;
     const std::string path = off ? "fused kernel off" : "default";
+    if (!off && fused) {
+      // The kernel's CTAs one per tile instead of in pairs sharing B's tiles: the same bits
+      // (row tiles 9 and 31, odd: the last has no partner).
+      const WithoutProductPairs unpaired;
+      check_against_oracle<bfloat16>(1040, 3856, 144, Layout::Right, Layout::Right, Layout::Right,
+                                     true, 783);
+      check_against_oracle<float16>(1030, 3850, 100, Layout::Left, Layout::Right, Layout::Left,
+                                    false, 784);
+    }
     auto r = check_against_oracle<float>(1040, 3856, 144, Layout::Right, Layout::Right,
                                          Layout::Right, true, 780);
     EXPECT_EQ(r.fused, fused && !off) << path;

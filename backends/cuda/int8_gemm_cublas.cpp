@@ -265,7 +265,8 @@ bool ResidueGemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& space,
 
 void ResidueGemmBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space, const Int8GemmProblem& p,
                                            std::int8_t* tiles) {
-  cuda::residue_products(residue_problem(p, tiles), space.cuda_stream());
+  cuda::residue_products(residue_problem(p, tiles), !Experimental::test_hooks().product_pairs_off,
+                         space.cuda_stream());
 }
 
 bool FusedQuantizedGemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& space,
@@ -280,7 +281,7 @@ bool FusedQuantizedGemmBackend<Kokkos::Cuda>::supported(const Kokkos::Cuda& spac
 
 void FusedQuantizedGemmBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
                                                   const QuantizedGemmProblem& p) {
-  cuda::scaled_products(p, space.cuda_stream());
+  cuda::scaled_products(p, !Experimental::test_hooks().product_pairs_off, space.cuda_stream());
 }
 
 bool Int8Gemm<Kokkos::Cuda, true>::torn_down(std::string& why) {

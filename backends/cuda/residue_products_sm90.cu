@@ -46,6 +46,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <type_traits>
 
@@ -177,6 +179,61 @@ __device__ __forceinline__ void bulk_copy(std::uint32_t dst, const CUtensorMap* 
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(k), "r"(modulus), "r"(row), "r"(bar)
       : "memory");
 }
+/// bulk_copy's box into the same offset of the shared memory of every CTA of the cluster in
+/// `ctas` (a bit per rank), completing on the mbarrier at `bar`'s offset in each.
+__device__ __forceinline__ void bulk_copy_multicast(std::uint32_t dst, const CUtensorMap* map,
+                                                    std::uint32_t bar, int k, int modulus, int row,
+                                                    std::uint16_t ctas) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(k), "r"(modulus), "r"(row), "r"(bar), "h"(ctas)
+      : "memory");
+}
+/// One arrival on the mbarrier at `bar`'s offset in the shared memory of cluster rank `cta`.
+__device__ __forceinline__ void mbar_arrive_in(std::uint32_t bar, std::uint32_t cta) {
+  asm volatile(
+      "{\n"
+      ".reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "}\n" ::"r"(bar),
+      "r"(cta)
+      : "memory");
+}
+__device__ __forceinline__ std::uint32_t cluster_rank() {
+  std::uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+/// Every thread of every CTA of the cluster meets (release and acquire across the cluster).
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n"
+      "barrier.cluster.wait.acquire.aligned;\n" ::
+          : "memory");
+}
+
+/// The CTA's walk over the tiles.  A unit is `cluster` tiles: the row tiles cluster p + rank of
+/// one column tile, which read the same box of B; unit u is column tile u % tiles_c of row
+/// pair u / tiles_c of plane u / units_per_plane (column tile fastest, the order of a plain
+/// grid, so the CTAs at work at once share their rows of A and the pass's B in L2).  The
+/// cluster's CTAs walk the same units; a row tile past the last (tiles_r odd) still loads and
+/// multiplies, for its partner's half of B, and stores nothing.
+struct TileWalk {
+  int tiles_r, tiles_c, units_per_plane, units, rank, cluster;
+};
+struct WalkedTile {
+  int modulus, in_plane, row0, column0;
+  bool inside;
+};
+__device__ __forceinline__ WalkedTile walked_tile(const TileWalk& w, int unit) {
+  const int in = unit % w.units_per_plane;
+  const int row_tile = in / w.tiles_c * w.cluster + w.rank, column_tile = in % w.tiles_c;
+  return {unit / w.units_per_plane, row_tile * w.tiles_c + column_tile, row_tile * tile_rows,
+          column_tile * tile_cols, row_tile < w.tiles_r};
+}
+
 /// wgmma's descriptor of a K-major operand in 128-byte swizzle: rows of 128 bytes in 8-row
 /// atoms of 1024 bytes (stride byte offset), layout type 1.  Adding 2 moves 32 bytes along K.
 __device__ __forceinline__ std::uint64_t smem_descriptor(std::uint32_t address) {
@@ -236,24 +293,33 @@ __device__ __forceinline__ std::uint32_t residue_byte(std::int32_t p, int m, flo
 }
 
 /// The producer (thread 0 of warpgroup 0): streams one k-step after another across the CTA's
-/// tiles into the `stages` stages, each stage refilled once both consumers have released it.
-template <int stages>
+/// tiles into the `stages` stages, each stage refilled once the consumers that read it (both of
+/// each CTA of the cluster) have released it.  With a cluster of 2, each CTA loads its own A
+/// box and half of B's, multicast into both CTAs: a stage's bytes arrive from both.
+template <int stages, int cluster>
 __device__ __forceinline__ void load_stages(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                             unsigned char* smem, std::uint32_t full0,
-                                            std::uint32_t empty0, int k_steps, int tiles_c,
-                                            int per_modulus, int total) {
+                                            std::uint32_t empty0, int k_steps,
+                                            const TileWalk& walk) {
+  constexpr int b_part_rows = tile_cols / cluster;
   int it = 0;  // k-steps issued by this CTA: stage it % stages, its round it / stages
-  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
-    const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
-    const int row0 = in_plane / tiles_c * tile_rows, col0 = in_plane % tiles_c * tile_cols;
+  for (int unit = blockIdx.x / cluster; unit < walk.units; unit += gridDim.x / cluster) {
+    const WalkedTile tile = walked_tile(walk, unit);
     for (int kt = 0; kt < k_steps; ++kt, ++it) {
       const int s = it % stages, round = it / stages;
       if (round > 0) mbar_wait(empty0 + 8 * s, (round - 1) & 1);
       const std::uint32_t full = full0 + 8 * s;
       mbar_expect_tx(full, stage_bytes);  // boxes past K or the rows count, zero-filled
       const std::uint32_t a = smem_u32(smem + s * stage_bytes);
-      bulk_copy(a, map_a, full, kt * tile_k, modulus, row0);
-      bulk_copy(a + stage_a_bytes, map_b, full, kt * tile_k, modulus, col0);
+      bulk_copy(a, map_a, full, kt * tile_k, tile.modulus, tile.row0);
+      const std::uint32_t b = a + stage_a_bytes + walk.rank * b_part_rows * tile_k;
+      const int b_row = tile.column0 + walk.rank * b_part_rows;
+      if constexpr (cluster == 1) {
+        bulk_copy(b, map_b, full, kt * tile_k, tile.modulus, b_row);
+      } else {
+        bulk_copy_multicast(b, map_b, full, kt * tile_k, tile.modulus, b_row,
+                            static_cast<std::uint16_t>((1u << cluster) - 1));
+      }
     }
   }
 }
@@ -313,7 +379,7 @@ __device__ __forceinline__ OutOf<output> rounded(float v) {
 /// Two floats rounded to C's 16-bit type, x in the low half, by one conversion instruction:
 /// round to nearest even, as narrow_bits.hpp rounds by integer arithmetic (a carry into the
 /// exponent up to infinity, binary16's subnormals), so the same bits for every number.  A NaN
-/// takes narrow_bits.hpp's pattern, which the instruction's canonical NaN need not be.
+/// stays NaN, in the instruction's pattern (NaN patterns are the platform's, design.md §14).
 template <QuantizedOutput output>
 __device__ __forceinline__ std::uint32_t rounded_pair(float x, float y) {
   static_assert(output != QuantizedOutput::Float, "pairs of 16-bit entries");
@@ -322,10 +388,6 @@ __device__ __forceinline__ std::uint32_t rounded_pair(float x, float y) {
     asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y), "f"(x));
   } else {
     asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(y), "f"(x));
-  }
-  if (isnan(x) || isnan(y)) {
-    r = static_cast<std::uint32_t>(rounded<output>(x)) |
-        static_cast<std::uint32_t>(rounded<output>(y)) << 16;
   }
   return r;
 }
@@ -510,7 +572,6 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::
   const int first = ResidueTiles::column_in_tile(slot, 0);
   const float* scales = warpgroup_staging(smem.staging, consumer) + first;
   const float* biases = scales + tile_cols;
-  const bool column_bias = e.bias_columns != nullptr;
   const std::uint32_t region =
       smem_u32(smem.c_buffer) +
       consumer * (ScaledEpilogue<output, CStore::Bulk>::c_buffer_bytes / 2);
@@ -518,20 +579,31 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::
   std::uint32_t chunk[8];
 #pragma unroll
   for (int q = 0; q < 8; ++q) chunk[q] = region + 128 * row + 16 * (q ^ row % 8) + 2 * first;
+  // One loop for each place of the bias, so that no entry selects between them.
+  const auto convert_and_write = [&](auto bias_along_columns) {
+    constexpr bool column_bias = decltype(bias_along_columns)::value;
 #pragma unroll
-  for (int j = 0; j < 32; ++j) {
-    const float2 s = shared_pair(scales + 8 * j);
-    const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
+    for (int j = 0; j < 32; ++j) {
+      const float2 s = shared_pair(scales + 8 * j);
+      const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const std::uint32_t pair = rounded_pair<output>(
-          scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x, column_bias ? b.x : in.row_bias[h]),
-          scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
-                       column_bias ? b.y : in.row_bias[h]));
-      asm volatile("st.shared.u32 [%0], %1;" ::"r"(chunk[j % 8] + j / 8 * box_bytes + h * 8 * 128),
-                   "r"(pair)
-                   : "memory");
+      for (int h = 0; h < 2; ++h) {
+        const std::uint32_t pair =
+            rounded_pair<output>(scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x,
+                                              column_bias ? b.x : in.row_bias[h]),
+                                 scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
+                                              column_bias ? b.y : in.row_bias[h]));
+        asm volatile(
+            "st.shared.u32 [%0], %1;" ::"r"(chunk[j % 8] + j / 8 * box_bytes + h * 8 * 128),
+            "r"(pair)
+            : "memory");
+      }
     }
+  };
+  if (e.bias_columns != nullptr) {
+    convert_and_write(std::true_type{});
+  } else {
+    convert_and_write(std::false_type{});
   }
   // The buffer's generic writes made visible to the bulk copies (the async proxy), then every
   // thread's done before one issues the copies; the boxes outside C are left out, the copies
@@ -562,25 +634,34 @@ __device__ __forceinline__ void finish_stores(const Epilogue&, int slot) {
 }
 
 /// A consumer warpgroup (64 rows of each tile): per tile, the wgmma products of every k-step
-/// as the stages fill, each stage released once its products are done, then the epilogue's
-/// stores.
-template <class Epilogue>
+/// as the stages fill, each stage released (in every CTA of the cluster, whose producers wrote
+/// it) once its products are done, then the epilogue's stores.
+template <int cluster, class Epilogue>
 __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_t full0,
                                                std::uint32_t empty0,
                                                const EpilogueSmem& epilogue_smem, int consumer,
-                                               int k_steps, int per_modulus, int total,
+                                               int k_steps, const TileWalk& walk,
                                                const Epilogue& epilogue) {
   constexpr int stages = Epilogue::stages;
   const int slot = consumer * 128 + threadIdx.x % 128;
+  const auto release = [&](int stage) {
+    if (threadIdx.x % 128 != 0) return;
+    if constexpr (cluster == 1) {
+      mbar_arrive(empty0 + 8 * stage);
+    } else {
+#pragma unroll
+      for (int cta = 0; cta < cluster; ++cta) mbar_arrive_in(empty0 + 8 * stage, cta);
+    }
+  };
   std::int32_t d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0;
   int it = 0;
-  for (int tile = blockIdx.x; tile < total; tile += gridDim.x) {
-    const int modulus = tile / per_modulus, in_plane = tile % per_modulus;
+  for (int unit = blockIdx.x / cluster; unit < walk.units; unit += gridDim.x / cluster) {
+    const WalkedTile tile = walked_tile(walk, unit);
     // Issued before the products (their asm's memory clobbers keep the loads here); waited on
     // only when staged.
-    const auto inputs = load_tile_inputs(epilogue, in_plane, slot);
+    const auto inputs = load_tile_inputs(epilogue, tile.in_plane, slot);
     fence_accumulators(d);
     for (int kt = 0; kt < k_steps; ++kt, ++it) {
       const int s = it % stages;
@@ -595,21 +676,24 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       // The previous k-step's products are done: its stage may be refilled.
       asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-      if (kt > 0 && threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
+      if (kt > 0) release((it - 1) % stages);
     }
     asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-    if (threadIdx.x % 128 == 0) mbar_arrive(empty0 + 8 * ((it - 1) % stages));
+    release((it - 1) % stages);
     fence_accumulators(d);
-    stage_tile_inputs(epilogue, inputs, epilogue_smem, slot);
-    store_tile(epilogue, d, modulus, in_plane, slot, inputs, epilogue_smem);
+    if (tile.inside) {  // the same for the whole CTA
+      stage_tile_inputs(epilogue, inputs, epilogue_smem, slot);
+      store_tile(epilogue, d, tile.modulus, tile.in_plane, slot, inputs, epilogue_smem);
+    }
   }
   finish_stores(epilogue, slot);
 }
 #endif
 
 /// The products of `moduli_count` planes of tiles_r x tiles_c tiles over K = kpad, each tile's
-/// stored by `epilogue`.
-template <class Epilogue>
+/// stored by `epilogue`, by CTAs in clusters of `cluster` (1 or 2; map_b's boxes are
+/// 256 / cluster rows).
+template <class Epilogue, int cluster>
 __global__ void __launch_bounds__(threads, 1)
     products_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b, int kpad, int tiles_r, int tiles_c,
@@ -625,34 +709,43 @@ __global__ void __launch_bounds__(threads, 1)
   const EpilogueSmem epilogue_smem{reinterpret_cast<float*>(bars + 2 * stages), c_buffer};
   const int warpgroup = threadIdx.x / 128;
   const int k_steps = (kpad + tile_k - 1) / tile_k;
-  // Persistent: CTA b takes tiles b, b + gridDim.x, ... of the L tiles_r tiles_c, column tile
-  // fastest, then row tile, then modulus (the order of a plain grid, so the CTAs at work at
-  // once share their rows of A and the pass's B in L2).  Its producer streams one k-step after
-  // another across tiles: while the consumers write a tile's residues, the next tile's first
-  // stages are already loading.
-  const int per_modulus = tiles_r * tiles_c;
-  const int total = per_modulus * moduli_count;
+  // Persistent: the cluster takes units c, c + clusters, ... (TileWalk).  Its producers stream
+  // one k-step after another across units: while the consumers store a tile, the next tile's
+  // first stages are already loading.
+  const int units_per_plane = (tiles_r + cluster - 1) / cluster * tiles_c;
+  const TileWalk walk{tiles_r,
+                      tiles_c,
+                      units_per_plane,
+                      units_per_plane * moduli_count,
+                      cluster == 1 ? 0 : static_cast<int>(cluster_rank()),
+                      cluster};
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
-      mbar_init(full0 + 8 * s, 1);   // the producer's arrival, plus the copies' bytes
-      mbar_init(empty0 + 8 * s, 2);  // one arrival per consumer warpgroup
+      mbar_init(full0 + 8 * s, 1);             // the producer's arrival, plus the copies' bytes
+      mbar_init(empty0 + 8 * s, 2 * cluster);  // each consumer warpgroup of the cluster
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  __syncthreads();
+  // The barriers initialised before any CTA of the cluster copies into or arrives on them.
+  if constexpr (cluster == 1) {
+    __syncthreads();
+  } else {
+    cluster_sync();
+  }
 
   if (warpgroup == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (threadIdx.x == 0) {
-      load_stages<stages>(&map_a, &map_b, smem, full0, empty0, k_steps, tiles_c, per_modulus,
-                          total);
+      load_stages<stages, cluster>(&map_a, &map_b, smem, full0, empty0, k_steps, walk);
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-    multiply_tiles(smem, full0, empty0, epilogue_smem, warpgroup - 1, k_steps, per_modulus, total,
-                   epilogue);
+    multiply_tiles<cluster>(smem, full0, empty0, epilogue_smem, warpgroup - 1, k_steps, walk,
+                            epilogue);
   }
+  // No CTA leaves while its partner may still copy into its stages or arrive on its barriers.
+  if constexpr (cluster > 1) cluster_sync();
 #else
   // Built for another architecture: the *_supported functions refuse every device there.
   (void)kpad, (void)tiles_r, (void)tiles_c, (void)moduli_count, (void)epilogue;
@@ -726,7 +819,7 @@ bool kernel_runs(int device, std::int64_t k, std::int64_t rows_a, std::int64_t r
   }
   static const bool has_code = [] {
     cudaFuncAttributes attributes{};
-    return cudaFuncGetAttributes(&attributes, products_kernel<Epilogue>) == cudaSuccess &&
+    return cudaFuncGetAttributes(&attributes, products_kernel<Epilogue, 1>) == cudaSuccess &&
            attributes.ptxVersion >= 90;
   }();
   if (!has_code) {
@@ -737,25 +830,94 @@ bool kernel_runs(int device, std::int64_t k, std::int64_t rows_a, std::int64_t r
   return true;
 }
 
-/// One launch over `planes` planes of tiles: one persistent CTA per multiprocessor, at most
-/// one per tile.
+/// An operand of the kernel: `rows` rows of `moduli` blocks of kpad bytes, rows `row_bytes`
+/// apart (operand_map).
+struct OperandRows {
+  const std::int8_t* base;
+  std::int64_t kpad;
+  int moduli;
+  std::int64_t rows, row_bytes;
+};
+
+/// How many clusters of products_kernel<Epilogue, 2> the current device holds at once (asked
+/// once per device).
 template <class Epilogue>
-void launch(const CUtensorMap& map_a, const CUtensorMap& map_b, std::int64_t k,
-            const ResidueTiles& t, int planes, const Epilogue& epilogue, cudaStream_t stream) {
-  // Per launch (the attribute is the current device's; the call costs well under a
-  // microsecond against a launch of milliseconds).
-  check(cudaFuncSetAttribute(products_kernel<Epilogue>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             shared_bytes<Epilogue>()),
-        "cudaFuncSetAttribute(products_kernel)");
+int resident_pairs(int device) {
+  static std::mutex mutex;
+  static std::map<int, int> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const auto found = known.find(device);
+  if (found != known.end()) return found->second;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 2;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(2 * device_properties(device).multiProcessorCount);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared_bytes<Epilogue>();
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int clusters = 0;
+  check(cudaOccupancyMaxActiveClusters(&clusters, products_kernel<Epilogue, 2>, &config),
+        "cudaOccupancyMaxActiveClusters(products_kernel)");
+  if (clusters < 1) throw BackendError("products_kernel: no cluster of 2 CTAs fits the device");
+  known.emplace(device, clusters);
+  return clusters;
+}
+
+/// One launch over `planes` planes of tiles: persistent CTAs, one per multiprocessor and at
+/// most one per tile.  With `pairs_share_b` and at least two row tiles, the CTAs run in
+/// clusters of 2 that take two row tiles of one column tile at a time and load B's box once
+/// for both (multicast): a third less of the operands' traffic from L2 to shared memory.
+template <class Epilogue>
+void launch(const OperandRows& a, const OperandRows& b, const ResidueTiles& t, int planes,
+            const Epilogue& epilogue, bool pairs_share_b, cudaStream_t stream) {
   int device = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
-  const std::int64_t total = t.tiles_r * t.tiles_c * planes;
-  const int ctas = static_cast<int>(
-      std::min<std::int64_t>(total, device_properties(device).multiProcessorCount));
-  products_kernel<Epilogue><<<ctas, threads, shared_bytes<Epilogue>(), stream>>>(
-      map_a, map_b, static_cast<int>(k), static_cast<int>(t.tiles_r), static_cast<int>(t.tiles_c),
-      planes, epilogue);
-  check(cudaGetLastError(), "products_kernel launch");
+  const CUtensorMap map_a = operand_map(a.base, a.kpad, a.moduli, a.rows, a.row_bytes, tile_rows);
+  const int k = static_cast<int>(a.kpad), tiles_r = static_cast<int>(t.tiles_r),
+            tiles_c = static_cast<int>(t.tiles_c);
+  if (!pairs_share_b || t.tiles_r < 2) {
+    // Per launch (the attribute is the current device's; the call costs well under a
+    // microsecond against a launch of milliseconds).
+    check(
+        cudaFuncSetAttribute(products_kernel<Epilogue, 1>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes<Epilogue>()),
+        "cudaFuncSetAttribute(products_kernel)");
+    const std::int64_t total = t.tiles_r * t.tiles_c * planes;
+    const int ctas = static_cast<int>(
+        std::min<std::int64_t>(total, device_properties(device).multiProcessorCount));
+    products_kernel<Epilogue, 1><<<ctas, threads, shared_bytes<Epilogue>(), stream>>>(
+        map_a, operand_map(b.base, b.kpad, b.moduli, b.rows, b.row_bytes, tile_cols), k, tiles_r,
+        tiles_c, planes, epilogue);
+    check(cudaGetLastError(), "products_kernel launch");
+    return;
+  }
+  check(cudaFuncSetAttribute(products_kernel<Epilogue, 2>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes<Epilogue>()),
+        "cudaFuncSetAttribute(products_kernel)");
+  const std::int64_t units = (t.tiles_r + 1) / 2 * t.tiles_c * planes;
+  const int clusters =
+      static_cast<int>(std::min<std::int64_t>(units, resident_pairs<Epilogue>(device)));
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 2;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(2 * clusters);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared_bytes<Epilogue>();
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  check(
+      cudaLaunchKernelEx(&config, products_kernel<Epilogue, 2>, map_a,
+                         operand_map(b.base, b.kpad, b.moduli, b.rows, b.row_bytes, tile_cols / 2),
+                         k, tiles_r, tiles_c, planes, epilogue),
+      "products_kernel launch");
 }
 
 /// C (rows x columns of 16-bit entries, rows `row_stride` entries apart) as the bulk stores'
@@ -787,7 +949,7 @@ bool bulk_stores_fit(const QuantizedGemmProblem& p) {
 }
 
 template <QuantizedOutput output, CStore store>
-void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
+void launch_scaled(const QuantizedGemmProblem& p, bool pairs_share_b, cudaStream_t stream) {
   using Epilogue = ScaledEpilogue<output, store>;
   using Out = typename Epilogue::Out;
   const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
@@ -805,16 +967,16 @@ void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
   e.tiles_c = static_cast<int>(t.tiles_c);
   e.pairs = p.c_column_stride == 1 && p.c_row_stride % 2 == 0 &&
             reinterpret_cast<std::uintptr_t>(p.c) % (2 * sizeof(Out)) == 0;
-  launch(operand_map(p.a, p.k, 1, p.rows, p.lda, tile_rows),
-         operand_map(p.b, p.k, 1, p.columns, p.ldb, tile_cols), p.k, t, 1, e, stream);
+  launch(OperandRows{p.a, p.k, 1, p.rows, p.lda}, OperandRows{p.b, p.k, 1, p.columns, p.ldb}, t, 1,
+         e, pairs_share_b, stream);
 }
 
 template <QuantizedOutput output>
-void launch_scaled(const QuantizedGemmProblem& p, cudaStream_t stream) {
+void launch_scaled(const QuantizedGemmProblem& p, bool pairs_share_b, cudaStream_t stream) {
   if (bulk_stores_fit(p)) {
-    launch_scaled<output, CStore::Bulk>(p, stream);
+    launch_scaled<output, CStore::Bulk>(p, pairs_share_b, stream);
   } else {
-    launch_scaled<output, CStore::Direct>(p, stream);
+    launch_scaled<output, CStore::Direct>(p, pairs_share_b, stream);
   }
 }
 
@@ -832,7 +994,7 @@ bool residue_products_supported(int device, const ResidueProducts& p, std::strin
   return kernel_runs<ResidueEpilogue>(device, p.kpad, p.rows_a, p.rows_b, p.moduli, why_not);
 }
 
-void residue_products(const ResidueProducts& p, cudaStream_t stream) {
+void residue_products(const ResidueProducts& p, bool pairs_share_b, cudaStream_t stream) {
   ResidueEpilogue e{};
   e.tiles = p.tiles;
   const ResidueTiles t = ResidueTiles::of(p.rows_a, p.rows_b);
@@ -842,8 +1004,8 @@ void residue_products(const ResidueProducts& p, cudaStream_t stream) {
     e.moduli.inverse[l] = 1.0f / static_cast<float>(crt_moduli[l]);
   }
   const std::int64_t row_bytes = p.kpad * p.moduli;
-  launch(operand_map(p.a, p.kpad, p.moduli, p.rows_a, row_bytes, tile_rows),
-         operand_map(p.b, p.kpad, p.moduli, p.rows_b, row_bytes, tile_cols), p.kpad, t, p.moduli, e,
+  launch(OperandRows{p.a, p.kpad, p.moduli, p.rows_a, row_bytes},
+         OperandRows{p.b, p.kpad, p.moduli, p.rows_b, row_bytes}, t, p.moduli, e, pairs_share_b,
          stream);
 }
 
@@ -865,13 +1027,17 @@ bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::s
   return true;
 }
 
-void scaled_products(const QuantizedGemmProblem& p, cudaStream_t stream) {
+void scaled_products(const QuantizedGemmProblem& p, bool pairs_share_b, cudaStream_t stream) {
   switch (p.output) {
     case QuantizedOutput::Float:
-      launch_scaled<QuantizedOutput::Float, CStore::Direct>(p, stream);
+      launch_scaled<QuantizedOutput::Float, CStore::Direct>(p, pairs_share_b, stream);
       break;
-    case QuantizedOutput::BFloat16: launch_scaled<QuantizedOutput::BFloat16>(p, stream); break;
-    case QuantizedOutput::Float16: launch_scaled<QuantizedOutput::Float16>(p, stream); break;
+    case QuantizedOutput::BFloat16:
+      launch_scaled<QuantizedOutput::BFloat16>(p, pairs_share_b, stream);
+      break;
+    case QuantizedOutput::Float16:
+      launch_scaled<QuantizedOutput::Float16>(p, pairs_share_b, stream);
+      break;
   }
 }
 

@@ -31,9 +31,10 @@ struct ResidueProducts {
 /// 16-byte aligned operands, sizes within the bulk copies' and the grid's limits.
 bool residue_products_supported(int device, const ResidueProducts& p, std::string& why_not);
 
-/// Enqueues the products on `stream` (one launch for all moduli).  Throws ozaki::BackendError
-/// on a CUDA or driver error.
-void residue_products(const ResidueProducts& p, cudaStream_t stream);
+/// Enqueues the products on `stream` (one launch for all moduli).  `pairs_share_b`: CTAs in
+/// clusters of 2 load B's tiles once for both (the default; off for comparison, the same bits).
+/// Throws ozaki::BackendError on a CUDA or driver error.
+void residue_products(const ResidueProducts& p, bool pairs_share_b, cudaStream_t stream);
 
 /// Whether the kernel can run this problem on `device`, and why not: as for the residue
 /// products (compute capability 9.0, k a multiple of 16 and at most max_k_block, 16-byte
@@ -42,9 +43,10 @@ void residue_products(const ResidueProducts& p, cudaStream_t stream);
 /// GEMM's own tiling and the separate epilogue are faster).
 bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::string& why_not);
 
-/// Enqueues W8A8's products and their epilogue (QuantizedGemmProblem) on `stream` (one launch).
-/// Throws ozaki::BackendError on a CUDA or driver error.
-void scaled_products(const QuantizedGemmProblem& p, cudaStream_t stream);
+/// Enqueues W8A8's products and their epilogue (QuantizedGemmProblem) on `stream` (one launch;
+/// `pairs_share_b` as for residue_products).  Throws ozaki::BackendError on a CUDA or driver
+/// error.
+void scaled_products(const QuantizedGemmProblem& p, bool pairs_share_b, cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace Impl

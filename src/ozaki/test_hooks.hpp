@@ -54,6 +54,10 @@ struct TestHooks {
   /// W8A8's products and epilogue in one kernel (CUDA, sm_90a) turned off: the INT8 GEMM's
   /// INT32 products and the portable epilogue, the same bits.  (OZAKI_FUSED_QUANTIZED=0.)
   bool fused_quantized_off = false;
+  /// The sm_90a product kernel's CTAs (scheme II's residue products, W8A8's fused kernel) run
+  /// one per tile, each loading both operands, instead of in clusters of 2 that load B's tiles
+  /// once for both; the same bits.  (OZAKI_PRODUCT_PAIRS=0.)
+  bool product_pairs_off = false;
   /// The vendor's FP8 block-scaled kernels (cuBLASLt, CUDA) are taken as absent: fp8_gemm on
   /// the device throws the BackendError a device without them gets, before anything is
   /// enqueued.  No effect on host spaces (their portable kernel is the feature there).
@@ -75,6 +79,7 @@ struct TestHookState {
   std::atomic<int> cublas_int8_path{static_cast<int>(Experimental::CublasInt8Path::GemmEx)};
   std::atomic<bool> residue_products_off{false};
   std::atomic<bool> fused_quantized_off{false};
+  std::atomic<bool> product_pairs_off{false};
   std::atomic<bool> fp8_kernels_off{false};
   std::atomic<bool> emulate_capture{false};
 };
@@ -97,6 +102,7 @@ inline TestHooks test_hooks() {
   h.cublas_int8_path = static_cast<CublasInt8Path>(s.cublas_int8_path.load());
   h.residue_products_off = s.residue_products_off.load();
   h.fused_quantized_off = s.fused_quantized_off.load();
+  h.product_pairs_off = s.product_pairs_off.load();
   h.fp8_kernels_off = s.fp8_kernels_off.load();
   h.emulate_capture = s.emulate_capture.load();
   return h;
@@ -112,6 +118,7 @@ inline void set_test_hooks(const TestHooks& h) {
   s.cublas_int8_path.store(static_cast<int>(h.cublas_int8_path));
   s.residue_products_off.store(h.residue_products_off);
   s.fused_quantized_off.store(h.fused_quantized_off);
+  s.product_pairs_off.store(h.product_pairs_off);
   s.fp8_kernels_off.store(h.fp8_kernels_off);
   s.emulate_capture.store(h.emulate_capture);
 }
