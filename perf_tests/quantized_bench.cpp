@@ -28,6 +28,7 @@
 // fp8_quantize_ms: quantize_per_token of X, the activations' share of a real call, timed apart; fp8
 // columns NaN where fp8_gemm threw, its error printed; w8a8_fused 1 where the fused kernel ran, and
 // w8a8_unfused_ms then the same call without it, NaN otherwise).
+#include "../unit_tests/hooks_from_environment.hpp"
 #include "tool_args.hpp"
 
 #include <ozaki/fp8.hpp>
@@ -368,6 +369,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> pairs(const std::string& valu
 }  // namespace
 
 int main(int argc, char** argv) {
+  ozaki_test::set_test_hooks_from_environment();
   Kokkos::initialize(argc, argv);
   int status = 0;
   try {

@@ -191,12 +191,16 @@ __device__ __forceinline__ void bulk_copy_multicast(std::uint32_t dst, const CUt
       : "memory");
 }
 /// One arrival on the mbarrier at `bar`'s offset in the shared memory of cluster rank `cta`.
+/// Release at the CTA's scope (the default): the arrival only says that the stage's wgmma reads
+/// are complete, which wgmma.wait_group has ensured, and the stage's next writer is a bulk copy
+/// issued after its producer's wait.  A cluster-scope release would also hold the arrival until
+/// the thread's outstanding global accesses are performed cluster-wide (design.md §5.3.1).
 __device__ __forceinline__ void mbar_arrive_in(std::uint32_t bar, std::uint32_t cta) {
   asm volatile(
       "{\n"
       ".reg .b32 remote;\n"
       "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n"
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n"
       "}\n" ::"r"(bar),
       "r"(cta)
       : "memory");
