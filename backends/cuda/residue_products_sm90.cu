@@ -484,6 +484,32 @@ __device__ __forceinline__ float scaled_value(std::int32_t p, float row_scale, f
   return __fmaf_rn(__int2float_rn(p), __fmul_rn(row_scale, column_scale), bias);
 }
 
+/// The thread's pair j of row h (columns 8 j + first and + 1) before the rounding to C's type:
+/// scaled_value with the staged column scales `s` and the bias of the column (`b`) or the row.
+__device__ __forceinline__ float2 scaled_pair(const std::int32_t (&d)[128], int j, int h,
+                                              const ScaledTileInputs& in, float2 s, float2 b,
+                                              bool column_bias) {
+  return make_float2(
+      scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x, column_bias ? b.x : in.row_bias[h]),
+      scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y, column_bias ? b.y : in.row_bias[h]));
+}
+
+/// store(j, h, v) for each of the thread's 64 pairs (scaled_pair; j's column scales and biases
+/// read from the staging once for both rows), in the unrolled order.
+template <class Store>
+__device__ __forceinline__ void for_each_scaled_pair(const std::int32_t (&d)[128],
+                                                     const ScaledTileInputs& in,
+                                                     const float* scales, const float* biases,
+                                                     bool column_bias, Store&& store) {
+#pragma unroll
+  for (int j = 0; j < 32; ++j) {
+    const float2 s = shared_pair(scales + 8 * j);
+    const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
+#pragma unroll
+    for (int h = 0; h < 2; ++h) store(j, h, scaled_pair(d, j, h, in, s, b, column_bias));
+  }
+}
+
 /// A tile's products as W8A8 wants them, stored directly.  The thread's entries lie in 2 rows
 /// (i % 4 / 2) and 32 pairs of adjacent columns (i / 4), residue_tiles.hpp's mapping of wgmma's
 /// fragment: column first + 8 (i / 4) + i % 2 of row h.  Where both rows and all 256 columns
@@ -511,42 +537,23 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::
     row_c[h] = e.c + r * e.c_row_stride + c_first * e.c_column_stride;
   }
   if (e.pairs && row_inside[0] && row_inside[1] && columns_left >= tile_cols - first) {
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const float2 s = shared_pair(scales + 8 * j);
-      const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        store_pair(row_c[h] + 8 * j,
-                   rounded<output>(scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x,
-                                                column_bias ? b.x : in.row_bias[h])),
-                   rounded<output>(scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
-                                                column_bias ? b.y : in.row_bias[h])));
-      }
-    }
+    for_each_scaled_pair(d, in, scales, biases, column_bias, [&](int j, int h, float2 v) {
+      store_pair(row_c[h] + 8 * j, rounded<output>(v.x), rounded<output>(v.y));
+    });
     return;
   }
-#pragma unroll
-  for (int j = 0; j < 32; ++j) {
+  for_each_scaled_pair(d, in, scales, biases, column_bias, [&](int j, int h, float2 v) {
     const bool in0 = 8 * j < columns_left, in1 = 8 * j + 1 < columns_left;
-    const float2 s = shared_pair(scales + 8 * j);
-    const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if (!row_inside[h] || !in0) continue;
-      const Out v0 = rounded<output>(
-          scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x, column_bias ? b.x : in.row_bias[h]));
-      const Out v1 = rounded<output>(scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
-                                                  column_bias ? b.y : in.row_bias[h]));
-      Out* at = row_c[h] + 8 * j * e.c_column_stride;
-      if (e.pairs && in1) {
-        store_pair(at, v0, v1);
-      } else {
-        at[0] = v0;
-        if (in1) at[e.c_column_stride] = v1;
-      }
+    if (!row_inside[h] || !in0) return;
+    const Out v0 = rounded<output>(v.x), v1 = rounded<output>(v.y);
+    Out* at = row_c[h] + 8 * j * e.c_column_stride;
+    if (e.pairs && in1) {
+      store_pair(at, v0, v1);
+    } else {
+      at[0] = v0;
+      if (in1) at[e.c_column_stride] = v1;
     }
-  }
+  });
 }
 
 /// The bulk tensor store of one box of C (`map`'s 64 x 64 entries at column, row) from shared
@@ -585,24 +592,13 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::
   for (int q = 0; q < 8; ++q) chunk[q] = region + 128 * row + 16 * (q ^ row % 8) + 2 * first;
   // One loop for each place of the bias, so that no entry selects between them.
   const auto convert_and_write = [&](auto bias_along_columns) {
-    constexpr bool column_bias = decltype(bias_along_columns)::value;
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const float2 s = shared_pair(scales + 8 * j);
-      const float2 b = column_bias ? shared_pair(biases + 8 * j) : make_float2(0.0f, 0.0f);
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const std::uint32_t pair =
-            rounded_pair<output>(scaled_value(d[4 * j + 2 * h], in.row_scale[h], s.x,
-                                              column_bias ? b.x : in.row_bias[h]),
-                                 scaled_value(d[4 * j + 2 * h + 1], in.row_scale[h], s.y,
-                                              column_bias ? b.y : in.row_bias[h]));
-        asm volatile(
-            "st.shared.u32 [%0], %1;" ::"r"(chunk[j % 8] + j / 8 * box_bytes + h * 8 * 128),
-            "r"(pair)
-            : "memory");
-      }
-    }
+    for_each_scaled_pair(
+        d, in, scales, biases, decltype(bias_along_columns)::value, [&](int j, int h, float2 v) {
+          asm volatile(
+              "st.shared.u32 [%0], %1;" ::"r"(chunk[j % 8] + j / 8 * box_bytes + h * 8 * 128),
+              "r"(rounded_pair<output>(v.x, v.y))
+              : "memory");
+        });
   };
   if (e.bias_columns != nullptr) {
     convert_and_write(std::true_type{});
@@ -843,6 +839,24 @@ struct OperandRows {
   std::int64_t rows, row_bytes;
 };
 
+/// A launch of `ctas` CTAs of the product kernel in clusters of 2 on `stream`; `attribute`
+/// (the cluster's shape) is the config's and must outlive it.
+cudaLaunchConfig_t paired_launch(int ctas, int shared, cudaStream_t stream,
+                                 cudaLaunchAttribute& attribute) {
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = 2;
+  attribute.val.clusterDim.y = 1;
+  attribute.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(ctas);
+  config.blockDim = dim3(threads);
+  config.dynamicSmemBytes = shared;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return config;
+}
+
 /// How many clusters of products_kernel<Epilogue, 2> the current device holds at once (asked
 /// once per device).
 template <class Epilogue>
@@ -853,16 +867,8 @@ int resident_pairs(int device) {
   const auto found = known.find(device);
   if (found != known.end()) return found->second;
   cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = 2;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(2 * device_properties(device).multiProcessorCount);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = shared_bytes<Epilogue>();
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  const cudaLaunchConfig_t config = paired_launch(2 * device_properties(device).multiProcessorCount,
+                                                  shared_bytes<Epilogue>(), nullptr, attribute);
   int clusters = 0;
   check(cudaOccupancyMaxActiveClusters(&clusters, products_kernel<Epilogue, 2>, &config),
         "cudaOccupancyMaxActiveClusters(products_kernel)");
@@ -906,17 +912,8 @@ void launch(const OperandRows& a, const OperandRows& b, const ResidueTiles& t, i
   const int clusters =
       static_cast<int>(std::min<std::int64_t>(units, resident_pairs<Epilogue>(device)));
   cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = 2;
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(2 * clusters);
-  config.blockDim = dim3(threads);
-  config.dynamicSmemBytes = shared_bytes<Epilogue>();
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  const cudaLaunchConfig_t config =
+      paired_launch(2 * clusters, shared_bytes<Epilogue>(), stream, attribute);
   check(
       cudaLaunchKernelEx(&config, products_kernel<Epilogue, 2>, map_a,
                          operand_map(b.base, b.kpad, b.moduli, b.rows, b.row_bytes, tile_cols / 2),
