@@ -86,7 +86,6 @@ struct Moduli {
 /// Scheme II's epilogue: each tile's products reduced modulo the tile's modulus into its
 /// residue tile.  It reads nothing but the accumulators.
 struct ResidueEpilogue {
-  static constexpr bool stores_inside_rows_only = false;  // every slot of a tile
   static constexpr int stages = 4;
   static constexpr int c_buffer_bytes = 0;
   static constexpr int staging_bytes = 0;
@@ -100,7 +99,6 @@ struct ResidueEpilogue {
 /// row * ld + column, planes plane_stride entries apart), which the portable epilogue then
 /// sums in INT64 and scales (impl/quantized/w8a8.hpp, the planes as its K chunks).
 struct SplitEpilogue {
-  static constexpr bool stores_inside_rows_only = true;
   static constexpr int stages = 4;
   static constexpr int c_buffer_bytes = 0;
   static constexpr int staging_bytes = 0;
@@ -138,7 +136,6 @@ template <QuantizedOutput output, CStore store>
 struct ScaledEpilogue {
   static_assert(store == CStore::Direct || output != QuantizedOutput::Float,
                 "a float tile (128 KB) leaves no room for the stages of operands");
-  static constexpr bool stores_inside_rows_only = true;
   static constexpr int stages = store == CStore::Bulk ? 3 : 4;
   static constexpr int c_buffer_bytes = store == CStore::Bulk ? tile_rows * tile_cols * 2 : 0;
   static constexpr int staging_bytes = 2 * 2 * ResidueTiles::columns * sizeof(float);
@@ -708,12 +705,6 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     // Issued before the products (their asm's memory clobbers keep the loads here); waited on
     // only when staged.
     const auto inputs = load_tile_inputs(epilogue, tile.in_plane, slot);
-    // A W8A8 warpgroup whose 64 rows all lie past C's (a batch of 64 tokens in a 128-row tile)
-    // multiplies nothing: none of its products would be stored.
-    bool multiplies = true;
-    if constexpr (Epilogue::stores_inside_rows_only) {
-      multiplies = tile.row0 + 64 * consumer < epilogue.rows;
-    }
     fence_accumulators(d);
     for (int kt = 0; kt < k_steps; ++kt, ++it) {
       const int s = it % stages;
@@ -721,13 +712,11 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
       const std::uint32_t a = smem_u32(smem + s * stage_bytes) + consumer * 64 * tile_k;
       const std::uint32_t b = smem_u32(smem + s * stage_bytes + stage_a_bytes);
       const std::uint64_t da = smem_descriptor(a), db = smem_descriptor(b);
-      if (multiplies) {
-        asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
-        for (int kk = 0; kk < tile_k / 32; ++kk)  // the tile's first product overwrites d
-          wgmma_m64n256k32(d, da + 2 * kk, db + 2 * kk, (kt > 0 || kk > 0) ? 1 : 0);
-        asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-      }
+      for (int kk = 0; kk < tile_k / 32; ++kk)  // the tile's first product overwrites d
+        wgmma_m64n256k32(d, da + 2 * kk, db + 2 * kk, (kt > 0 || kk > 0) ? 1 : 0);
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       // The previous k-step's products are done: its stage may be refilled.
       asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
       if (kt > 0) release((it - 1) % stages);
