@@ -4,7 +4,7 @@
 // operands and output, FP32 compute) on the same data in the same run (docs/design.md §14).
 // The three alternate, and W8A8 a second time with its fused kernel turned off (the INT8 GEMM's
 // INT32 products and the separate epilogue: TestHooks::fused_quantized_off), where the fused
-// kernel runs the call or K's parts.  DeepGEMM's normal-GEMM shapes by
+// kernel runs.  DeepGEMM's normal-GEMM shapes by
 // default: C = X W^T with X m x k (tokens) and W n x k (weights).  Before every timed run the L2
 // cache is flushed (a write of 512 MiB), so that no run finds its operands where the previous one
 // left them, as fresh tensors would; each run is timed by CUDA events on the stream.  Each result's
@@ -24,10 +24,9 @@
 //
 // Output: one line per shape, and CSV rows m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,
 // w8a8_tflops,w8a8_gbps,bf16_diff,w8a8_diff,quantize_ms,fp8_ms,fp8_speedup,fp8_tflops,fp8_gbps,
-// fp8_diff,fp8_quantize_ms,w8a8_fused,w8a8_unfused_ms,w8a8_k_splits (quantize_ms: quantize_rows of
-// X, fp8_quantize_ms: quantize_per_token of X, the activations' share of a real call, timed apart;
-// fp8 columns NaN where fp8_gemm threw, its error printed; w8a8_fused 1 where the fused kernel ran,
-// w8a8_k_splits the parts of K where it ran those instead (QuantizedReport::k_splits), and
+// fp8_diff,fp8_quantize_ms,w8a8_fused,w8a8_unfused_ms (quantize_ms: quantize_rows of X,
+// fp8_quantize_ms: quantize_per_token of X, the activations' share of a real call, timed apart; fp8
+// columns NaN where fp8_gemm threw, its error printed; w8a8_fused 1 where the fused kernel ran, and
 // w8a8_unfused_ms then the same call without it, NaN otherwise).
 #include "../unit_tests/hooks_from_environment.hpp"
 #include "tool_args.hpp"
@@ -112,7 +111,6 @@ struct ShapeRun {
   double bf16_ms = 0, w8a8_ms = 0, quantize_ms = 0, bf16_diff = 0, w8a8_diff = 0;
   double fp8_ms = NAN, fp8_quantize_ms = NAN, fp8_diff = NAN;
   bool w8a8_fused = false;
-  int w8a8_k_splits = 1;
   double w8a8_unfused_ms = NAN;
 };
 
@@ -162,13 +160,10 @@ class Bench {
     for (int rep = -1; rep < reps; ++rep) {  // rep -1: the warm-up
       const double b = timed([&] { gemm_bf16(Xb, Wb, c_bf16); });
       const double z = timed([&] { ozaki::quantize_rows(Space(), X, Xq, sx); });
-      const double q = timed([&] {
-        const ozaki::QuantizedReport r = ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8);
-        s.w8a8_fused = r.fused;
-        s.w8a8_k_splits = r.k_splits;
-      });
+      const double q = timed(
+          [&] { s.w8a8_fused = ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8).fused; });
       if (rep >= 0) tb.push_back(b), tq.push_back(q), tz.push_back(z);
-      if (s.w8a8_fused || s.w8a8_k_splits > 1) {
+      if (s.w8a8_fused) {
         fused_kernel_off(true);
         const double u = timed([&] { ozaki::quantized_gemm(Space(), Xq, sx, Wq, sw, c_w8a8); });
         fused_kernel_off(false);
@@ -328,15 +323,12 @@ void report(const ShapeRun& s, std::ofstream* csv) {
       "  %5.2fx  calc_diff %.1e / %.1e  quantize X %.3f ms\n"
       "                       fp8  %8.3f ms %6.1f TFLOP/s %7.1f GB/s  %5.2fx  calc_diff %.1e"
       "  quantize X %.3f ms\n"
-      "                       w8a8 %s, %d K parts (without the fused kernel %.3f ms)\n",
+      "                       w8a8 %s (without the fused kernel %.3f ms)\n",
       (long long)s.m, (long long)s.n, (long long)s.k, s.bf16_ms, flops / s.bf16_ms * 1e-9,
       s.w8a8_ms, flops / s.w8a8_ms * 1e-9, bytes / s.w8a8_ms * 1e-6, s.bf16_ms / s.w8a8_ms,
       s.bf16_diff, s.w8a8_diff, s.quantize_ms, s.fp8_ms, flops / s.fp8_ms * 1e-9,
       bytes / s.fp8_ms * 1e-6, s.bf16_ms / s.fp8_ms, s.fp8_diff, s.fp8_quantize_ms,
-      s.w8a8_fused          ? "fused"
-      : s.w8a8_k_splits > 1 ? "kernel in K parts"
-                            : "passes",
-      s.w8a8_k_splits, s.w8a8_unfused_ms);
+      s.w8a8_fused ? "fused" : "passes", s.w8a8_unfused_ms);
   if (csv != nullptr) {
     *csv << s.m << ',' << s.n << ',' << s.k << ',' << s.bf16_ms << ',' << s.w8a8_ms << ','
          << s.bf16_ms / s.w8a8_ms << ',' << flops / s.bf16_ms * 1e-9 << ','
@@ -344,7 +336,7 @@ void report(const ShapeRun& s, std::ofstream* csv) {
          << s.w8a8_diff << ',' << s.quantize_ms << ',' << s.fp8_ms << ',' << s.bf16_ms / s.fp8_ms
          << ',' << flops / s.fp8_ms * 1e-9 << ',' << bytes / s.fp8_ms * 1e-6 << ',' << s.fp8_diff
          << ',' << s.fp8_quantize_ms << ',' << (s.w8a8_fused ? 1 : 0) << ',' << s.w8a8_unfused_ms
-         << ',' << s.w8a8_k_splits << '\n';
+         << '\n';
   }
 }
 
@@ -415,7 +407,7 @@ int main(int argc, char** argv) {
       csv.open(csv_path);
       csv << "m,n,k,bf16_ms,w8a8_ms,speedup,bf16_tflops,w8a8_tflops,w8a8_gbps,bf16_diff,"
              "w8a8_diff,quantize_ms,fp8_ms,fp8_speedup,fp8_tflops,fp8_gbps,fp8_diff,"
-             "fp8_quantize_ms,w8a8_fused,w8a8_unfused_ms,w8a8_k_splits\n";
+             "fp8_quantize_ms,w8a8_fused,w8a8_unfused_ms\n";
     }
     Bench bench;
     for (const auto& nk : nks)
