@@ -251,44 +251,6 @@ TEST(Quantized, ProductsOfManyTilesAreTheOraclesBitsFusedOrNot) {
   }
 }
 
-TEST(Quantized, SmallBatchesRunKInPartsAndKeepTheOraclesBits) {
-  // Fewer 128 x 256 tiles than multiprocessors: on compute capability 9.0 the kernel sums K's
-  // parts separately into INT32 planes (one CTA per tile and part) and the portable epilogue
-  // sums those in INT64, elsewhere the passes.  A batch of 64 tokens (1 x 16 tiles, parts of
-  // 256), a column-major C whose kernel rows are W's (5 tiles), 3 x 2 tiles (pairs of CTAs
-  // sharing B, the third row tile without a partner), float and 16-bit C, bias along either,
-  // the specials of NaN, infinity and tiny scales; the same bits with the kernel turned off.
-  const bool fused = fused_kernel_expected();
-  const ScalesEdit specials = [](std::vector<float>& a, std::vector<float>& w,
-                                 std::vector<float>& bias) {
-    a[1] = std::numeric_limits<float>::quiet_NaN();
-    w[2] = std::numeric_limits<float>::infinity();
-    w[3] = 1e-30f, a[4] = 1e-15f, bias[5] = -std::numeric_limits<float>::infinity();
-  };
-  for (const bool off : {false, true}) {
-    if (off && !fused) break;
-    const auto scope = off ? std::make_unique<WithoutFusedKernel>() : nullptr;
-    const bool parts = fused && !off;
-    auto r = check_against_oracle<bfloat16>(64, 3856, 2048, Layout::Right, Layout::Right,
-                                            Layout::Right, true, 800);
-    EXPECT_EQ(r.k_splits > 1, parts);
-    EXPECT_FALSE(r.fused);
-    if (parts) EXPECT_EQ(r.int8_gemms, 1) << "one launch";
-    r = check_against_oracle<float>(1030, 100, 1024, Layout::Right, Layout::Right, Layout::Left,
-                                    true, 801, specials);
-    EXPECT_EQ(r.k_splits > 1, parts);
-    r = check_against_oracle<float16>(500, 300, 4096, Layout::Left, Layout::Right, Layout::Left,
-                                      false, 802, specials);
-    EXPECT_EQ(r.k_splits > 1, parts);
-    if (parts) {
-      const WithoutProductPairs unpaired;
-      r = check_against_oracle<float16>(500, 300, 4096, Layout::Left, Layout::Right, Layout::Left,
-                                        true, 803);
-      EXPECT_GT(r.k_splits, 1);
-    }
-  }
-}
-
 TEST(Quantized, TheFusedKernelKeepsTheOraclesNanInfinityOverflowAndSubnormals) {
   // Scales and biases that make every kind of value: NaN rows, columns and biases, infinite
   // scales (infinite entries, and NaN where P = 0), zero scales, and products of scales so
@@ -360,7 +322,7 @@ TEST(Quantized, TheFusedKernelsProblemIsTheCallInBothOrientationsOfC) {
     for (const bool with_bias : {true, false}) {
       std::vector<bfloat16> c(M * N);
       const auto check = [&](const auto& C) {
-        const ozaki::Impl::QuantizedLayout l = ozaki::Impl::quantized_layout<TestSpace>(dA, dW, C);
+        const ozaki::Impl::QuantizedLayout l = ozaki::Impl::quantized_layout(dA, dW, C);
         ASSERT_FALSE(l.stage_fast || l.stage_slow);
         ASSERT_EQ(l.transposed, row_major);
         const ozaki::Impl::Int8Rows fast{l.transposed ? dW.data() : dA.data(), K};
@@ -394,7 +356,7 @@ TEST(Quantized, TheFusedKernelsProblemIsTheCallInBothOrientationsOfC) {
   const auto first_scales = Kokkos::subview(da, Kokkos::make_pair(std::int64_t(0), half));
   const Kokkos::View<const float*, Kokkos::LayoutStride, Kokkos::HostSpace> every_other(
       a.data(), Kokkos::LayoutStride(half, 2));
-  const ozaki::Impl::QuantizedLayout l = ozaki::Impl::quantized_layout<TestSpace>(half_A, dW, C);
+  const ozaki::Impl::QuantizedLayout l = ozaki::Impl::quantized_layout(half_A, dW, C);
   const ozaki::Impl::Int8Rows fast{dW.data(), K}, slow{dA.data(), K};
   ozaki::Impl::QuantizedGemmProblem p;
   EXPECT_TRUE(ozaki::Impl::fused_problem(l, fast, slow, first_scales, dw, db, false, C, p));

@@ -284,21 +284,6 @@ void FusedQuantizedGemmBackend<Kokkos::Cuda>::run(const Kokkos::Cuda& space,
   cuda::scaled_products(p, !Experimental::test_hooks().product_pairs_off, space.cuda_stream());
 }
 
-int FusedQuantizedGemmBackend<Kokkos::Cuda>::split_count(const Kokkos::Cuda& space,
-                                                         const QuantizedGemmProblem& p,
-                                                         int max_splits) {
-  if (Experimental::test_hooks().fused_quantized_off) return 0;
-  return cuda::split_count(space.cuda_device(), p, max_splits);
-}
-
-void FusedQuantizedGemmBackend<Kokkos::Cuda>::run_split(const Kokkos::Cuda& space,
-                                                        const QuantizedGemmProblem& p, int splits,
-                                                        std::int32_t* planes, std::int64_t ld,
-                                                        std::int64_t plane_stride) {
-  cuda::split_products(p, splits, planes, ld, plane_stride,
-                       !Experimental::test_hooks().product_pairs_off, space.cuda_stream());
-}
-
 bool Int8Gemm<Kokkos::Cuda, true>::torn_down(std::string& why) {
   if (!cuda::cublas_torn_down()) return false;
   why =

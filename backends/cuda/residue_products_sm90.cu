@@ -94,20 +94,6 @@ struct ResidueEpilogue {
   Moduli moduli;
 };
 
-/// W8A8's products of a call with few tiles, K split in `planes` parts (the kernel's planes):
-/// each tile's INT32 sums of part l stored as they are into plane l (rows x columns at
-/// row * ld + column, planes plane_stride entries apart), which the portable epilogue then
-/// sums in INT64 and scales (impl/quantized/w8a8.hpp, the planes as its K chunks).
-struct SplitEpilogue {
-  static constexpr int stages = 4;
-  static constexpr int c_buffer_bytes = 0;
-  static constexpr int staging_bytes = 0;
-  std::int32_t* planes;
-  std::int64_t ld, plane_stride;
-  std::int64_t rows, columns;
-  int tiles_c;
-};
-
 /// How W8A8's epilogue writes C.  Direct: each thread stores its entries to C, two at a time
 /// where C's rows take pairs.  Bulk (16-bit C whose rows are 16-byte aligned and contiguous):
 /// the consumers write the tile's entries into a C buffer in shared memory, in the 128-byte
@@ -380,35 +366,6 @@ __device__ __forceinline__ void store_tile(const ResidueEpilogue& e, const std::
       (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots + slot) *
           ResidueTiles::vector_bytes;
   store_residues(d, e.moduli.m[modulus], e.moduli.inverse[modulus], out);
-}
-
-__device__ __forceinline__ NoTileInputs load_tile_inputs(const SplitEpilogue&, int, int) {
-  return {};
-}
-__device__ __forceinline__ void stage_tile_inputs(const SplitEpilogue&, const NoTileInputs&,
-                                                  const EpilogueSmem&, int) {}
-
-/// A tile's INT32 sums of K part `plane`: the thread's 2 rows x 32 pairs of columns
-/// (residue_tiles.hpp's mapping), 8 bytes a store, those inside rows x columns.  The planes'
-/// rows are 16-entry multiples (the portable layout's fast_pad), so pairs stay aligned.
-__device__ __forceinline__ void store_tile(const SplitEpilogue& e, const std::int32_t (&d)[128],
-                                           int plane, int in_plane, int slot, const NoTileInputs&,
-                                           const EpilogueSmem&) {
-  const int first = ResidueTiles::column_in_tile(slot, 0);
-  const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
-  const std::int64_t c_first = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols + first;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const std::int64_t r = r0 + ResidueTiles::row_in_tile(slot, 2 * h);
-    if (r >= e.rows) continue;
-    std::int32_t* row = e.planes + plane * e.plane_stride + r * e.ld + c_first;
-#pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      if (c_first + 8 * j < e.columns) {
-        *reinterpret_cast<int2*>(row + 8 * j) = make_int2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-      }
-    }
-  }
 }
 
 /// float rounded to C's type (narrow_bits.hpp: the bits of ozaki::bfloat16 and float16).
@@ -1053,19 +1010,12 @@ void residue_products(const ResidueProducts& p, bool pairs_share_b, cudaStream_t
          stream);
 }
 
-namespace {
-bool operand_rows_fit(const QuantizedGemmProblem& p, std::string& why_not) {
+bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::string& why_not) {
   if (!aligned16(p.a) || !aligned16(p.b) || p.lda % 16 != 0 || p.ldb % 16 != 0 || p.lda < p.k ||
       p.ldb < p.k || p.lda >= (std::int64_t(1) << 40) || p.ldb >= (std::int64_t(1) << 40)) {
     why_not = "operand rows not 16-byte aligned K-contiguous rows";
     return false;
   }
-  return true;
-}
-}  // namespace
-
-bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::string& why_not) {
-  if (!operand_rows_fit(p, why_not)) return false;
   if (!kernel_runs<ScaledEpilogue<QuantizedOutput::Float, CStore::Direct>>(device, p.k, p.rows,
                                                                            p.columns, 1, why_not)) {
     return false;
@@ -1076,43 +1026,6 @@ bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::s
     return false;
   }
   return true;
-}
-
-int split_count(int device, const QuantizedGemmProblem& p, int max_splits) {
-  std::string why_not;
-  if (!operand_rows_fit(p, why_not)) return 0;
-  const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
-  const std::int64_t tiles = t.tiles_r * t.tiles_c;
-  const int sms = device_properties(device).multiProcessorCount;
-  // The most parts that keep every part at least 2 k-steps long, a multiple of 16 bytes (the
-  // bulk copies' strides), and the launch within one CTA per multiprocessor.
-  const std::int64_t units = p.k / 16;
-  int best = 0;
-  for (int splits = 2; splits <= max_splits; ++splits) {
-    if (units % splits == 0 && p.k / splits >= 2 * tile_k && tiles * splits <= sms) best = splits;
-  }
-  if (best < 2 ||
-      !kernel_runs<SplitEpilogue>(device, p.k / best, p.rows, p.columns, best, why_not)) {
-    return 0;
-  }
-  return best;
-}
-
-void split_products(const QuantizedGemmProblem& p, int splits, std::int32_t* planes,
-                    std::int64_t ld, std::int64_t plane_stride, bool pairs_share_b,
-                    cudaStream_t stream) {
-  const ResidueTiles t = ResidueTiles::of(p.rows, p.columns);
-  SplitEpilogue e{};
-  e.planes = planes;
-  e.ld = ld;
-  e.plane_stride = plane_stride;
-  e.rows = p.rows;
-  e.columns = p.columns;
-  e.tiles_c = static_cast<int>(t.tiles_c);
-  const std::int64_t part = p.k / splits;
-  // K's parts are the maps' planes: byte k of part l of row r at r ld + l part + k.
-  launch(OperandRows{p.a, part, splits, p.rows, p.lda},
-         OperandRows{p.b, part, splits, p.columns, p.ldb}, t, splits, e, pairs_share_b, stream);
 }
 
 void scaled_products(const QuantizedGemmProblem& p, bool pairs_share_b, cudaStream_t stream) {

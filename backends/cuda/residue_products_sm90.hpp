@@ -48,18 +48,6 @@ bool scaled_products_supported(int device, const QuantizedGemmProblem& p, std::s
 /// error.
 void scaled_products(const QuantizedGemmProblem& p, bool pairs_share_b, cudaStream_t stream);
 
-/// How many parts of K the kernel should run a problem with too few tiles for
-/// scaled_products in (at most max_splits, each a multiple of 16 of at least 256 bytes, tiles
-/// times parts within the multiprocessors): 0 where none fits or the device cannot run it.
-int split_count(int device, const QuantizedGemmProblem& p, int max_splits);
-
-/// Enqueues the products of K's `splits` parts (split_count) on `stream`, part l's INT32 sums
-/// of entry (r, c) (the kernel's rows and columns) into planes[l plane_stride + r ld + c]; ld
-/// even.  Throws ozaki::BackendError on a CUDA or driver error.
-void split_products(const QuantizedGemmProblem& p, int splits, std::int32_t* planes,
-                    std::int64_t ld, std::int64_t plane_stride, bool pairs_share_b,
-                    cudaStream_t stream);
-
 }  // namespace cuda
 }  // namespace Impl
 }  // namespace ozaki

@@ -53,7 +53,6 @@ struct QuantizedReport {
   int int8_gemms = 0;               // INT8 GEMM calls (more than 1 where K ran in chunks)
   std::int64_t k_chunks = 0;        // K's chunks of at most 2^17 - 16
   bool fused = false;               // products, scales and rounding in one kernel (1 launch)
-  int k_splits = 1;                 // K's parts the backend's kernel summed separately (few tiles)
   bool staged_a = false;            // A's rows were copied into aligned rows first
   bool staged_w = false;            // W's likewise
   std::size_t workspace_bytes = 0;  // scratch the call used
@@ -139,7 +138,7 @@ QuantizedReport quantized_gemm_on(const ExecSpace& space, const AView& A, const 
   QuantizedReport report;
   report.backend = Int8Gemm<ExecSpace>::name();
   if (C.size() == 0) return report;
-  const QuantizedLayout l = quantized_layout<ExecSpace>(A, W, C);
+  const QuantizedLayout l = quantized_layout(A, W, C);
   if (l.bytes() > scratch.bytes() && captured(space)) {
     throw BackendError(
         "ozaki::quantized_gemm: the stream is being captured into a graph and the call needs " +
@@ -150,9 +149,10 @@ QuantizedReport quantized_gemm_on(const ExecSpace& space, const AView& A, const 
   unsigned char* base = scratch.reserve(l.bytes());
   const QuantizedRun run = quantized_products(space, l, A, a, W, w, bias, has_bias, C, base);
   report.int8_gemms = run.int8_gemms;
-  if (run.kernel != nullptr) report.backend = run.kernel;
-  report.fused = run.fused;
-  report.k_splits = run.k_splits;
+  if (run.fused != nullptr) {
+    report.backend = run.fused;
+    report.fused = true;
+  }
   report.k_chunks = l.chunks;
   report.staged_a = l.transposed ? l.stage_slow : l.stage_fast;
   report.staged_w = l.transposed ? l.stage_fast : l.stage_slow;
@@ -166,7 +166,6 @@ inline void add_run(QuantizedReport& sum, const QuantizedReport& run) {
   sum.int8_gemms += run.int8_gemms;
   sum.k_chunks = std::max(sum.k_chunks, run.k_chunks);
   sum.fused = sum.fused || run.fused;
-  sum.k_splits = std::max(sum.k_splits, run.k_splits);
   sum.staged_a = sum.staged_a || run.staged_a;
   sum.staged_w = sum.staged_w || run.staged_w;
   sum.workspace_bytes = std::max(sum.workspace_bytes, run.workspace_bytes);
@@ -321,7 +320,7 @@ template <class ExecSpace, class AView, class WView, class CView>
 void reserve_quantized(Workspace<ExecSpace>& workspace, const AView& A, const WView& W,
                        const CView& C) {
   Impl::WorkspaceAccess<ExecSpace>::buffer(workspace).reserve(
-      Impl::quantized_layout<ExecSpace>(A, W, C).bytes());
+      Impl::quantized_layout(A, W, C).bytes());
 }
 
 /// Grouped W8A8 in DeepGEMM's two layouts, each group with its own weights (docs/design.md

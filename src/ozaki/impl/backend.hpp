@@ -294,13 +294,9 @@ struct ResidueGemmBackend {
 
 /// A kernel that runs a QuantizedGemmProblem (impl/quantized/quantized_problem.hpp) whole.  A
 /// backend that has one specialises this with `available = true`, `static const char* name()`,
-/// `static bool supported(const ExecSpace&, const QuantizedGemmProblem&, std::string& why_not)`,
-/// `static void run(const ExecSpace&, const QuantizedGemmProblem&)`, and for problems with too
-/// few tiles for it `static int split_count(const ExecSpace&, const QuantizedGemmProblem&,
-/// int max_splits)` (0: none) and `static void run_split(const ExecSpace&, const
-/// QuantizedGemmProblem&, int splits, std::int32_t* planes, std::int64_t ld, std::int64_t
-/// plane_stride)`, the INT32 sums of K's parts that the portable epilogue then sums and scales;
-/// elsewhere, or where neither is supported, the INT8 GEMM's INT32 products go through the
+/// `static bool supported(const ExecSpace&, const QuantizedGemmProblem&, std::string& why_not)` and
+/// `static void run(const ExecSpace&, const QuantizedGemmProblem&)`;
+/// elsewhere, or where it is not supported, the INT8 GEMM's INT32 products go through the
 /// portable epilogue (ozaki/impl/quantized/w8a8.hpp).
 template <class ExecSpace>
 struct FusedQuantizedGemmBackend {

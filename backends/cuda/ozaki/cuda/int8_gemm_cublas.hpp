@@ -124,13 +124,6 @@ struct FusedQuantizedGemmBackend<Kokkos::Cuda> {
   static bool supported(const Kokkos::Cuda& space, const QuantizedGemmProblem& p,
                         std::string& why_not);
   static void run(const Kokkos::Cuda& space, const QuantizedGemmProblem& p);
-  /// Where `p` has too few tiles for run: the parts of K the kernel takes it in (at most
-  /// max_splits), 0 where it does not (or is turned off).
-  static int split_count(const Kokkos::Cuda& space, const QuantizedGemmProblem& p, int max_splits);
-  /// The INT32 sums of K's `splits` parts into planes (part l's entry (r, c) of the kernel's
-  /// rows and columns at l plane_stride + r ld + c).
-  static void run_split(const Kokkos::Cuda& space, const QuantizedGemmProblem& p, int splits,
-                        std::int32_t* planes, std::int64_t ld, std::int64_t plane_stride);
 };
 
 /// Native FP64 and complex FP64 GEMM: cublasDgemm_64 / cublasZgemm_64 on the handle bound

@@ -67,15 +67,12 @@ constexpr std::int64_t quantized_pass_bytes = std::int64_t(24) << 20;
 /// products are P^T = W A^T (`transposed`), so that both the INT32 products and C are read and
 /// written along their rows.  The "fast" operand (A, or W when transposed) is multiplied whole;
 /// the other ("slow") in passes of `pass` rows, each pass's products then turned into C.
-/// Scratch: the staged operands (zero-padded to 16 rows and 16 bytes), then max(chunks,
-/// split_planes) INT32 planes of fast_pad x pass.  `split_planes`: where the backend has a fused
-/// kernel and one pass takes the whole slow operand, planes for K's parts when the kernel has
-/// too few tiles for the whole call (FusedQuantizedGemmBackend::run_split), within the
-/// passes' budget (quantized_pass_bytes) and at most 16; otherwise 1.
+/// Scratch: the staged operands (zero-padded to 16 rows and 16 bytes), then `chunks` INT32
+/// planes of fast_pad x pass.
 struct QuantizedLayout {
   bool transposed = false;
   std::int64_t fast_rows = 0, slow_rows = 0, fast_pad = 0, slow_pad = 0;
-  std::int64_t length = 0, chunks = 0, pass = 16, split_planes = 1;
+  std::int64_t length = 0, chunks = 0, pass = 16;
   bool stage_fast = false, stage_slow = false;
   std::size_t fast_bytes() const { return stage_fast ? fast_pad * length : 0; }
   std::size_t slow_bytes() const { return stage_slow ? slow_pad * length : 0; }
@@ -84,12 +81,11 @@ struct QuantizedLayout {
     return (staged + scratch_alignment - 1) / scratch_alignment * scratch_alignment;
   }
   std::size_t bytes() const {
-    return products_offset() +
-           static_cast<std::size_t>(std::max(chunks, split_planes) * fast_pad * pass) * 4;
+    return products_offset() + static_cast<std::size_t>(chunks * fast_pad * pass) * 4;
   }
 };
 
-template <class ExecSpace, class AView, class WView, class CView>
+template <class AView, class WView, class CView>
 QuantizedLayout quantized_layout(const AView& A, const WView& W, const CView& C) {
   QuantizedLayout l;
   l.transposed = C.extent(1) > 1 && C.stride(1) < C.stride(0);
@@ -104,10 +100,6 @@ QuantizedLayout quantized_layout(const AView& A, const WView& W, const CView& C)
   l.chunks = (K + quantized_k_block - 1) / quantized_k_block;
   const std::int64_t plane = std::max<std::int64_t>(1, l.chunks) * l.fast_pad * 4;
   l.pass = std::min(l.slow_pad, std::max<std::int64_t>(16, quantized_pass_bytes / plane / 16 * 16));
-  if (FusedQuantizedGemmBackend<ExecSpace>::available && l.chunks == 1 && l.pass == l.slow_pad) {
-    l.split_planes = std::min<std::int64_t>(
-        16, std::max<std::int64_t>(1, quantized_pass_bytes / (l.fast_pad * l.pass * 4)));
-  }
   return l;
 }
 
@@ -186,19 +178,16 @@ bool fused_problem(const QuantizedLayout& l, const Int8Rows& fast, const Int8Row
   return true;
 }
 
-/// What the call ran: INT8 GEMM calls (or 1 launch of the backend's kernel), that kernel's
-/// name where it ran, whether it ran the whole call (`fused`) or K's parts (`k_splits`).
+/// What the call ran: INT8 GEMM calls (or 1 launch of the fused kernel), and the fused
+/// kernel's name where it ran.
 struct QuantizedRun {
   int int8_gemms = 0;
-  const char* kernel = nullptr;
-  bool fused = false;
-  int k_splits = 1;
+  const char* fused = nullptr;
 };
 
 /// The call's products: where the backend has a fused kernel that runs the problem, that one
-/// launch; where it has too few tiles for it, the kernel's INT32 sums of K's parts into the
-/// planes and the epilogue over them (the parts as its chunks: the same INT64 sums); otherwise
-/// passes, each pass's INT8 products (in K chunks) into the INT32 planes, then its epilogue.
+/// launch; otherwise passes, each pass's INT8 products (in K chunks) into the INT32 planes,
+/// then its epilogue.
 template <class ExecSpace, class AView, class AScales, class WView, class WScales, class Bias,
           class CView>
 QuantizedRun quantized_products(const ExecSpace& space, const QuantizedLayout& l, const AView& A,
@@ -213,27 +202,16 @@ QuantizedRun quantized_products(const ExecSpace& space, const QuantizedLayout& l
   const Int8Rows slow = l.transposed
                             ? int8_rows(space, A, l.stage_slow, l.slow_pad, l.length, staged)
                             : int8_rows(space, W, l.stage_slow, l.slow_pad, l.length, staged);
-  auto* products = reinterpret_cast<std::int32_t*>(base + l.products_offset());
   if constexpr (FusedQuantizedGemmBackend<ExecSpace>::available) {
-    using Kernel = FusedQuantizedGemmBackend<ExecSpace>;
     QuantizedGemmProblem p;
     std::string why_not;
-    if (fused_problem(l, fast, slow, a, w, bias, has_bias, C, p)) {
-      if (Kernel::supported(space, p, why_not)) {
-        Kernel::run(space, p);
-        return {1, Kernel::name(), true, 1};
-      }
-      const int splits =
-          l.split_planes >= 2 ? Kernel::split_count(space, p, static_cast<int>(l.split_planes)) : 0;
-      if (splits >= 2) {
-        Kernel::run_split(space, p, splits, products, l.fast_pad, l.fast_pad * l.pass);
-        QuantizedLayout parts = l;
-        parts.chunks = splits;
-        quantized_epilogue(space, parts, 0, l.slow_rows, products, a, w, bias, has_bias, C);
-        return {1, Kernel::name(), false, splits};
-      }
+    if (fused_problem(l, fast, slow, a, w, bias, has_bias, C, p) &&
+        FusedQuantizedGemmBackend<ExecSpace>::supported(space, p, why_not)) {
+      FusedQuantizedGemmBackend<ExecSpace>::run(space, p);
+      return {1, FusedQuantizedGemmBackend<ExecSpace>::name()};
     }
   }
+  auto* products = reinterpret_cast<std::int32_t*>(base + l.products_offset());
   int gemms = 0;
   for (std::int64_t s0 = 0; s0 < l.slow_pad; s0 += l.pass) {
     const std::int64_t width = std::min(l.pass, l.slow_pad - s0);
@@ -255,7 +233,7 @@ QuantizedRun quantized_products(const ExecSpace& space, const QuantizedLayout& l
       quantized_epilogue(space, l, s0, count, products, a, w, bias, has_bias, C);
     }
   }
-  return {gemms, nullptr, false, 1};
+  return {gemms, nullptr};
 }
 
 /// Per-row symmetric quantization of X (R x K; float, double, bfloat16 or float16):
