@@ -4,14 +4,15 @@
 // its check (every residue of every product against cuBLAS's) and both rates.
 //
 //   residue_products_rate [--shape RxCxK] [--moduli L] [--rounds 5] [--burst 1]
-//                         [--heat-ms 1500] [--check 1]
+//                         [--heat-ms 1500] [--check 1] [--pairs 1]
 //
 // Products as the backend's: P_l(r, c) = sum_k A_l(r, k) B_l(c, k) for l < L, A's rows holding
 // L moduli's K residues each (leading dimension L K, modulus l at offset l K) and B's alike
 // (scheme II's interleaved layout), random int8 in [-127, 127].  After --heat-ms of cuBLAS
 // passes, --rounds rounds time one burst of --burst passes of each in turn (the products run
 // at the H200's power cap: only a hot, alternating comparison is fair); the first round is
-// dropped and the median reported.
+// dropped and the median reported.  --pairs 0 runs the kernel's CTAs one per tile instead of
+// in clusters of 2 that load B's tiles once for both.
 #include "residue_products_sm90.hpp"
 #include "tool_args.hpp"
 
@@ -101,7 +102,7 @@ __global__ void count_mismatches(const std::int32_t* ref, const std::int8_t* til
 
 int main(int argc, char** argv) {
   int rows = 16384, cols = 2048, K = 16384;
-  int L = 14, rounds = 5, heat_ms = 1500, burst = 1, check = 1;
+  int L = 14, rounds = 5, heat_ms = 1500, burst = 1, check = 1, pairs = 1;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
         return argv[++i];
       };
       // Positive integers as the other tools read them (tool_args.hpp), --heat-ms 0 too (no
-      // heating); --check is 0 or 1.
+      // heating); --check and --pairs are 0 or 1.
       auto count = [&](const char* what, bool zero_allowed = false) {
         const std::string text = next();
         if (zero_allowed && text == "0") return 0;
@@ -139,13 +140,13 @@ int main(int argc, char** argv) {
         heat_ms = count("--heat-ms", true);
       } else if (a == "--burst") {
         burst = count("--burst");
-      } else if (a == "--check") {
+      } else if (a == "--check" || a == "--pairs") {
         const std::string v = next();
         if (v != "0" && v != "1") {
-          std::fprintf(stderr, "--check takes 0 or 1\n");
+          std::fprintf(stderr, "%s takes 0 or 1\n", a.c_str());
           return 2;
         }
-        check = v == "1";
+        (a == "--check" ? check : pairs) = v == "1";
       } else {
         std::fprintf(stderr, "unknown argument %s\n", a.c_str());
         return 2;
@@ -208,7 +209,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "the residue-product kernel does not run here: %s\n", why_not.c_str());
     return 1;
   }
-  auto ours = [&] { ozaki::Impl::cuda::residue_products(problem, stream); };
+  auto ours = [&] { ozaki::Impl::cuda::residue_products(problem, pairs == 1, stream); };
 
   std::printf("pass %d x %d x %d, %d moduli (interleaved operands, ld = %d K)\n", rows, cols, K, L,
               L);
