@@ -105,6 +105,10 @@ struct ResidueEpilogue {
 /// leaves room for three stages of operands (three stages: 144 KB, of the 227 KB a block gets).
 enum class CStore { Direct, Bulk };
 
+/// C's entries: float, or the 16-bit pattern of bfloat16 or binary16.
+template <QuantizedOutput output>
+using OutOf = std::conditional_t<output == QuantizedOutput::Float, float, std::uint16_t>;
+
 /// W8A8's epilogue (QuantizedGemmProblem): Out is float, or the 16-bit pattern of bfloat16 or
 /// binary16.  `pairs`: C's two entries (r, c) and (r, c + 1) of an even c are adjacent and
 /// aligned, stored at once.  `c_map` (Bulk): C as a 2-D tensor (columns, rows) of 16-bit
@@ -114,10 +118,6 @@ enum class CStore { Direct, Bulk };
 /// memory (staging_bytes): read from global memory inside the store loop, every pair of
 /// columns waited on its own load (C's stores may alias the scales, so the loads cannot move
 /// ahead of them), one memory latency for each of a thread's 32 pairs.
-/// C's entries: float, or the 16-bit pattern of bfloat16 or binary16.
-template <QuantizedOutput output>
-using OutOf = std::conditional_t<output == QuantizedOutput::Float, float, std::uint16_t>;
-
 template <QuantizedOutput output, CStore store>
 struct ScaledEpilogue {
   static_assert(store == CStore::Direct || output != QuantizedOutput::Float,
