@@ -13,12 +13,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -56,6 +58,19 @@ Kokkos::View<T**, Layout, MemSpace> random_matrix(std::int64_t rows, std::int64_
   return x;
 }
 
+/// A batch of uniform entries in [-1/2, 1/2) times 2^e, e = 0, 1, 2 by item.
+Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> mild_batch(std::int64_t items,
+                                                                 std::int64_t rows,
+                                                                 std::int64_t cols, Random& rng) {
+  Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> x("mild", items, rows, cols);
+  auto h = Kokkos::create_mirror_view(x);
+  for (std::int64_t i = 0; i < items; ++i)
+    for (std::int64_t c = 0; c < cols; ++c)
+      for (std::int64_t r = 0; r < rows; ++r) h(i, r, c) = std::ldexp(rng.uniform() - 0.5, i % 3);
+  Kokkos::deep_copy(x, h);
+  return x;
+}
+
 /// A copy of a View (same layout and extents) on the test space.
 template <class View>
 View copy_of(const View& x) {
@@ -89,6 +104,14 @@ Options slices_fixed() {
   Options o;
   o.algorithm = Algorithm::Int8Slices;
   o.slices = 8;
+  return o;
+}
+/// Int8Crt with a given count and the fast rule: what a batch planned as one gives each of its
+/// products (impl/batched/crt_batch.hpp).
+Options counted_fast(int moduli) {
+  Options o = crt_auto();
+  o.moduli = moduli;
+  o.crt_scaling = ozaki::CrtScaling::Fast;
   return o;
 }
 Options crt_rule(ozaki::CrtScaling scaling) {
@@ -146,10 +169,16 @@ void batched_matches_one_gemm_per_item(const char* ta, const char* tb, const Opt
   const auto expected = copy_of(C);
   const CT alpha = static_cast<CT>(0.75), beta = static_cast<CT>(-0.5);
   const ozaki::Report r = ozaki::gemm_batched(TestSpace(), ta, tb, alpha, A, B, beta, C, options);
+  // Real products under an automatic moduli count are planned as one batch (every item's data
+  // here is within the fast rule's reach): each item is then the Int8Crt call with the
+  // batch's count and the fast rule.
+  const bool one_plan = std::is_same<T, double>::value && options.algorithm == Algorithm::Int8Crt;
+  ASSERT_EQ(r.batched_products, one_plan ? items : 0) << r.reason;
+  const Options each = one_plan ? counted_fast(r.moduli) : options;
   ozaki::Report largest;
   for (std::int64_t i = 0; i < items; ++i) {
     largest = ozaki::gemm(TestSpace(), ta, tb, alpha, item(A, i), item(B, i), beta,
-                          item(expected, i), options);
+                          item(expected, i), each);
   }
   EXPECT_TRUE(same_bits(C, expected)) << ta << tb;
   EXPECT_EQ(r.algorithm, largest.algorithm);
@@ -160,7 +189,9 @@ void batched_matches_one_gemm_per_item(const char* ta, const char* tb, const Opt
 TEST(GemmBatched, EveryItemBitwiseItsOwnGemmDouble) {
   for (const char* ta : {"N", "T"})
     for (const char* tb : {"N", "T"}) {
-      batched_matches_one_gemm_per_item<double, double, Kokkos::LayoutLeft>(ta, tb, crt_auto());
+      // Spreads the fast rule certifies at this K (wider ones run as their own calls: below).
+      batched_matches_one_gemm_per_item<double, double, Kokkos::LayoutLeft>(ta, tb, crt_auto(),
+                                                                            0.1);
       batched_matches_one_gemm_per_item<double, double, Kokkos::LayoutRight>(ta, tb,
                                                                              slices_fixed());
     }
@@ -550,21 +581,93 @@ TEST(GemmGroupedMasked, InsideAGraphCountsComeFromHostMemory) {
 TEST(GemmBatched, NanInOneItemFallsBackForThatItemOnly) {
   Random rng(23);
   const std::int64_t items = 3, M = 16, N = 16, K = 32;
-  const auto A = random_batch<double, Kokkos::LayoutLeft>(items, M, K, 0.5, rng);
-  const auto B = random_batch<double, Kokkos::LayoutLeft>(items, K, N, 0.5, rng);
+  const auto A = mild_batch(items, M, K, rng), B = mild_batch(items, K, N, rng);
   Kokkos::View<double***, Kokkos::LayoutLeft, MemSpace> C("C", items, M, N);
   Kokkos::deep_copy(Kokkos::subview(A, 1, 2, 3), std::numeric_limits<double>::quiet_NaN());
   const auto expected = copy_of(C);
   const ozaki::Report r = ozaki::gemm_batched(TestSpace(), "N", "N", 1.0, A, B, 0.0, C, crt_auto());
+  EXPECT_EQ(r.batched_products, 2);  // the other two, planned as one batch
   for (std::int64_t i = 0; i < items; ++i)
     ozaki::gemm(TestSpace(), "N", "N", 1.0, item(A, i), item(B, i), 0.0, item(expected, i),
-                crt_auto());
+                i == 1 ? crt_auto() : counted_fast(r.moduli));
   EXPECT_TRUE(same_bits(C, expected));
   EXPECT_TRUE(r.fallback);
   EXPECT_FALSE(r.reason.empty());
   const auto hC = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
   EXPECT_TRUE(std::isnan(hC(1, 2, 0)));
   EXPECT_FALSE(std::isnan(hC(0, 2, 0)));
+}
+
+/// Real products of one shape under an automatic count are planned as one batch: one wait for
+/// all their scaling, and the largest of the counts their own calls would take under the fast
+/// rule, which every product certified by that rule gets (the Int8Crt call with that count
+/// and the fast rule, bit for bit, within its componentwise bound).  A product holding NaN and
+/// one whose operands are scaled against each other along k (the counted rule's case) run as
+/// their own calls, bit for bit.
+TEST(GemmBatched, OnePlanForTheBatchGivesEveryProductTheLargestCount) {
+  Random rng(61);
+  const std::int64_t items = 5, M = 33, N = 40, K = 96;
+  // Spreads the fast rule certifies at this K, one product with a row ten times its others.
+  const auto A = mild_batch(items, M, K, rng), B = mild_batch(items, K, N, rng);
+  Kokkos::deep_copy(Kokkos::subview(A, 1, 6, 3), 40.0);
+  Kokkos::deep_copy(Kokkos::subview(A, 3, 4, 7), std::numeric_limits<double>::quiet_NaN());
+  {
+    // Item 4: A = X D, B = D^-1 Y with D's exponents in [-24, 24] along k.
+    auto hA = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+    auto hB = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), B);
+    for (std::int64_t k = 0; k < K; ++k) {
+      const int e = static_cast<int>(rng.uniform() * 49) - 24;
+      for (std::int64_t m = 0; m < M; ++m) hA(4, m, k) = std::ldexp(hA(4, m, k), e);
+      for (std::int64_t n = 0; n < N; ++n) hB(4, k, n) = std::ldexp(hB(4, k, n), -e);
+    }
+    Kokkos::deep_copy(A, hA);
+    Kokkos::deep_copy(B, hB);
+  }
+  for (const Options& options : {crt_auto(), crt_rule(ozaki::CrtScaling::Fast)}) {
+    const auto C = random_batch<double, Kokkos::LayoutLeft>(items, M, N, 0.5, rng);
+    const auto expected = copy_of(C), own = copy_of(C);
+    const ozaki::Report r =
+        ozaki::gemm_batched(TestSpace(), "N", "N", 1.5, A, B, -0.25, C, options);
+    ASSERT_EQ(r.batched_products, 3) << r.reason;
+    int largest = 0;
+    for (std::int64_t i = 0; i < items; ++i) {
+      const bool batched = i < 3;
+      const ozaki::Report mine = ozaki::gemm(TestSpace(), "N", "N", 1.5, item(A, i), item(B, i),
+                                             -0.25, item(own, i), options);
+      if (batched) {
+        EXPECT_EQ(mine.crt_scaling, ozaki::CrtScaling::Fast) << i << ": " << mine.reason;
+        largest = std::max(largest, mine.moduli);
+      }
+      const ozaki::Report as_batched =
+          ozaki::gemm(TestSpace(), "N", "N", 1.5, item(A, i), item(B, i), -0.25, item(expected, i),
+                      batched ? counted_fast(r.moduli) : options);
+      if (batched) EXPECT_LE(as_batched.error_bound, r.error_bound);
+    }
+    EXPECT_TRUE(same_bits(C, expected));
+    EXPECT_EQ(r.moduli, largest);
+    EXPECT_TRUE(r.fallback);  // the NaN product's native GEMM
+    const auto hC = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), C);
+    EXPECT_TRUE(std::isnan(hC(3, 4, 0)));
+    EXPECT_FALSE(std::isnan(hC(4, 4, 0)));
+  }
+}
+
+/// Auto weighs a batch with the call's fixed cost (the wait after pass 1) paid once: on the
+/// H200's rates (docs/benchmarks.md) one 4096^3 product with 14 moduli is modelled slower than
+/// FP64 GEMM and a batch of 16 faster; 2048^3 stays slower even in a batch of 64, its
+/// memory-bound work alone near one FP64 GEMM.
+TEST(GemmBatched, AutoCountsTheFixedCostOncePerBatch) {
+  const ozaki::Impl::DeviceRates h200{26.5, 14.15, 0.9};
+  const auto plan = [](std::int64_t n) {
+    return ozaki::Impl::make_plan(ozaki::Impl::Shape{n, n, n}, crt_auto());
+  };
+  using ozaki::Impl::crt_batch_cost;
+  EXPECT_EQ(crt_batch_cost(h200, plan(4096), 14, 1),
+            ozaki::Impl::crt_relative_cost(h200, 14, 14, plan(4096).shape));
+  EXPECT_GE(crt_batch_cost(h200, plan(4096), 14, 1), 1.0);
+  EXPECT_LT(crt_batch_cost(h200, plan(4096), 14, 16), 0.95);
+  EXPECT_LT(crt_batch_cost(h200, plan(4096), 14, 64), crt_batch_cost(h200, plan(4096), 14, 16));
+  EXPECT_GE(crt_batch_cost(h200, plan(2048), 14, 64), 1.0);
 }
 
 }  // namespace

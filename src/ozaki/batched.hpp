@@ -48,6 +48,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -242,6 +243,26 @@ Report gemm_grouped_contiguous(const ExecSpace& space, const char transA[], cons
   });
 }
 
+/// What gemm_batched of `items` products of this shape (C m x n, inner length k, distinct
+/// operands) on `space` starts with, from the shape, the count, the options and the device
+/// alone: auto_choice's answer for one such product, except that Auto weighs real products
+/// as one batch planned together (the call's fixed cost paid once: docs/design.md §13) and may
+/// take Int8Crt for a batch whose products it declines one at a time.
+template <class Scalar = double, class ExecSpace>
+Algorithm auto_choice_batched(const ExecSpace& space, std::int64_t m, std::int64_t n,
+                              std::int64_t k, std::int64_t items,
+                              const Options& options = Options{}, std::string* why = nullptr) {
+  const Algorithm one = auto_choice<Scalar>(space, m, n, k, options, why);
+  if constexpr (std::is_same<Scalar, double>::value) {
+    if (one == Algorithm::Native && options.algorithm == Algorithm::Auto && items > 1 &&
+        Impl::crt_batch_auto_pays(space, Impl::Shape{m, n, k}, items, options)) {
+      if (why != nullptr) why->clear();
+      return Algorithm::Int8Crt;
+    }
+  }
+  return one;
+}
+
 /// Reserves in `workspace` what gemm_batched(space, transA, transB, alpha, A, B, beta, C,
 /// options, workspace) needs, so that the call allocates nothing (also for
 /// gemm_grouped_masked with the same Views: its products are at most the batch's).
@@ -259,6 +280,16 @@ void reserve_batched(Workspace<ExecSpace>& workspace, const char transA[], const
   Impl::reserve_product<typename AViewType::non_const_value_type>(
       workspace, (shared_b ? batch : 1) * C.extent(1), (shared_a ? batch : 1) * C.extent(2), k,
       options);
+  // Real products of distinct operands may be planned as one batch (impl/batched/crt_batch.hpp),
+  // whose front scratch holds every product's scaling.
+  if (std::is_same<typename AViewType::non_const_value_type, double>::value && batch > 1 &&
+      !shared_a && !shared_b) {
+    Impl::WorkspaceAccess<ExecSpace>::blocks(workspace).reserve(
+        Impl::crt_batch_front_bytes<ExecSpace>(
+            Impl::Shape{static_cast<std::int64_t>(C.extent(1)),
+                        static_cast<std::int64_t>(C.extent(2)), k},
+            batch));
+  }
 }
 
 /// Reserves in `workspace` what gemm_grouped(space, problems, options, workspace) needs: each

@@ -54,6 +54,10 @@ struct Report {
   /// scaling was made once for both operands, and under the fast rules (not for herk) their
   /// residues as well.  The same bits as two separate operands holding the same values.
   bool shared_operand = false;
+  /// Batched and grouped calls: how many products were planned as one batch (scheme II: one
+  /// wait for all their scaling and one moduli count, docs/design.md §13); 0 where each
+  /// product ran as its own call.
+  int batched_products = 0;
   /// Inner length of the longest INT8 GEMM call.
   std::int64_t k_chunk = 0;
   /// With an automatic slice count (or moduli count): the modelled typical error relative to

@@ -36,24 +36,39 @@ inline CallPlan auto_first_plan(const Shape& s, const Options& o, bool complex) 
   return plan;
 }
 
+/// The INT8 products each scheme needs at best for a plan (Auto's first guesses).
+struct AutoProducts {
+  int scheme1 = 0;  // scheme I's pairs, plus the estimate's product for an automatic S
+  int crt = 0;      // scheme II's moduli
+};
+inline AutoProducts auto_products(const CallPlan& plan) {
+  const std::int64_t K = plan.shape.k;
+  const int S = plan.auto_slices
+                    ? best_case_slices(K, plan.pairs, plan.pair_count, plan.unit_roundoff)
+                    : plan.slices;
+  return {slices_products(S, plan.pairs, plan.pair_count) + (plan.auto_slices ? 1 : 0),
+          plan.auto_moduli ? crt_first_guess(K, plan.unit_roundoff) : plan.moduli};
+}
+
+/// The scheme Auto starts from before it weighs native GEMM: Int8Slices for prepared
+/// operands, a given S or fewer products, Int8Crt otherwise.
+inline Algorithm auto_scheme(const CallPlan& plan, bool prepared) {
+  const AutoProducts products = auto_products(plan);
+  if (prepared || (!plan.auto_slices && plan.auto_moduli) ||
+      (plan.auto_slices && plan.auto_moduli && products.scheme1 < products.crt)) {
+    return Algorithm::Int8Slices;
+  }
+  return Algorithm::Int8Crt;
+}
+
 /// The algorithm Auto runs, or Native with `why` (native: FP64 GEMM, or the one `native`
 /// names).
 template <class ExecSpace>
 Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepared, std::string& why,
                       const NativeYardstick& native = NativeYardstick{}) {
-  const std::int64_t K = plan.shape.k;
-  const int S = plan.auto_slices
-                    ? best_case_slices(K, plan.pairs, plan.pair_count, plan.unit_roundoff)
-                    : plan.slices;
-  // Scheme I's pairs, plus the estimate's product for an automatic S.
-  const int scheme1_products =
-      slices_products(S, plan.pairs, plan.pair_count) + (plan.auto_slices ? 1 : 0);
-  const int crt_products = plan.auto_moduli ? crt_first_guess(K, plan.unit_roundoff) : plan.moduli;
-  Algorithm pick = Algorithm::Int8Crt;
-  if (prepared || (!plan.auto_slices && plan.auto_moduli) ||
-      (plan.auto_slices && plan.auto_moduli && scheme1_products < crt_products)) {
-    pick = Algorithm::Int8Slices;
-  }
+  const AutoProducts products = auto_products(plan);
+  const int scheme1_products = products.scheme1, crt_products = products.crt;
+  const Algorithm pick = auto_scheme(plan, prepared);
   if (prepared) return pick;
   const DeviceRates rates = device_rates(space);
   if (pick == Algorithm::Int8Crt) {

@@ -94,6 +94,19 @@ inline double crt_plan_cost(const DeviceRates& rates, const CallPlan& plan, int 
                                 : crt_relative_cost(rates, L + extra, L, plan.shape);
 }
 
+/// Scheme II for `items` real products of one plan planned as one batch (batched/crt_batch.hpp):
+/// each product's INT8 GEMMs and memory-bound work as crt_relative_cost counts them, the fixed
+/// cost (the wait after pass 1 and the host's work around it) once for the whole batch, in
+/// units of one native GEMM of the product's shape.
+inline double crt_batch_cost(const DeviceRates& rates, const CallPlan& plan, int L,
+                             std::int64_t items) {
+  const double per_call = crt_relative_cost(rates, L, L, plan.shape);
+  if (!(per_call > 0) || items < 2) return per_call;
+  const double flops = 2.0 * static_cast<double>(plan.shape.m) * static_cast<double>(plan.shape.n) *
+                       static_cast<double>(plan.shape.k);
+  return per_call - (1 - 1.0 / static_cast<double>(items)) * crt_fixed_flops / flops;
+}
+
 /// The rule: native FP64 GEMM is the faster choice where a modelled cost is 1 or more.
 inline bool native_is_faster(double relative_cost) { return relative_cost >= 1; }
 

@@ -5,6 +5,7 @@
 /// products, all checked before any is computed, so that a bad item leaves every C untouched.
 
 #include <ozaki/errors.hpp>
+#include <ozaki/impl/batched/crt_batch.hpp>
 #include <ozaki/impl/common/arguments.hpp>
 #include <ozaki/impl/common/bounds.hpp>
 #include <ozaki/impl/common/column_major.hpp>
@@ -31,6 +32,7 @@ namespace Impl {
 /// caller's memory.
 template <class ExecSpace, class T, class CT>
 struct Product {
+  using Operand = T;
   using Scalar = CT;
   BlasOp op_a, op_b;
   CT alpha{}, beta{};
@@ -284,17 +286,26 @@ Report run_products(const ExecSpace& space, const ProductList<ExecSpace, T, CT>&
         "call makes many");
   }
   check_products(products);
-  Report batch;
-  if (native_strided_batch(space, products, options, batch)) return batch;
   ReportSum sum;
-  bool any = false;
-  for (const auto& p : products.items) {
+  std::vector<std::size_t> rest;
+  CrtBatch<ExecSpace> crt_batch(space, products, options, scratch);
+  if (crt_batch.ok()) {
+    crt_batch.run(sum, rest);
+  } else {
+    Report batch;
+    if (native_strided_batch(space, products, options, batch)) return batch;
+    for (std::size_t i = 0; i < products.items.size(); ++i) rest.push_back(i);
+  }
+  bool any = crt_batch.batched() > 0;
+  for (const std::size_t i : rest) {
+    const auto& p = products.items[i];
     if (p.C.size() == 0) continue;  // nothing to write (K = 0 with M N > 0 still scales C)
     gemm_part(space, p.op_a.blas_char(), p.op_b.blas_char(), p.alpha, p.A, p.B, p.beta, p.C,
               options, scratch, sum);
     any = true;
   }
   Report& report = sum.report();
+  report.batched_products = crt_batch.batched();
   if (!any) report.reason = "no product: every C is empty";
   if (!sum.bounded()) report.error_bound = 0;
   return report;

@@ -70,6 +70,14 @@ inline CrtCaptureConstants crt_capture_constants(int moduli, std::int64_t K, dou
   return c;
 }
 
+/// The fewest bits of any row of either operand under the fast rule's target for the count
+/// (the largest l2 norms of the summary maxima v: fast_row_bits).
+KOKKOS_INLINE_FUNCTION int crt_fast_fewest_bits(const CrtCaptureConstants& c, const double* v) {
+  const int bits_a = fast_row_bits(v[2], c.target);
+  const int bits_b = fast_row_bits(v[operand_summary_values + 2], c.target);
+  return bits_a < bits_b ? bits_a : bits_b;
+}
+
 /// Whether L moduli under the fast rule keep the promise on data with these summary maxima
 /// (summary_maxima: both operands' OperandSummary values): what an eager call with an
 /// automatic count checks, in its order, answered for the fixed L:
@@ -83,26 +91,31 @@ inline CrtCaptureConstants crt_capture_constants(int moduli, std::int64_t K, dou
 /// The same arithmetic in the same order as the eager planner's (rules.hpp, coverage.hpp), so
 /// the host and the device decide alike (up to a device's fused multiply-add in the last
 /// step's bound, within an ulp of a value the promise is rarely that close to).
-KOKKOS_INLINE_FUNCTION bool crt_capture_verdict(const CrtCaptureConstants& c, const double* v) {
+/// crt_fast_bound_at is that bound, +Inf where an earlier step fails; the verdict compares it
+/// with the promise.  A batch of products (batched/crt_batch.hpp) asks it of every product.
+KOKKOS_INLINE_FUNCTION double crt_fast_bound_at(const CrtCaptureConstants& c, const double* v) {
   const double* a = v;
   const double* b = v + operand_summary_values;
-  if (a[0] > 0 || b[0] > 0) return false;
+  if (a[0] > 0 || b[0] > 0) return positive_infinity();
   const double peak = c.k * a[1] * b[1];
-  if (!(peak <= crt_fast_extended_peak)) return false;
+  if (!(peak <= crt_fast_extended_peak)) return positive_infinity();
   const double model_target = peak > crt_accurate_peak ? c.target_fewer : c.target;
   if (!(model_target > 0) || !(c.sqrt_k * (a[1] + b[1]) / model_target <= c.unit_roundoff)) {
-    return false;
+    return positive_infinity();
   }
   const double coverage = a[3] < b[3] ? a[3] : b[3];
-  if (!(coverage <= crt_coverage_gate)) return false;
-  const int bits_a = fast_row_bits(a[2], c.target), bits_b = fast_row_bits(b[2], c.target);
-  const int fewest = bits_a < bits_b ? bits_a : bits_b;
-  if (fewest < crt_min_bits) return false;
+  if (!(coverage <= crt_coverage_gate)) return positive_infinity();
+  const int fewest = crt_fast_fewest_bits(c, v);
+  if (fewest < crt_min_bits) return positive_infinity();
   const double split_a = c.slack * a[4] / c.target;
   const double split_b = c.slack * b[4] / c.target;
   const double cross =
       (split_a < split_b ? split_a : split_b) * c.k * compat::ldexp(1.0, 1 - fewest);
-  return crt_componentwise_bound(split_a, split_b, cross) <= c.promise;
+  return crt_componentwise_bound(split_a, split_b, cross);
+}
+
+KOKKOS_INLINE_FUNCTION bool crt_capture_verdict(const CrtCaptureConstants& c, const double* v) {
+  return crt_fast_bound_at(c, v) <= c.promise;
 }
 
 /// The host's branch (backend.hpp): waits for the space, then the verdict and its branch.
