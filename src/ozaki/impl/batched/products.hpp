@@ -267,8 +267,10 @@ bool native_strided_batch(const ExecSpace& space, const ProductList<ExecSpace, T
   }
 }
 
-/// The products in order on `space`, all checked first, their Reports summed: the Report of
-/// the largest, the largest error bound, operations summed (ReportSum).
+/// The products on `space`, all checked first: real products of one shape planned as one
+/// batch where CrtBatch applies (crt_batch.hpp), the others in order, each its own call; their
+/// Reports summed: the Report of the largest, the largest error bound, operations summed
+/// (ReportSum).
 template <class ExecSpace, class T, class CT>
 Report run_products(const ExecSpace& space, const ProductList<ExecSpace, T, CT>& products,
                     const Options& options, PartsScratch<ExecSpace>& scratch) {
@@ -289,11 +291,13 @@ Report run_products(const ExecSpace& space, const ProductList<ExecSpace, T, CT>&
   ReportSum sum;
   std::vector<std::size_t> rest;
   CrtBatch<ExecSpace> crt_batch(space, products, options, scratch);
-  if (crt_batch.ok()) {
-    crt_batch.run(sum, rest);
-  } else {
+  if (crt_batch.ok()) crt_batch.run(sum, rest);
+  if (crt_batch.batched() == 0) {
+    // No product planned as one batch (or none certified there): the vendor's batch where
+    // every product runs native GEMM whatever its data, else one call per product.
     Report batch;
     if (native_strided_batch(space, products, options, batch)) return batch;
+    rest.clear();
     for (std::size_t i = 0; i < products.items.size(); ++i) rest.push_back(i);
   }
   bool any = crt_batch.batched() > 0;
