@@ -846,6 +846,30 @@ cublasStatus_t gemm(const Gemm<T>& g) {
   return status;
 }
 
+/// Whether Auto runs native GEMM on a strided batch of `products` real FP64 products of this
+/// shape whatever their data: as auto_declines for one product, except that ozaki weighs a
+/// real batch as one plan (ozaki::auto_choice_batched), which may take scheme II where one
+/// product alone would not.
+template <class T>
+bool auto_declines_batch(const Gemm<T>& g, cudaStream_t stream, long products) {
+  if (!std::is_same<T, double>::value || products < 2) return auto_declines(g, stream);
+  if (config().mode != Mode::Auto) return false;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  std::string why;
+  Runtime& runtime = Runtime::get();
+  if (!runtime.ready(device, why)) return false;
+  try {
+    return ozaki::auto_choice_batched<double>(runtime.instance(stream), g.m, g.n, g.k, products,
+                                              config().options) == ozaki::Algorithm::Native;
+  } catch (const std::exception&) {
+    return false;  // the call itself reports what failed
+  }
+}
+
 /// Whether a batch of `products` products of one shape (`shape`: the first product, or the
 /// shape alone, its matrices unread) passes to cuBLAS whole, as the caller's one call: ozaki's
 /// own calls, calls ozaki does not take (ineligible), calls on a stream being captured (a
@@ -854,7 +878,8 @@ cublasStatus_t gemm(const Gemm<T>& g) {
 /// nothing is read from the device.  Counted as its products; `stream` is the call's stream
 /// where it does not pass.
 template <class T>
-bool batch_passes_whole(const Gemm<T>& shape, long products, cudaStream_t& stream) {
+bool batch_passes_whole(const Gemm<T>& shape, long products, cudaStream_t& stream,
+                        bool strided = false) {
   if (inside_ozaki > 0 || products < 1) return true;
   Passed passed = Passed::Count;
   if (ineligible(shape, passed)) {
@@ -872,7 +897,7 @@ bool batch_passes_whole(const Gemm<T>& shape, long products, cudaStream_t& strea
     count_pass(Passed::StreamCapture, products);
     return true;
   }
-  if (auto_declines(shape, stream)) {
+  if (strided ? auto_declines_batch(shape, stream, products) : auto_declines(shape, stream)) {
     tally().native_by_shape.fetch_add(products, std::memory_order_relaxed);
     if (config().log == 1) {
       log_call(shape,
@@ -883,15 +908,89 @@ bool batch_passes_whole(const Gemm<T>& shape, long products, cudaStream_t& strea
   return false;
 }
 
+/// A strided batch of real FP64 products as rank-3 Views of the caller's memory, batch along
+/// extent 0.
+using Batch = Kokkos::View<double***, Kokkos::LayoutStride, Kokkos::CudaSpace,
+                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using ConstBatch = Kokkos::View<const double***, Kokkos::LayoutStride, Kokkos::CudaSpace,
+                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+/// A strided batch of real FP64 products through ozaki::gemm_batched on the stream's instance
+/// (one plan for the batch: docs/design.md §13): true with `status` where ozaki ran it (or
+/// failed after it may have written a C), false with `what` where it refused before writing
+/// anything (the products then go one by one).
+template <class T>
+bool run_ozaki_strided(const Gemm<T>& g, long long stride_a, long long stride_b, long long stride_c,
+                       int count, cudaStream_t stream, cublasStatus_t& status, std::string& what) {
+  if constexpr (!std::is_same<T, double>::value) {
+    (void)g, (void)stride_a, (void)stride_b, (void)stride_c, (void)count, (void)stream,
+        (void)status;
+    what = "not a real FP64 batch";
+    return false;
+  } else {
+    int device = 0;
+    if (g.lt != nullptr || cudaGetDevice(&device) != cudaSuccess) {
+      cudaGetLastError();
+      what = "no current device";
+      return false;
+    }
+    Runtime& runtime = Runtime::get();
+    double alpha = 0, beta = 0;
+    if (!runtime.ready(device, what) || !read_scalars(g, stream, alpha, beta)) return false;
+    const ConstBatch A(g.A,
+                       Kokkos::LayoutStride(count, stride_a, g.rows_a(), 1, g.cols_a(), g.lda));
+    const ConstBatch B(g.B,
+                       Kokkos::LayoutStride(count, stride_b, g.rows_b(), 1, g.cols_b(), g.ldb));
+    const Batch C(g.C, Kokkos::LayoutStride(count, stride_c, g.m, 1, g.n, g.ldc));
+    const char ta[2] = {trans_char<T>(g.transa), '\0'};
+    const char tb[2] = {trans_char<T>(g.transb), '\0'};
+    try {
+      const Guard inside;
+      const ozaki::Report r = ozaki::gemm_batched(runtime.instance(stream), ta, tb, alpha, A, B,
+                                                  beta, C, config().options);
+      what = describe(r) + ", a batch of " + std::to_string(count);
+      if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
+      Tally& t = tally();
+      if (r.algorithm == ozaki::Algorithm::Native) {
+        t.native.fetch_add(count, std::memory_order_relaxed);
+      } else {
+        t.through_ozaki.fetch_add(count, std::memory_order_relaxed);
+        std::lock_guard<std::mutex> lock(t.mutex);
+        t.ozaki_flops += Scalar<T>::flops * g.m * g.n * g.k * count;
+      }
+      status = CUBLAS_STATUS_SUCCESS;
+    } catch (const ozaki::InvalidArgument& e) {
+      what = std::string("ozaki refused the batch: ") + e.what();  // checked before any write
+      return false;
+    } catch (const std::exception& e) {
+      what = std::string("ozaki failed in the batch: ") + e.what();
+      status = CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    return true;
+  }
+}
+
 /// A strided batch: whole to cuBLAS where batch_passes_whole says so (`real_batch`: the
-/// caller's call), otherwise each product to ozaki one by one (gemm).
+/// caller's call); real FP64 products to ozaki as one batch (run_ozaki_strided); otherwise,
+/// or where that refuses, each product to ozaki one by one (gemm).
 template <class T, class PassWhole>
 cublasStatus_t strided_batched(const Gemm<T>& first, long long stride_a, long long stride_b,
                                long long stride_c, int batch_count, const PassWhole& real_batch) {
   cudaStream_t stream = nullptr;
-  if (batch_passes_whole(first, batch_count, stream)) {
+  if (batch_passes_whole(first, batch_count, stream, true)) {
     const InCublas in_cublas;
     return real_batch();
+  }
+  if (std::is_same<T, double>::value && batch_count > 1) {
+    CallTimer timer(stream);
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+    std::string what;
+    if (run_ozaki_strided<T>(first, stride_a, stride_b, stride_c, batch_count, stream, status,
+                             what)) {
+      log_call(first, what, timer.seconds());
+      return status;
+    }
+    if (config().log == 1) log_call(first, what + "; one product at a time", timer.seconds());
   }
   for (int i = 0; i < batch_count; ++i) {
     Gemm<T> g = first;
