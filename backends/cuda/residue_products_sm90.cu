@@ -351,7 +351,8 @@ __device__ __forceinline__ void store_residues(const std::int32_t (&d)[128], int
 /// What a tile's epilogue reads besides the accumulators, loaded as the tile starts so that the
 /// loads complete behind its products, then staged for the warpgroup.  Scheme II's: nothing.
 struct NoTileInputs {};
-__device__ __forceinline__ NoTileInputs load_tile_inputs(const ResidueEpilogue&, int, int) {
+__device__ __forceinline__ NoTileInputs load_tile_inputs(const ResidueEpilogue&, const WalkedTile&,
+                                                         int) {
   return {};
 }
 __device__ __forceinline__ void stage_tile_inputs(const ResidueEpilogue&, const NoTileInputs&,
@@ -359,13 +360,14 @@ __device__ __forceinline__ void stage_tile_inputs(const ResidueEpilogue&, const 
 
 /// A tile's products as scheme II wants them: slot `slot`'s residues modulo the tile's modulus.
 __device__ __forceinline__ void store_tile(const ResidueEpilogue& e, const std::int32_t (&d)[128],
-                                           int modulus, int in_plane, int slot, const NoTileInputs&,
+                                           const WalkedTile& tile, int slot, const NoTileInputs&,
                                            const EpilogueSmem&) {
   std::int8_t* out =
-      e.tiles + modulus * e.plane_bytes +
-      (static_cast<std::int64_t>(in_plane) * ResidueTiles::vectors * ResidueTiles::slots + slot) *
+      e.tiles + tile.modulus * e.plane_bytes +
+      (static_cast<std::int64_t>(tile.in_plane) * ResidueTiles::vectors * ResidueTiles::slots +
+       slot) *
           ResidueTiles::vector_bytes;
-  store_residues(d, e.moduli.m[modulus], e.moduli.inverse[modulus], out);
+  store_residues(d, e.moduli.m[tile.modulus], e.moduli.inverse[tile.modulus], out);
 }
 
 /// float rounded to C's type (narrow_bits.hpp: the bits of ozaki::bfloat16 and float16).
@@ -415,9 +417,8 @@ struct ScaledTileInputs {
 
 template <QuantizedOutput output, CStore store>
 __device__ __forceinline__ ScaledTileInputs load_tile_inputs(const ScaledEpilogue<output, store>& e,
-                                                             int in_plane, int slot) {
-  const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
-  const std::int64_t c0 = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols;
+                                                             const WalkedTile& tile, int slot) {
+  const std::int64_t r0 = tile.row0, c0 = tile.column0;
   ScaledTileInputs in;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -517,13 +518,13 @@ __device__ __forceinline__ void for_each_scaled_pair(const std::int32_t (&d)[128
 /// offset the unrolled loop knows; elsewhere each entry is checked.
 template <QuantizedOutput output>
 __device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::Direct>& e,
-                                           const std::int32_t (&d)[128], int /*modulus*/,
-                                           int in_plane, int slot, const ScaledTileInputs& in,
+                                           const std::int32_t (&d)[128], const WalkedTile& tile,
+                                           int slot, const ScaledTileInputs& in,
                                            const EpilogueSmem& smem) {
   using Out = OutOf<output>;
   const int first = ResidueTiles::column_in_tile(slot, 0);
-  const std::int64_t r0 = static_cast<std::int64_t>(in_plane / e.tiles_c) * tile_rows;
-  const std::int64_t c_first = static_cast<std::int64_t>(in_plane % e.tiles_c) * tile_cols + first;
+  const std::int64_t r0 = tile.row0;
+  const std::int64_t c_first = static_cast<std::int64_t>(tile.column0) + first;
   const std::int64_t columns_left = e.columns - c_first;  // C's columns from the thread's first
   const float* scales = warpgroup_staging(smem.staging, slot / 128) + first;
   const float* biases = scales + tile_cols;
@@ -575,8 +576,8 @@ __device__ __forceinline__ void bulk_store(const CUtensorMap* map, std::uint32_t
 /// boxes and the second row are constant offsets from them.
 template <QuantizedOutput output>
 __device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::Bulk>& e,
-                                           const std::int32_t (&d)[128], int /*modulus*/,
-                                           int in_plane, int slot, const ScaledTileInputs& in,
+                                           const std::int32_t (&d)[128], const WalkedTile& tile,
+                                           int slot, const ScaledTileInputs& in,
                                            const EpilogueSmem& smem) {
   constexpr int box_columns = 64, box_bytes = 64 * 128;
   const int consumer = slot / 128, t = slot % 128;
@@ -611,8 +612,8 @@ __device__ __forceinline__ void store_tile(const ScaledEpilogue<output, CStore::
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   warpgroup_barrier(consumer);
   if (t == 0) {
-    const int row0 = in_plane / e.tiles_c * tile_rows + 64 * consumer;
-    const int column0 = in_plane % e.tiles_c * tile_cols;
+    const int row0 = tile.row0 + 64 * consumer;
+    const int column0 = tile.column0;
     if (row0 < e.rows) {
 #pragma unroll
       for (int box = 0; box < tile_cols / box_columns; ++box) {
@@ -661,7 +662,7 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     const WalkedTile tile = walked_tile(walk, unit);
     // Issued before the products (their asm's memory clobbers keep the loads here); waited on
     // only when staged.
-    const auto inputs = load_tile_inputs(epilogue, tile.in_plane, slot);
+    const auto inputs = load_tile_inputs(epilogue, tile, slot);
     fence_accumulators(d);
     for (int kt = 0; kt < k_steps; ++kt, ++it) {
       const int s = it % stages;
@@ -683,7 +684,7 @@ __device__ __forceinline__ void multiply_tiles(unsigned char* smem, std::uint32_
     fence_accumulators(d);
     if (tile.inside) {  // the same for the whole CTA
       stage_tile_inputs(epilogue, inputs, epilogue_smem, slot);
-      store_tile(epilogue, d, tile.modulus, tile.in_plane, slot, inputs, epilogue_smem);
+      store_tile(epilogue, d, tile, slot, inputs, epilogue_smem);
     }
   }
   finish_stores(epilogue, slot);
