@@ -49,19 +49,24 @@ capture_hashes() { hashes "$1" | grep '^graph_capture' || true; }
 [ "$(capture_hashes nographs)" = "$(capture_hashes plain)" ] ||
   fail "nographs: a captured call did not pass through"
 grep -q "stream capture" "$work/nographs.err" || fail "nographs: the captured calls were not passed through"
-# force: every FP64 call of at least 512 in each dimension went through ozaki: 5 real and 3
-# complex single calls, 3 products of the strided batch, 3 cublasLtMatmul calls (real, real
-# with a bias, complex), the two captures' warm-up calls, the moved handle's 2 calls, 2
-# threads, 12 products of batched and grouped calls and 12 level-3 calls (below); and the two
-# captured calls ran scheme II inside their graphs (the warm-up calls made the library's streams
-# for graphs).
+# force: every FP64 call of at least 512 in each dimension went through ozaki, one log line
+# each: 5 real and 3 complex single calls, the strided batch of 3 as one batch, 3
+# cublasLtMatmul calls (real, real with a bias, complex), the two captures' warm-up calls, the
+# moved handle's 2 calls, 2 threads, 11 lines of batched and grouped calls and 12 level-3
+# calls (below); and the two captured calls ran scheme II inside their graphs (the warm-up
+# calls made the library's streams for graphs).
 through=$(grep -- "-> Int8" "$work/force.err" | grep -vc "(captured into a graph)" || true)
-[ "$through" -ge 44 ] || fail "force: $through eager calls through ozaki, expected 44"
-# The batched and grouped calls' products, one by one: cublasDgemmBatched 3 (device scalars),
-# cublasZgemmBatched 2, cublasGemmStridedBatchedEx 2, cublasGemmBatchedEx 2 (device scalars),
+[ "$through" -ge 41 ] || fail "force: $through eager calls through ozaki, expected 41"
+# The real FP64 strided batches as one batch each (gemm_batched: one plan for the batch).
+for expected in "cublasDgemmStridedBatched" "cublasGemmStridedBatchedEx TN 704x640x576"; do
+  grep -q -- "$expected.* -> Int8Crt L=[0-9]*, a batch of [23]," "$work/force.err" ||
+    fail "force: $expected did not go through ozaki as one batch"
+done
+# The other batched and grouped calls' products, one by one: cublasDgemmBatched 3 (device
+# scalars), cublasZgemmBatched 2, cublasGemmBatchedEx 2 (device scalars),
 # cublasDgemmGroupedBatched 2 + 1 of its two large groups.
 for expected in "3 cublasDgemmBatched NT 640x576x704" "2 cublasZgemmBatched CN 576x640x608" \
-  "2 cublasGemmStridedBatchedEx TN 704x640x576" "2 cublasGemmBatchedEx NN 576x704x640" \
+  "1 cublasGemmStridedBatchedEx TN 704x640x576" "2 cublasGemmBatchedEx NN 576x704x640" \
   "2 cublasDgemmGroupedBatched NN 640x576x704" "1 cublasDgemmGroupedBatched TT 768x544x608"; do
   products=$(grep -c -- "${expected#* } -> Int8" "$work/force.err" || true)
   [ "$products" -eq "${expected%% *}" ] ||
