@@ -48,8 +48,10 @@ void coverage_rows(const ExecSpace& space, std::int64_t K,
       });
 }
 
-/// Rows per team of coverage_grid's first kernel.
-constexpr std::int64_t coverage_team_rows = 2048;
+/// Rows per team of coverage_grid's first kernel: one per thread of a GPU team.  Each row's
+/// grid is a chain of dependent steps over its 34 points, so the kernel lasts as long as the
+/// rows one thread takes one after another (docs/design.md §13).
+constexpr std::int64_t coverage_team_rows = 128;
 inline std::int64_t coverage_grid_teams(std::int64_t rows) {
   return (rows + coverage_team_rows - 1) / coverage_team_rows;
 }
