@@ -55,12 +55,11 @@ inline Options crt_batch_options(const Options& o) {
 /// The count the batch gives a product with summary maxima `v` (summary_maxima): the first
 /// count from the fast model's (crt_fast_auto_moduli) whose componentwise bound under the fast
 /// rule is within the promise, as an eager call with an automatic count grows it; 0 where the
-/// eager call would not take the fast rule or no count up to max_moduli is certified.
+/// eager call would not take the fast rule (NaN or Inf, peaks beyond the fast classes, the
+/// coverage certificate past its gate: crt_fast_bound_at is +Inf at every count) or no count
+/// up to max_moduli is certified.
 inline int crt_batch_count(std::int64_t K, double promise, double u, const double* v) {
   const RowSummary s = row_summary_of(v);
-  if (s.a.nonfinite || s.b.nonfinite) return 0;
-  if (crt_peak_class(K, s.a.peak, s.b.peak) == CrtPeakClass::Accurate) return 0;
-  if (!(std::min(s.a.coverage_factor, s.b.coverage_factor) <= crt_coverage_gate)) return 0;
   for (int L = crt_fast_auto_moduli(K, s.a.peak, s.b.peak, u); L <= max_moduli; ++L) {
     if (crt_fast_bound_at(crt_capture_constants(L, K, promise, u), v) <= promise) return L;
   }
