@@ -601,6 +601,34 @@ std::string describe(const ozaki::Report& r) {
   return what;
 }
 
+/// A call (or a batch of `products`) that ozaki ran, in the tally: native where its Report
+/// says so, else `flops` through ozaki's INT8 products.
+void tally_ozaki_call(const ozaki::Report& r, long products, double flops) {
+  Tally& t = tally();
+  if (r.algorithm == ozaki::Algorithm::Native) {
+    t.native.fetch_add(products, std::memory_order_relaxed);
+  } else {
+    t.through_ozaki.fetch_add(products, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(t.mutex);
+    t.ozaki_flops += flops;
+  }
+}
+
+/// The instance of `stream` with this library's Kokkos started on the current device if it is
+/// not yet; nothing (with why) where there is none.  (No Kokkos::Cuda exists before Kokkos is
+/// started: its constructor checks that it is.)
+std::optional<Kokkos::Cuda> stream_instance(cudaStream_t stream, std::string& what) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    what = "no current device";
+    return std::nullopt;
+  }
+  Runtime& runtime = Runtime::get();
+  if (!runtime.ready(device, what)) return std::nullopt;
+  return runtime.instance(stream);
+}
+
 /// The call through ozaki::gemm; false (with why) where it could not run there.  C is left
 /// untouched whenever it returns false (ozaki's guarantee on exceptions; a cublasLtMatmul D
 /// may hold a copy of C, which the caller's call that follows overwrites).  Where ozaki runs
@@ -643,14 +671,7 @@ bool run_ozaki_on(const Gemm<T>& g, const Kokkos::Cuda& space, cudaStream_t stre
       what += " + bias";
     }
     if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
-    Tally& t = tally();
-    if (r.algorithm == ozaki::Algorithm::Native) {
-      t.native.fetch_add(1, std::memory_order_relaxed);
-    } else {
-      t.through_ozaki.fetch_add(1, std::memory_order_relaxed);
-      std::lock_guard<std::mutex> lock(t.mutex);
-      t.ozaki_flops += Scalar<T>::flops * g.m * g.n * g.k;
-    }
+    tally_ozaki_call(r, 1, Scalar<T>::flops * g.m * g.n * g.k);
     return true;
   } catch (const std::exception& e) {
     what = std::string("ozaki refused: ") + e.what();
@@ -663,14 +684,8 @@ bool run_ozaki_on(const Gemm<T>& g, const Kokkos::Cuda& space, cudaStream_t stre
 template <class T>
 bool run_ozaki(const Gemm<T>& g, cudaStream_t stream, typename Scalar<T>::RealGemm real_gemm,
                cublasStatus_t& status, std::string& what) {
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    what = "no current device";
-    return false;
-  }
-  Runtime& runtime = Runtime::get();
-  if (!runtime.ready(device, what)) return false;
-  return run_ozaki_on<T>(g, runtime.instance(stream), stream, real_gemm, status, what);
+  const std::optional<Kokkos::Cuda> space = stream_instance(stream, what);
+  return space && run_ozaki_on<T>(g, *space, stream, real_gemm, status, what);
 }
 
 /// Whether `stream` is being captured into a graph (an active or invalidated capture).
@@ -713,9 +728,11 @@ struct ShapeDecisions {
 /// Whether Auto runs native FP64 GEMM on this call's shape whatever its data: then the call is
 /// the caller's own, passed on without entering ozaki (no host round trip, no scratch, no
 /// Kokkos launch).  Only in OZAKI_CUBLAS=auto; false where ozaki cannot tell (it then decides
-/// in the call).
+/// in the call).  `batch`: the products of a strided batch that ozaki takes whole, which it
+/// weighs as one plan (ozaki::auto_choice_batched: real products may take scheme II where one
+/// alone would not); that answer depends on their count, which the shape cache does not hold.
 template <class T>
-bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
+bool auto_declines(const Gemm<T>& g, cudaStream_t stream, long batch = 1) {
   if (config().mode != Mode::Auto) return false;
   thread_local ShapeDecisions decisions;
   constexpr int element = (Scalar<T>::complex ? 1 : 0) + (Scalar<T>::fp32 ? 2 : 0);
@@ -724,7 +741,11 @@ bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
     cudaGetLastError();
     return false;
   }
-  if (const ShapeDecisions::Entry* e = decisions.find(device, g.m, g.n, g.k, element)) {
+  // Only real products are weighed as a batch: other batches decide as one product does.
+  const long items = std::is_same<typename Scalar<T>::Element, double>::value ? batch : 1;
+  const bool cached = items == 1;
+  if (const ShapeDecisions::Entry* e =
+          cached ? decisions.find(device, g.m, g.n, g.k, element) : nullptr) {
     return e->native;
   }
   std::string why;
@@ -732,12 +753,13 @@ bool auto_declines(const Gemm<T>& g, cudaStream_t stream) {
   if (!runtime.ready(device, why)) return false;
   bool native = false;
   try {
-    native =
-        ozaki::auto_choice<typename Scalar<T>::Element>(
-            runtime.instance(stream), g.m, g.n, g.k, config().options) == ozaki::Algorithm::Native;
+    native = ozaki::auto_choice_batched<typename Scalar<T>::Element>(
+                 runtime.instance(stream), g.m, g.n, g.k, items, config().options) ==
+             ozaki::Algorithm::Native;
   } catch (const std::exception&) {
     return false;  // the call itself reports what failed
   }
+  if (!cached) return native;
   ShapeDecisions::Entry decided;
   decided.device = device;
   decided.m = g.m;
@@ -846,30 +868,6 @@ cublasStatus_t gemm(const Gemm<T>& g) {
   return status;
 }
 
-/// Whether Auto runs native GEMM on a strided batch of `products` real FP64 products of this
-/// shape whatever their data: as auto_declines for one product, except that ozaki weighs a
-/// real batch as one plan (ozaki::auto_choice_batched), which may take scheme II where one
-/// product alone would not.
-template <class T>
-bool auto_declines_batch(const Gemm<T>& g, cudaStream_t stream, long products) {
-  if (!std::is_same<T, double>::value || products < 2) return auto_declines(g, stream);
-  if (config().mode != Mode::Auto) return false;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
-  std::string why;
-  Runtime& runtime = Runtime::get();
-  if (!runtime.ready(device, why)) return false;
-  try {
-    return ozaki::auto_choice_batched<double>(runtime.instance(stream), g.m, g.n, g.k, products,
-                                              config().options) == ozaki::Algorithm::Native;
-  } catch (const std::exception&) {
-    return false;  // the call itself reports what failed
-  }
-}
-
 /// Whether a batch of `products` products of one shape (`shape`: the first product, or the
 /// shape alone, its matrices unread) passes to cuBLAS whole, as the caller's one call: ozaki's
 /// own calls, calls ozaki does not take (ineligible), calls on a stream being captured (a
@@ -897,7 +895,7 @@ bool batch_passes_whole(const Gemm<T>& shape, long products, cudaStream_t& strea
     count_pass(Passed::StreamCapture, products);
     return true;
   }
-  if (strided ? auto_declines_batch(shape, stream, products) : auto_declines(shape, stream)) {
+  if (auto_declines(shape, stream, strided ? products : 1)) {
     tally().native_by_shape.fetch_add(products, std::memory_order_relaxed);
     if (config().log == 1) {
       log_call(shape,
@@ -928,15 +926,17 @@ bool run_ozaki_strided(const Gemm<T>& g, long long stride_a, long long stride_b,
     what = "not a real FP64 batch";
     return false;
   } else {
-    int device = 0;
-    if (g.lt != nullptr || cudaGetDevice(&device) != cudaSuccess) {
-      cudaGetLastError();
-      what = "no current device";
+    double alpha = 0, beta = 0;
+    if (g.lt != nullptr) {
+      what = "a cublasLt call";
       return false;
     }
-    Runtime& runtime = Runtime::get();
-    double alpha = 0, beta = 0;
-    if (!runtime.ready(device, what) || !read_scalars(g, stream, alpha, beta)) return false;
+    const std::optional<Kokkos::Cuda> space = stream_instance(stream, what);
+    if (!space) return false;
+    if (!read_scalars(g, stream, alpha, beta)) {
+      what = "alpha or beta unreadable on the device";
+      return false;
+    }
     const ConstBatch A(g.A,
                        Kokkos::LayoutStride(count, stride_a, g.rows_a(), 1, g.cols_a(), g.lda));
     const ConstBatch B(g.B,
@@ -946,18 +946,11 @@ bool run_ozaki_strided(const Gemm<T>& g, long long stride_a, long long stride_b,
     const char tb[2] = {trans_char<T>(g.transb), '\0'};
     try {
       const Guard inside;
-      const ozaki::Report r = ozaki::gemm_batched(runtime.instance(stream), ta, tb, alpha, A, B,
-                                                  beta, C, config().options);
+      const ozaki::Report r =
+          ozaki::gemm_batched(*space, ta, tb, alpha, A, B, beta, C, config().options);
       what = describe(r) + ", a batch of " + std::to_string(count);
       if (!r.reason.empty() && config().log == 1) what += " (" + r.reason + ")";
-      Tally& t = tally();
-      if (r.algorithm == ozaki::Algorithm::Native) {
-        t.native.fetch_add(count, std::memory_order_relaxed);
-      } else {
-        t.through_ozaki.fetch_add(count, std::memory_order_relaxed);
-        std::lock_guard<std::mutex> lock(t.mutex);
-        t.ozaki_flops += Scalar<T>::flops * g.m * g.n * g.k * count;
-      }
+      tally_ozaki_call(r, count, Scalar<T>::flops * g.m * g.n * g.k * count);
       status = CUBLAS_STATUS_SUCCESS;
     } catch (const ozaki::InvalidArgument& e) {
       what = std::string("ozaki refused the batch: ") + e.what();  // checked before any write
