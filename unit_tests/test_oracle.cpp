@@ -214,6 +214,31 @@ TEST(Accuracy, AutoPrefersNativeWhereItsCostModelSaysSo) {
   EXPECT_EQ(ozaki::Impl::best_case_slices(8192, PairPolicy::Triangular, 0, u64), 7);
 }
 
+/// sm_90 parts share the H200's measured fractions of peak, so the balance follows the memory
+/// peak: the H200 keeps its measured 14.15 flops a byte, an H100 SXM (HBM3 at 2619 MHz on 5120
+/// bits) gets 4.92 / 3.35 times more, and a device that reports no peaks keeps the H200's.  On
+/// both parts scheme II's modelled cost of an 8192^3 call with 14 moduli stays at or above the
+/// measured one (docs/benchmarks.md: 13.52 / 19.4 ms on the H200, 14.45 / 18.71 on an H100) and
+/// within a tenth of it: the model errs towards native by little.
+TEST(Accuracy, Sm90BalanceFollowsTheMemoryPeak) {
+  using ozaki::Impl::GpuPeaks;
+  using ozaki::Impl::sm90_fp64_flops_per_byte;
+  const GpuPeaks h200 = ozaki::Impl::h200_peaks();
+  const GpuPeaks h100_sxm{132, 1.98e6, 2.619e6, 5120};
+  EXPECT_DOUBLE_EQ(sm90_fp64_flops_per_byte(h200), 56.6 / 4.0);
+  EXPECT_NEAR(sm90_fp64_flops_per_byte(h100_sxm), 14.15 * 4.917 / 3.352, 0.01);
+  EXPECT_DOUBLE_EQ(sm90_fp64_flops_per_byte(GpuPeaks{}), 56.6 / 4.0);
+  const ozaki::Impl::Shape s{8192, 8192, 8192};
+  const double on_h200 =
+      ozaki::Impl::crt_relative_cost({26.5, sm90_fp64_flops_per_byte(h200), 0.9}, 14, 14, s);
+  const double on_h100 =
+      ozaki::Impl::crt_relative_cost({26.5, sm90_fp64_flops_per_byte(h100_sxm), 0.9}, 14, 14, s);
+  EXPECT_GE(on_h200, 13.52 / 19.4);
+  EXPECT_LE(on_h200, 1.1 * 13.52 / 19.4);
+  EXPECT_GE(on_h100, 14.45 / 18.71);
+  EXPECT_LE(on_h100, 1.1 * 14.45 / 18.71);
+}
+
 TEST(Accuracy, NativeReasonGivesTheModelledCostWithTwoDecimals) {
   // Formatted from integers (cost_model.hpp): rounded to the nearest hundredth, a fraction
   // below 0.10 keeps its leading zero; Inf keeps printf's text.

@@ -88,20 +88,44 @@ void check(cudaError_t status, const char* call) {
                      cudaGetErrorString(status) + ")");
 }
 
-const cudaDeviceProp& device_properties(int device) {
+namespace {
+
+/// What a device reports of itself, queried once.
+struct DeviceFacts {
+  cudaDeviceProp prop;
+  GpuPeaks peaks;
+};
+
+int device_attribute(cudaDeviceAttr what, int device) {
+  int value = 0;
+  check(cudaDeviceGetAttribute(&value, what, device), "cudaDeviceGetAttribute");
+  return value;
+}
+
+const DeviceFacts& device_facts(int device) {
   // Never destroyed (a static's destructor could run before a late caller's use at exit);
   // a node-based map keeps references valid.
   static std::mutex* mutex = new std::mutex;
-  static auto* known = new std::map<int, cudaDeviceProp>;
+  static auto* known = new std::map<int, DeviceFacts>;
   std::lock_guard<std::mutex> lock(*mutex);
   auto found = known->find(device);
   if (found == known->end()) {
-    cudaDeviceProp prop;
-    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-    found = known->emplace(device, prop).first;
+    DeviceFacts facts;
+    check(cudaGetDeviceProperties(&facts.prop, device), "cudaGetDeviceProperties");
+    facts.peaks.multiprocessors = facts.prop.multiProcessorCount;
+    facts.peaks.clock_khz = device_attribute(cudaDevAttrClockRate, device);
+    facts.peaks.memory_clock_khz = device_attribute(cudaDevAttrMemoryClockRate, device);
+    facts.peaks.memory_bus_bits = facts.prop.memoryBusWidth;
+    found = known->emplace(device, facts).first;
   }
   return found->second;
 }
+
+}  // namespace
+
+const cudaDeviceProp& device_properties(int device) { return device_facts(device).prop; }
+
+const GpuPeaks& device_peaks(int device) { return device_facts(device).peaks; }
 
 BoundHandle handle_for(cudaStream_t stream, HandleUse use) {
   int device = 0;

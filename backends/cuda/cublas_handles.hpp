@@ -8,6 +8,8 @@
 // mode, mantissa control) live on a handle, so the emulation path has handles of its own.
 // All handles are destroyed when Kokkos finalizes.
 
+#include <ozaki/impl/cost_model.hpp>
+
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -75,6 +77,10 @@ bool lt_ready_for(cudaStream_t stream);
 /// The properties of `device`, queried once per device and process (cudaGetDeviceProperties
 /// costs microseconds, and every call's support and rate queries need them).
 const cudaDeviceProp& device_properties(int device);
+
+/// The peaks `device` reports (its clocks and memory bus), queried once per device and process:
+/// what Auto's cost model scales the measured sm_90 rates by.
+const GpuPeaks& device_peaks(int device);
 
 /// Throw ozaki::BackendError naming the call and cuBLAS's / CUDA's reason.
 /// After a successful cuBLAS call: registers, once, an atexit function that marks the process

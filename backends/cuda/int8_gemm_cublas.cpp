@@ -324,11 +324,11 @@ double Int8Gemm<Kokkos::Cuda, true>::int8_over_fp64_throughput(const Kokkos::Cud
 
 double Int8Gemm<Kokkos::Cuda, true>::fp64_flops_per_byte(const Kokkos::Cuda& space) {
   const cudaDeviceProp& prop = cuda::device_properties(space.cuda_device());
-  // FP64 GEMM flops per byte of memory traffic.  sm_90: cublasDgemm's rate over the bandwidth
-  // that streaming kernels reach (docs/benchmarks.md, "Rates the cost model uses"); sm_80
-  // (A100): the datasheet's FP64 tensor-core rate over its bandwidth.
+  // FP64 GEMM flops per byte of memory traffic.  sm_90: the H200's measured balance scaled by
+  // this part's peaks (sm90_fp64_flops_per_byte: an H100's HBM3 makes the memory-bound phases
+  // half as dear again); sm_80 (A100): the datasheet's FP64 tensor-core rate over its bandwidth.
   switch (prop.major * 10 + prop.minor) {
-    case 90: return 56.6 / 4.0;
+    case 90: return sm90_fp64_flops_per_byte(cuda::device_peaks(space.cuda_device()));
     case 80: return 19.5 / 1.5;
     default: return 0;  // unknown: Auto's cost model ignores memory traffic
   }

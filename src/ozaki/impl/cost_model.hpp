@@ -25,6 +25,38 @@ struct DeviceRates {
   double fp32_over_fp64 = 0;
 };
 
+/// What a GPU reports of its peaks: its multiprocessors and their clock, its memory clock and
+/// bus width (cudaDeviceProp and device attributes; 0 where unknown).
+struct GpuPeaks {
+  int multiprocessors = 0;
+  double clock_khz = 0;
+  double memory_clock_khz = 0;
+  int memory_bus_bits = 0;
+  /// FP64 tensor-core flops a second: 256 per multiprocessor and clock on sm_90.
+  double fp64_flops() const { return 256.0 * multiprocessors * clock_khz * 1e3; }
+  /// Bytes a second: two transfers per memory clock (double data rate) across the bus.
+  double memory_bytes() const { return 2 * memory_clock_khz * 1e3 * memory_bus_bits / 8; }
+};
+
+/// The H200 the sm_90 rates were measured on (docs/benchmarks.md, "Rates the cost model uses"),
+/// as it reports itself: 132 multiprocessors at 1980 MHz, HBM3e at 3201 MHz on 6144 bits.
+constexpr GpuPeaks h200_peaks() { return {132, 1.98e6, 3.201e6, 6144}; }
+
+/// cublasDgemm's rate over the bandwidth streaming kernels reach, measured on that H200.
+constexpr double h200_fp64_flops_per_byte = 56.6 / 4.0;
+
+/// An sm_90 part's FP64 balance: the H200's measured balance, scaled by the part's FP64 peak
+/// over its memory peak against the H200's.  DGEMM and the streaming kernels reach the same
+/// fractions of their peaks on every sm_90 part (one architecture), so only the peaks move it:
+/// an H100 SXM (HBM3, 3.35 TB/s against 4.9) comes out at about 20.7 flops a byte, and the
+/// memory-bound phases of scheme II weigh half as much again as on the H200.
+inline double sm90_fp64_flops_per_byte(const GpuPeaks& part) {
+  const GpuPeaks h200 = h200_peaks();
+  if (!(part.fp64_flops() > 0 && part.memory_bytes() > 0)) return h200_fp64_flops_per_byte;
+  return h200_fp64_flops_per_byte * (part.fp64_flops() / h200.fp64_flops()) *
+         (h200.memory_bytes() / part.memory_bytes());
+}
+
 /// Scheme I: `products` INT8 GEMMs plus about 10% for split and recombination
 /// (docs/benchmarks.md).  0 on a device of unknown rates: no preference for native.
 inline double slices_relative_cost(const DeviceRates& rates, int products) {
