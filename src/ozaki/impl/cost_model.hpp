@@ -48,8 +48,8 @@ constexpr double h200_fp64_flops_per_byte = 56.6 / 4.0;
 /// An sm_90 part's FP64 balance: the H200's measured balance, scaled by the part's FP64 peak
 /// over its memory peak against the H200's.  DGEMM and the streaming kernels reach the same
 /// fractions of their peaks on every sm_90 part (one architecture), so only the peaks move it:
-/// an H100 SXM (HBM3, 3.35 TB/s against 4.9) comes out at about 20.7 flops a byte, and the
-/// memory-bound phases of scheme II weigh half as much again as on the H200.
+/// on an H100's HBM3 the memory-bound phases of scheme II weigh about half as much again as on
+/// the H200's HBM3e (docs/design.md §5.6).
 inline double sm90_fp64_flops_per_byte(const GpuPeaks& part) {
   const GpuPeaks h200 = h200_peaks();
   if (!(part.fp64_flops() > 0 && part.memory_bytes() > 0)) return h200_fp64_flops_per_byte;
