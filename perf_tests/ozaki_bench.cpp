@@ -1400,6 +1400,11 @@ int main(int argc, char* argv[]) {
                               : " in float (native: SGEMM)")
                 : (st.complex ? " in complex<double> (native: ZGEMM; TFLOP/s count 8 MNK)" : ""),
       st.reps, until, st.budget, st.samples);
+  // The rates Auto's cost model takes for this device (0: unknown), so that a run's decisions
+  // can be read against docs/design.md §5.6.
+  const ozaki::Impl::DeviceRates rates = ozaki::Impl::device_rates(space);
+  std::printf("Auto's rates here: INT8 / FP64 GEMM %.1f, FP64 GEMM flops per byte %.2f\n",
+              rates.int8_over_fp64, rates.fp64_flops_per_byte);
   std::fflush(stdout);
   std::vector<Result> results;
   bool any_failed = false;
