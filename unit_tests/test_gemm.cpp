@@ -567,6 +567,44 @@ TEST(Workspace, RepeatedCallsAllocateNothingAndSeeNewContents) {
   }
 }
 
+/// Auto's first guesses are kept per thread for the last plan asked about (auto.hpp): every
+/// input of the guesses is part of the question, so plans asked in turn get their own answers,
+/// the same as computed afresh.
+TEST(Gemm, AutoFirstGuessesAnswerEachPlanAskedInTurn) {
+  using ozaki::Impl::make_plan;
+  using ozaki::Impl::Shape;
+  Options fp32;
+  fp32.accuracy = ozaki::Accuracy::Fp32;
+  Options slices5;
+  slices5.slices = 5;
+  Options moduli16;
+  moduli16.moduli = 16;
+  Options full_pairs;
+  full_pairs.pairs = ozaki::PairPolicy::Full;
+  std::vector<ozaki::Impl::CallPlan> plans;
+  for (const std::int64_t K : {64, 1000, 8192, 65536}) {
+    for (const Options& o : {Options{}, fp32, slices5, moduli16, full_pairs}) {
+      plans.push_back(make_plan(Shape{256, 256, K}, o));
+    }
+  }
+  for (int round = 0; round < 2; ++round) {
+    for (const auto& plan : plans) {
+      const ozaki::Impl::AutoProducts kept = ozaki::Impl::auto_products(plan);
+      const int S = plan.auto_slices
+                        ? ozaki::Impl::best_case_slices(plan.shape.k, plan.pairs, plan.pair_count,
+                                                        plan.unit_roundoff)
+                        : plan.slices;
+      EXPECT_EQ(kept.scheme1, ozaki::Impl::slices_products(S, plan.pairs, plan.pair_count) +
+                                  (plan.auto_slices ? 1 : 0))
+          << "K = " << plan.shape.k;
+      EXPECT_EQ(kept.crt, plan.auto_moduli
+                              ? ozaki::Impl::crt_first_guess(plan.shape.k, plan.unit_roundoff)
+                              : plan.moduli)
+          << "K = " << plan.shape.k;
+    }
+  }
+}
+
 TEST(Workspace, AutomaticSliceCountGrowsItOnce) {
   Random rng(41);
   const HostMatrix A = random_host(20, 300, 4.0, rng), B = random_host(300, 10, 4.0, rng);
