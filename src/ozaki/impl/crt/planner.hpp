@@ -560,7 +560,7 @@ class CrtPlanner {
     const CrtPlan plan = grown_until_certified(chosen);
     if (plan.error_bound > promise) {
       append_reason("no count up to " + std::to_string(max_moduli) +
-                    " moduli keeps the componentwise error bound within native FP64 GEMM's "
+                    " moduli keeps the componentwise error bound within native GEMM's "
                     "on this data (bound " +
                     bound_text(plan.error_bound) + " |A||B| at " + std::to_string(max_moduli) +
                     " moduli): native FP64 GEMM");
@@ -570,7 +570,7 @@ class CrtPlanner {
     append_reason("automatic moduli count raised from " + std::to_string(chosen.count.moduli) +
                   " to " + std::to_string(plan.moduli) +
                   " so that the componentwise bound stays within native "
-                  "FP64's");
+                  "GEMM's");
     if (call_.plan.requested != Algorithm::Auto) return {Int8Outcome::Done, plan};
     const int products = plan.moduli + call_.report.estimate_int8_gemms;
     const double cost = cost_of(plan.moduli, products);
@@ -603,8 +603,9 @@ class CrtPlanner {
 
   void note_bound_above_native(const CrtPlan& plan, double promise) {
     append_reason(std::to_string(plan.moduli) + " moduli give a componentwise error bound of " +
-                  bound_text(plan.error_bound) + " |A||B| on this data, above native FP64 GEMM's " +
-                  bound_text(promise) + " (not FP64-equivalent: use an automatic count)");
+                  bound_text(plan.error_bound) + " |A||B| on this data, above native GEMM's " +
+                  bound_text(promise) +
+                  " in the call's precision (less accurate than native: use an automatic count)");
   }
 
   /// The bound of the bits of `count` (Report::error_bound): the coverage certificate's, and

@@ -164,12 +164,12 @@ class SlicesPlanner {
               ? "auto slices: some (|A||B|)_mn lies below the resolution of the int8 estimate, "
                 "so no slice count can bound its error: native FP64 GEMM"
               : "auto slices: no S up to " + std::to_string(max_slices) +
-                    " keeps the componentwise error bound within native FP64's gamma_K on "
+                    " keeps the componentwise error bound within native GEMM's gamma_K on "
                     "this data (exponent ranges beyond its bits): native FP64 GEMM";
     } else if (S != modelled) {
       call_.report.reason = "auto slices: S raised from " + std::to_string(modelled) + " to " +
                             std::to_string(S) +
-                            " so that the componentwise bound stays within native FP64's";
+                            " so that the componentwise bound stays within native GEMM's";
     }
     return SlicesPlan{S, {}, bound};
   }
