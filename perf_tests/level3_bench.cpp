@@ -4,7 +4,7 @@
 // reference.
 //
 //   level3_bench [--routines dsyrk,zherk,dtrsm,dsymm] [--sizes 8192,16384] [--reps 5] [--phi 0.5]
-//                (routines also ztrsm, dtrmm, ztrmm)
+//                (routines also ztrsm, dtrmm, ztrmm, zhemm)
 //                [--algorithm auto|native|crt] [--leaf ROWS] [--csv FILE]
 //
 // --algorithm and --leaf set Options::algorithm for every GEMM of the routine and
@@ -15,11 +15,10 @@
 // lower, no transpose, non-unit, n x n A (diagonally dominant) and an n-column B.  Errors:
 // syrk/herk |C - AA^T| / (|A||A^T|) at 256 sampled entries of the triangle; trsm the
 // componentwise backward error |B - AX| / (|A||X| + |B|) at 256 sampled entries (ztrsm, and
-// dtrmm / ztrmm B := A B with |C - AB| / (|A||B|), on the same operands); dsymm: left,
-// C = S B with S symmetric (its lower triangle stored), n x n, |C - SB| / (|S||B|) at 256
-// sampled entries.  Output: one
-// line per routine and size, and CSV rows routine,n,native_ms,ozaki_ms,speedup,native_error,
-// ozaki_error,algorithm,moduli,bound.
+// dtrmm / ztrmm B := A B with |C - AB| / (|A||B|), on the same operands); dsymm / zhemm:
+// left, C = S B with S symmetric / Hermitian (its lower triangle stored), n x n, |C - SB| /
+// (|S||B|) at 256 sampled entries.  Output: one line per routine and size, and CSV rows
+// routine,n,native_ms,ozaki_ms,speedup,native_error, ozaki_error,algorithm,moduli,bound.
 #include "paired_runs.hpp"
 #include "tool_args.hpp"
 
@@ -266,43 +265,73 @@ Result triangular(cublasHandle_t handle, bool multiply, std::int64_t n, double p
   return r;
 }
 
-/// max |C - S B| / (|S||B|) over sampled entries, S symmetric with its lower triangle stored.
-double symm_error(const std::vector<double>& s, const std::vector<double>& b,
-                  const std::vector<double>& c, std::int64_t n) {
+/// max |C - S B| / (|S||B|) over sampled entries, S symmetric (hermitian: Hermitian) with its
+/// lower triangle stored.
+template <class T>
+double symm_error(const std::vector<T>& s, const std::vector<T>& b, const std::vector<T>& c,
+                  std::int64_t n, bool hermitian) {
   double worst = 0;
   for (const Sample& e : lower_samples(n)) {
-    long double sum = 0, scale = 0;
+    decltype(wide(T(0))) sum = 0;
+    long double scale = 0;
     for (std::int64_t k = 0; k < n; ++k) {
-      const double skl = e.i >= k ? s[e.i + k * n] : s[k + e.i * n];
-      sum += static_cast<long double>(skl) * b[k + e.j * n];
-      scale += mag(skl) * mag(b[k + e.j * n]);
+      auto skl = wide(e.i >= k ? s[e.i + k * n] : s[k + e.i * n]);
+      if constexpr (!std::is_same<T, double>::value) {
+        if (hermitian && e.i < k) skl = std::conj(skl);
+        if (hermitian && e.i == k) skl = skl.real();
+      }
+      sum += skl * wide(b[k + e.j * n]);
+      scale += mag(skl) * mag(wide(b[k + e.j * n]));
     }
-    worst = std::max(worst, static_cast<double>(mag(c[e.i + e.j * n] - sum) / scale));
+    worst = std::max(worst, static_cast<double>(mag(wide(c[e.i + e.j * n]) - sum) / scale));
   }
   return worst;
 }
 
-/// dsymm: C = S B, S n x n symmetric (lower triangle stored), B n x n.
+/// cuBLAS's dsymm or zhemm: left, lower, C = S B, alpha = 1, beta = 0.
+void native_symmetric(cublasHandle_t handle, const Matrix<double>& s, const Matrix<double>& b,
+                      const Matrix<double>& c) {
+  const int n = static_cast<int>(c.extent(0)), cols = static_cast<int>(c.extent(1));
+  const double one = 1, zero = 0;
+  check(cublasDsymm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, cols, &one, s.data(), n,
+                    b.data(), n, &zero, c.data(), n),
+        "cublasDsymm");
+}
+void native_symmetric(cublasHandle_t handle, const Matrix<KC>& s, const Matrix<KC>& b,
+                      const Matrix<KC>& c) {
+  const int n = static_cast<int>(c.extent(0)), cols = static_cast<int>(c.extent(1));
+  const cuDoubleComplex one{1, 0}, zero{0, 0};
+  check(cublasZhemm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, cols, &one,
+                    reinterpret_cast<const cuDoubleComplex*>(s.data()), n,
+                    reinterpret_cast<const cuDoubleComplex*>(b.data()), n, &zero,
+                    reinterpret_cast<cuDoubleComplex*>(c.data()), n),
+        "cublasZhemm");
+}
+
+/// dsymm (double) or zhemm (complex): C = S B, S n x n symmetric or Hermitian (lower triangle
+/// stored; zhemm reads the diagonal's real parts only), B n x n.
+template <class T>
 Result symmetric_multiply(cublasHandle_t handle, std::int64_t n, double phi, int reps,
                           const ozaki::Options& options) {
-  Matrix<double> s("S", n, n), b("B", n, n), c("C", n, n);
+  constexpr bool hermitian = !std::is_same<T, double>::value;
+  Matrix<T> s("S", n, n), b("B", n, n), c("C", n, n);
   fill(s, phi, 14);
   fill(b, phi, 15);
   Result r;
-  const int ni = static_cast<int>(n);
-  auto native = [&] {
-    const double one = 1, zero = 0;
-    check(cublasDsymm(handle, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, ni, ni, &one, s.data(), ni,
-                      b.data(), ni, &zero, c.data(), ni),
-          "cublasDsymm");
+  auto native = [&] { native_symmetric(handle, s, b, c); };
+  auto ozaki_call = [&] {
+    if constexpr (hermitian) {
+      return ozaki::hemm(Space(), "L", "L", T(1), s, b, T(0), c, options);
+    } else {
+      return ozaki::symm(Space(), "L", "L", 1.0, s, b, 0.0, c, options);
+    }
   };
-  auto ozaki_call = [&] { return ozaki::symm(Space(), "L", "L", 1.0, s, b, 0.0, c, options); };
   time_pair(reps, r, native, ozaki_call, [] {});
-  const std::vector<double> hs = to_host(s), hb = to_host(b);
+  const std::vector<T> hs = to_host(s), hb = to_host(b);
   native();
-  r.native_error = symm_error(hs, hb, to_host(c), n);
+  r.native_error = symm_error(hs, hb, to_host(c), n, hermitian);
   ozaki_call();
-  r.ozaki_error = symm_error(hs, hb, to_host(c), n);
+  r.ozaki_error = symm_error(hs, hb, to_host(c), n, hermitian);
   return r;
 }
 
@@ -355,10 +384,13 @@ int run(int argc, char** argv) {
       else if (routine == "ztrsm" || routine == "ztrmm")
         r = triangular<KC>(handle, routine == "ztrmm", n, phi, reps, options);
       else if (routine == "dsymm")
-        r = symmetric_multiply(handle, n, phi, reps, options);
+        r = symmetric_multiply<double>(handle, n, phi, reps, options);
+      else if (routine == "zhemm")
+        r = symmetric_multiply<KC>(handle, n, phi, reps, options);
       else
-        throw std::invalid_argument("routine " + routine +
-                                    " (expected dsyrk, zherk, dtrsm, ztrsm, dtrmm, ztrmm, dsymm)");
+        throw std::invalid_argument(
+            "routine " + routine +
+            " (expected dsyrk, zherk, dtrsm, ztrsm, dtrmm, ztrmm, dsymm, zhemm)");
       std::printf(
           "%-6s n=%-6lld native %9.2f ms  ozaki %9.2f ms  %5.2fx  errors %.2e / %.2e  %s L=%d "
           "bound %.2e int8 GEMMs %d decisions %.1f ms%s%s\n",
