@@ -103,6 +103,12 @@ int device_attribute(cudaDeviceAttr what, int device) {
 }
 
 const DeviceFacts& device_facts(int device) {
+  // Every call's decision asks several times (Auto's rates, the INT8 GEMM's support): each
+  // thread keeps the device it asked about last, which references into the map keep valid,
+  // so a call that declines takes no lock here.
+  thread_local int last_device = -1;
+  thread_local const DeviceFacts* last_facts = nullptr;
+  if (device == last_device) return *last_facts;
   // Never destroyed (a static's destructor could run before a late caller's use at exit);
   // a node-based map keeps references valid.
   static std::mutex* mutex = new std::mutex;
@@ -118,6 +124,8 @@ const DeviceFacts& device_facts(int device) {
     facts.peaks.memory_bus_bits = facts.prop.memoryBusWidth;
     found = known->emplace(device, facts).first;
   }
+  last_device = device;
+  last_facts = &found->second;
   return found->second;
 }
 
