@@ -808,6 +808,8 @@ run_breadth_benches() {
 # one process, OZAKI_DECLINES_ROUNDS (3) fresh processes of OZAKI_DECLINES_REPS (201) pairs each
 # on OZAKI_DECLINES_SHAPES (2048x2048x1024): issue 39's ">= 0.98x native", from enough pairs
 # that the card's drift (about 5 %) cancels.  Tables to LOG, CSVs to $OUT/declines-<round>.csv.
+# Then call_overhead (where packed): the host time of a declined call over Algorithm::Native's,
+# and its steps (issue 39's "at most 1 us over plain cuBLAS").
 run_declines() {
   local log=$1 out=${OUT:-$repo/build-cuda/out} round
   for round in $(seq "${OZAKI_DECLINES_ROUNDS:-3}"); do
@@ -816,6 +818,11 @@ run_declines() {
       --configs native,default --reps "${OZAKI_DECLINES_REPS:-201}" --no-phases \
       --csv "$out/declines-$round.csv" >>"$log" 2>&1 || echo "declines: ozaki_bench failed" >>"$log"
   done
+  if [ -x "$perf_bin/call_overhead" ]; then
+    echo "== call_overhead" >>"$log"
+    "$perf_bin/call_overhead" --shapes 2048x2048x1024,64x64x64 --reps 201 >>"$log" 2>&1 ||
+      echo "declines: call_overhead failed" >>"$log"
+  fi
 }
 
 # run_standings <log>: the plain call against native DGEMM (ZGEMM with complex shapes) in one run
@@ -1047,7 +1054,7 @@ cmd_pair_here() {
 
 # The binaries a pack holds: what `cmake/dev.sh carried` runs on the GPU machine.
 pack_tests="captured_cuda cuda_backend_cuda componentwise_cuda level3_cuda batched_cuda single_cuda quantized_cuda fp8_cuda"
-pack_tools="ozaki_bench level3_bench batched_bench cublas_call_overhead quantized_bench"
+pack_tools="ozaki_bench level3_bench batched_bench cublas_call_overhead call_overhead quantized_bench"
 pack_clients="cublas_client cublas_client_linked"
 
 # On the host: builds the pack's binaries for sm_90 and packs them, stripped, with the shared
@@ -1092,7 +1099,8 @@ cmd_pack() {
 #   fp32     the FP32 benchmarks and torch float32 (run_fp32_benches)
 #   quantized  quantized_bench (W8A8 and FP8 against cuBLAS's BF16 GEMM, the grouped forms
 #              against a batch of normal calls; OZAKI_QUANTIZED_ARGS)
-#   declines where Auto declines, the plain call paired with native (run_declines)
+#   declines where Auto declines, the plain call paired with native, and call_overhead's host
+#            times (run_declines)
 #   profile  level3_bench under the GPU timeline tool, summarised (run_profiles)
 #   kernel   Nsight Compute on one launch of the INT8 product kernel (run_kernel_profiles)
 #   standings  the DGEMM and ZGEMM rows of the standings (run_standings)
