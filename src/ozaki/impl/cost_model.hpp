@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace ozaki {
@@ -155,10 +156,25 @@ inline std::string two_decimals(double x) {
 
 /// The Report's reason when Auto runs native: what the scheme would need and its modelled cost
 /// (`precision`: the native GEMM's, FP64 unless FP32 data compared with native FP32 GEMM).
+/// Built in one allocation: a declined call's host time is mostly its decision, and each
+/// temporary of a chain of `+` was an allocation of its own.
+inline std::string native_faster_reason(const char* what, double relative_cost,
+                                        const char* precision = "FP64") {
+  const std::string cost = two_decimals(relative_cost);  // a few characters: no allocation
+  std::string reason;
+  reason.reserve(64 + std::strlen(what) + std::strlen(precision) + cost.size());
+  reason.append("Auto: native ")
+      .append(precision)
+      .append(" GEMM is faster here (")
+      .append(what)
+      .append(": modelled at ")
+      .append(cost)
+      .append(" native GEMMs)");
+  return reason;
+}
 inline std::string native_faster_reason(const std::string& what, double relative_cost,
                                         const char* precision = "FP64") {
-  return std::string("Auto: native ") + precision + " GEMM is faster here (" + what +
-         ": modelled at " + two_decimals(relative_cost) + " native GEMMs)";
+  return native_faster_reason(what.c_str(), relative_cost, precision);
 }
 
 /// The native GEMM Auto compares with: FP64 GEMM, or for FP32 data FP32 GEMM, whose time is

@@ -33,6 +33,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace ozaki {
 namespace Impl {
@@ -123,7 +124,7 @@ constexpr const char* stream_capture_reason =
 /// cost already).
 template <class ExecSpace>
 Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, const Options& options,
-                  double alpha, double beta, const std::string& why, bool fallback,
+                  double alpha, double beta, std::string why, bool fallback,
                   Report report = Report{}) {
   ProfilingRegion region("ozaki::gemm[Native]");
   if (options.experimental.native_gemm) {
@@ -136,7 +137,7 @@ Report run_native(const ExecSpace& space, const GemmCall<ExecSpace>& call, const
   }
   report.algorithm = Algorithm::Native;
   report.fallback = fallback;
-  report.reason = why;
+  report.reason = std::move(why);
   report.error_bound = native_componentwise_bound(call.shape.k);
   return report;
 }
@@ -497,7 +498,8 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     plan.complex_karatsuba = call.complex != nullptr;
     scheme = choose_auto(space, plan, call.any_prepared(), why);
     if (scheme == Algorithm::Native) {
-      return run_native(space, call, options, alpha, beta, why, false, decided(Report{}));
+      return run_native(space, call, options, alpha, beta, std::move(why), false,
+                        decided(Report{}));
     }
     report = decided(report);
   }
