@@ -42,6 +42,17 @@ struct AutoProducts {
   int scheme1 = 0;  // scheme I's pairs, plus the estimate's product for an automatic S
   int crt = 0;      // scheme II's moduli
 };
+/// The first guesses of a plan, computed afresh.
+inline AutoProducts guessed_products(const CallPlan& plan) {
+  const std::int64_t K = plan.shape.k;
+  const int S = plan.auto_slices
+                    ? best_case_slices(K, plan.pairs, plan.pair_count, plan.unit_roundoff)
+                    : plan.slices;
+  return {slices_products(S, plan.pairs, plan.pair_count) + (plan.auto_slices ? 1 : 0),
+          plan.auto_moduli ? crt_first_guess(K, plan.unit_roundoff) : plan.moduli};
+}
+
+/// guessed_products, kept per thread for the last plan asked about.
 inline AutoProducts auto_products(const CallPlan& plan) {
   // The guesses depend on K, the unit roundoff and the plan's counts alone, and their model
   // loops were most of the host time of a call Auto hands to native GEMM (perf_tests/
@@ -64,12 +75,7 @@ inline AutoProducts auto_products(const CallPlan& plan) {
   const Question asked{plan.shape.k, plan.unit_roundoff, plan.pairs,       plan.pair_count,
                        plan.slices,  plan.moduli,        plan.auto_slices, plan.auto_moduli};
   if (asked == last) return answer;
-  const std::int64_t K = plan.shape.k;
-  const int S = plan.auto_slices
-                    ? best_case_slices(K, plan.pairs, plan.pair_count, plan.unit_roundoff)
-                    : plan.slices;
-  answer = {slices_products(S, plan.pairs, plan.pair_count) + (plan.auto_slices ? 1 : 0),
-            plan.auto_moduli ? crt_first_guess(K, plan.unit_roundoff) : plan.moduli};
+  answer = guessed_products(plan);
   last = asked;
   return answer;
 }
