@@ -11,8 +11,9 @@
 // each with the medians of: the host time until the call returned ("enqueue"), until the
 // device finished ("total"), and the Report's seconds_decision.  Then the steps of the plain
 // call's path, each timed alone in a loop (hot caches): the library scratch lease, the
-// instance's turn, the argument checks, the device's rates, Auto's plan and choice, a
-// profiling region, and a Report with its replay options.
+// instance's turn, the argument checks, the stream capture query (only Auto asks it: an
+// Algorithm::Native call never does), the backend's torn-down check, the device's rates,
+// Auto's plan and choice, a profiling region, and a Report with its replay options.
 #include <ozaki/ozaki.hpp>
 
 #include "../unit_tests/hooks_from_environment.hpp"
@@ -113,6 +114,15 @@ void run_shape(const perf_tool::Shape& s, int reps, int steps) {
                 (void)call;
               }));
   const GemmCall<Space> checked = checked_call<Space>("N", "N", a, b, c, options, nullptr, nullptr);
+  std::printf("    %-34s %8.3f us\n", "stream capture query", step_us(steps, [&] {
+                volatile bool capturing = captured(space);
+                (void)capturing;
+              }));
+  std::printf("    %-34s %8.3f us\n", "backend torn down?", step_us(steps, [&] {
+                std::string why;
+                volatile bool gone = Int8Gemm<Space>::torn_down(why);
+                (void)gone;
+              }));
   std::printf("    %-34s %8.3f us\n", "device rates", step_us(steps, [&] {
                 volatile double r = device_rates(space).int8_over_fp64;
                 (void)r;

@@ -121,18 +121,43 @@ TEST(Captured, TransposesAndRowMajorResultsKeepTheEagerCallsBits) {
 }
 
 TEST(Captured, AutoRunsNativeWhereTheCostModelSaysSo) {
-  // 64^3: Auto takes native FP64 GEMM from the shape, captured or not.
+  // 64^3: Auto takes native FP64 GEMM from the shape, captured or not, with the same Report:
+  // the call declines before it asks whether its stream is captured (dispatch.hpp).
   Random rng(505);
   const std::int64_t n = 64;
   const HostMatrix A = random_host(n, n, 0.5, rng), B = random_host(n, n, 0.5, rng);
   const HostMatrix C0 = random_host(n, n, 0.5, rng);
   const GemmRun captured = run_gemm_captured('N', 'N', 1.0, A, B, 1.0, C0, ozaki::Options{});
+  const GemmRun eager = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, ozaki::Options{});
   EXPECT_EQ(captured.report.algorithm, Algorithm::Native);
   EXPECT_FALSE(captured.report.fallback);
-  EXPECT_NE(captured.report.reason.find("captured into a graph"), std::string::npos)
-      << captured.report.reason;
+  EXPECT_EQ(captured.report.reason, eager.report.reason);
+  EXPECT_NE(captured.report.reason.find("faster"), std::string::npos) << captured.report.reason;
   const GemmRun native = run_gemm('N', 'N', 1.0, A, B, 1.0, C0, native_options());
   EXPECT_TRUE(agrees_with_native(captured.C, native.C, A, B));
+}
+
+TEST(Captured, AShapeAutoDeclinesIsDeclinedByACaptureToo) {
+  // Why a call that Auto hands to native from the shape need not ask about a capture
+  // (declines_captured_too): the captured count is never below Auto's first guess, and scheme
+  // II's modelled cost never falls as the count grows, so the capture's own test
+  // (captured_crt_applies) finds native GEMM faster as well.
+  const ozaki::Impl::DeviceRates rates = ozaki::Impl::device_rates(TestSpace());
+  for (const double u : {ozaki::Impl::fp64_unit_roundoff, ozaki::Impl::fp32_unit_roundoff}) {
+    for (std::int64_t k = 1; k <= (std::int64_t(1) << 22); k = k * 3 / 2 + 1) {
+      const std::string at = "K = " + std::to_string(k) + ", u = " + std::to_string(u);
+      EXPECT_GE(ozaki::Impl::crt_capture_moduli(k, u), ozaki::Impl::crt_first_guess(k, u)) << at;
+      for (const bool karatsuba : {false, true}) {
+        ozaki::Impl::CallPlan plan = ozaki::Impl::make_plan({64, 2048, k}, ozaki::Options{});
+        plan.complex_karatsuba = karatsuba;
+        for (int L = 1; L < ozaki::max_moduli; ++L) {
+          EXPECT_LE(ozaki::Impl::crt_plan_cost(rates, plan, L),
+                    ozaki::Impl::crt_plan_cost(rates, plan, L + 1))
+              << at << ", L = " << L;
+        }
+      }
+    }
+  }
 }
 
 TEST(Captured, OtherAlgorithmsRunNativeAndSaySo) {

@@ -126,6 +126,17 @@ Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepare
   return Algorithm::Native;
 }
 
+/// Whether a call whose plan choose_auto hands to native GEMM from the shape would be declined
+/// inside a graph capture too, so that the call need not ask whether its stream is captured:
+/// true where Auto's pick was scheme II with an automatic count.  A captured call's count
+/// (crt_capture_moduli, the fast rule at a peak ratio above the first guess's) is never below
+/// the first guess, and scheme II's modelled cost grows with the count, so a capture finds
+/// native GEMM faster as well (captured_crt_applies); scheme I, which a capture never runs,
+/// may lose where scheme II at the captured count would not.
+inline bool declines_captured_too(const CallPlan& plan) {
+  return plan.auto_moduli && auto_scheme(plan, false) == Algorithm::Int8Crt;
+}
+
 /// Native FP32 GEMM as Auto's yardstick for FP32 data on `space`.
 template <class ExecSpace>
 NativeYardstick fp32_yardstick(const ExecSpace& space) {

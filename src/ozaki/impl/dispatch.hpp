@@ -479,7 +479,21 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   if (Int8Gemm<ExecSpace>::torn_down(why)) throw BackendError(why);
   if (options.algorithm == Algorithm::Native)
     return run_native(space, call, options, alpha, beta, "", false);
-  if (captured(space)) {
+  Algorithm scheme = options.algorithm;
+  // Whether the call must ask if its stream is being captured (on CUDA a runtime query, where
+  // the rest of a declined call's decision is host arithmetic): not where Auto declines from
+  // the shape as a capture would too (declines_captured_too), and the call is then the same
+  // captured or not.
+  bool capture_matters = true;
+  if (scheme == Algorithm::Auto) {
+    // (The Karatsuba call's shape already holds rows of 2K parts: complex/driver.hpp made the
+    // same choice on auto_first_plan of the complex shape.)
+    CallPlan plan = make_plan(call.shape, options);
+    plan.complex_karatsuba = call.complex != nullptr;
+    scheme = choose_auto(space, plan, call.any_prepared(), why);
+    capture_matters = scheme != Algorithm::Native || !declines_captured_too(plan);
+  }
+  if (capture_matters && captured(space)) {
     // Inside a graph capture nothing may wait for the device or allocate outside stream order:
     // scheme II with its count from the shape and its verdict on the device, or native FP64
     // GEMM (docs/design.md §7, "Streams, graph capture, and declining for free").
@@ -490,13 +504,7 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
     }
     return run_captured(space, call, alpha, beta, options, scratch, call_start);
   }
-  Algorithm scheme = options.algorithm;
-  if (scheme == Algorithm::Auto) {
-    // (The Karatsuba call's shape already holds rows of 2K parts: complex/driver.hpp made the
-    // same choice on auto_first_plan of the complex shape.)
-    CallPlan plan = make_plan(call.shape, options);
-    plan.complex_karatsuba = call.complex != nullptr;
-    scheme = choose_auto(space, plan, call.any_prepared(), why);
+  if (options.algorithm == Algorithm::Auto) {
     if (scheme == Algorithm::Native) {
       return run_native(space, call, options, alpha, beta, std::move(why), false,
                         decided(Report{}));

@@ -141,10 +141,13 @@ class ComplexGemm {
       return finish(report);
     }
     if (options_.algorithm == Algorithm::Native) return run_native(Report{}, "", false);
-    if (captured(space_)) return run_captured();
-    // Auto decides before anything is embedded.
     std::string why;
-    const Algorithm scheme = chosen_scheme(why);
+    // Where Auto declines from the shape as a capture would too, the call is the same captured
+    // or not, and need not ask whether its stream is captured (dispatch.hpp, capture_matters).
+    const bool declined = declined_from_shape(why);
+    if (!declined && captured(space_)) return run_captured();
+    // Auto decides before anything is embedded.
+    const Algorithm scheme = declined ? Algorithm::Native : chosen_scheme(why);
     if (scheme == Algorithm::Native) {
       Report report;
       report.seconds_decision =
@@ -342,6 +345,16 @@ class ComplexGemm {
   /// then decide the same), and where the rule may be accurate, from a sample of rows read in
   /// place: wide exponent ranges take the accurate rule, which runs on the embedding
   /// (2M x N x 2K).  An explicit algorithm is kept.
+  /// Whether Auto hands the call to native GEMM from its shape alone in a way a capture would
+  /// too (declines_captured_too), with the reason in `why`.
+  bool declined_from_shape(std::string& why) {
+    if (options_.algorithm != Algorithm::Auto) return false;
+    const CallPlan plan =
+        auto_first_plan(Shape{rows_.rows_x, rows_.rows_y, shape_.k}, options_, true);
+    return choose_auto(space_, plan, false, why) == Algorithm::Native &&
+           declines_captured_too(plan);
+  }
+
   Algorithm chosen_scheme(std::string& why) {
     const std::int64_t K = shape_.k;
     const CallPlan plan = auto_first_plan(Shape{rows_.rows_x, rows_.rows_y, K}, options_, true);

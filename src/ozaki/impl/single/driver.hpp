@@ -187,16 +187,18 @@ class SingleGemm {
           shape.k == 0 ? "K == 0: C = beta*C" : "alpha == 0: C = beta*C, A and B not read";
       return report;
     }
-    if (captured(space_)) {
-      return native(op_a, op_b,
-                    "the stream is being captured into a graph: native FP32 GEMM on the stream",
-                    options_.algorithm != Algorithm::Auto);
-    }
+    // Where Auto takes native FP32 GEMM from the shape, so would a capture: the call is the
+    // same captured or not, and need not ask whether its stream is captured.
     if (rounds && options_.algorithm == Algorithm::Auto) {
       std::string why;
       if (fp32_first_choice(space_, shape, options_, complex, why) == Algorithm::Native) {
         return native(op_a, op_b, why);
       }
+    }
+    if (captured(space_)) {
+      return native(op_a, op_b,
+                    "the stream is being captured into a graph: native FP32 GEMM on the stream",
+                    options_.algorithm != Algorithm::Auto);
     }
     try {
       return staged_call(shape);
