@@ -133,6 +133,22 @@ void run_shape(const perf_tool::Shape& s, int reps, int steps) {
                 volatile int pick = static_cast<int>(choose_auto(space, plan, false, why));
                 (void)pick;
               }));
+  const CallPlan plan = make_plan(checked.shape, options);
+  std::printf("    %-34s %8.3f us\n", "  of which the plan", step_us(steps, [&] {
+                const CallPlan p = make_plan(checked.shape, options);
+                volatile std::int64_t k = p.shape.k;
+                (void)k;
+              }));
+  std::printf("    %-34s %8.3f us\n", "  of which the first guesses", step_us(steps, [&] {
+                volatile int crt = auto_products(plan).crt;
+                (void)crt;
+              }));
+  std::printf("    %-34s %8.3f us\n", "  of which the reason", step_us(steps, [&] {
+                const std::string why =
+                    native_faster_reason("Int8Crt with at least ", 14, " moduli", 3.48);
+                volatile std::size_t n = why.size();
+                (void)n;
+              }));
   std::printf("    %-34s %8.3f us\n", "profiling region",
               step_us(steps, [&] { ProfilingRegion region("ozaki::gemm[Native]"); }));
   std::printf("    %-34s %8.3f us\n", "Report, replay options", step_us(steps, [&] {

@@ -250,11 +250,21 @@ TEST(Accuracy, NativeReasonGivesTheModelledCostWithTwoDecimals) {
   EXPECT_EQ(two_decimals(12.996), "13.00");
   EXPECT_EQ(two_decimals(1686.4999), "1686.50");
   EXPECT_EQ(two_decimals(HUGE_VAL), std::to_string(HUGE_VAL));
+  EXPECT_EQ(two_decimals(0.05), "0.05");
   const std::string reason =
       ozaki::Impl::native_faster_reason("Int8Crt with at least 14 moduli", 3.135764);
-  EXPECT_NE(reason.find("(Int8Crt with at least 14 moduli: modelled at 3.14 native GEMMs)"),
-            std::string::npos)
-      << reason;
+  EXPECT_EQ(reason,
+            "Auto: native FP64 GEMM is faster here (Int8Crt with at least 14 moduli: modelled at "
+            "3.14 native GEMMs)");
+  // The count formatted in place gives the same text; negative counts keep their sign.
+  EXPECT_EQ(ozaki::Impl::native_faster_reason("Int8Crt with at least ", 14, " moduli", 3.135764),
+            reason);
+  std::string text;
+  EXPECT_EQ(ozaki::Impl::append_integer(text, -1234567890123LL), "-1234567890123");
+  text.clear();
+  EXPECT_EQ(ozaki::Impl::append_integer(text, 0), "0");
+  EXPECT_EQ(ozaki::Impl::native_faster_reason("x", 2, "y", 1.5, "FP32"),
+            "Auto: native FP32 GEMM is faster here (x2y: modelled at 1.50 native GEMMs)");
 }
 
 TEST(Oracle, ErrorRatiosOfFlatDataAreModest) {

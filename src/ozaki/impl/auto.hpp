@@ -17,7 +17,6 @@
 #include <ozaki/impl/slices/accuracy.hpp>
 #include <ozaki/options.hpp>
 
-#include <cstring>
 #include <string>
 
 namespace ozaki {
@@ -91,15 +90,6 @@ inline Algorithm auto_scheme(const CallPlan& plan, bool prepared) {
   return Algorithm::Int8Crt;
 }
 
-/// prefix, count and suffix in one string, one allocation (a declined call's reason).
-inline std::string counted_text(const char* prefix, int count, const char* suffix) {
-  const std::string digits = std::to_string(count);
-  std::string text;
-  text.reserve(std::strlen(prefix) + digits.size() + std::strlen(suffix));
-  text.append(prefix).append(digits).append(suffix);
-  return text;
-}
-
 /// The algorithm Auto runs, or Native with `why` (native: FP64 GEMM, or the one `native`
 /// names).
 template <class ExecSpace>
@@ -113,16 +103,14 @@ Algorithm choose_auto(const ExecSpace& space, const CallPlan& plan, bool prepare
   if (pick == Algorithm::Int8Crt) {
     const double cost = crt_plan_cost(rates, plan, crt_products) / native.time;
     if (!native_is_faster(cost)) return pick;
-    why = native_faster_reason(
-        counted_text("Int8Crt with at least ", crt_products, " moduli").c_str(), cost,
-        native.precision);
+    why = native_faster_reason("Int8Crt with at least ", crt_products, " moduli", cost,
+                               native.precision);
     return Algorithm::Native;
   }
   const double cost = slices_relative_cost(rates, scheme1_products) / native.time;
   if (!native_is_faster(cost)) return pick;
-  why = native_faster_reason(
-      counted_text("Int8Slices needs at least ", scheme1_products, " INT8 products").c_str(), cost,
-      native.precision);
+  why = native_faster_reason("Int8Slices needs at least ", scheme1_products, " INT8 products", cost,
+                             native.precision);
   return Algorithm::Native;
 }
 

@@ -143,34 +143,58 @@ inline double crt_batch_cost(const DeviceRates& rates, const CallPlan& plan, int
 /// The rule: native FP64 GEMM is the faster choice where a modelled cost is 1 or more.
 inline bool native_is_faster(double relative_cost) { return relative_cost >= 1; }
 
-/// x with two decimals (x >= 0), from integers: std::to_string(double) goes through printf's
-/// "%f" (multi-precision digit generation), which perf showed as the largest part of Auto's
-/// host time where it ends in native FP64 GEMM (call_overhead; the benchmarks diary in
-/// docs/history/, "native FP64 GEMM on the caller's stream, Auto's host time").
-inline std::string two_decimals(double x) {
-  if (!(x >= 0 && x < 1e15)) return std::to_string(x);  // Inf, NaN, huge: printf's text
+/// Appends the decimal digits of v to `text`, from a buffer on the stack: no temporary string.
+inline std::string& append_integer(std::string& text, long long v) {
+  char digits[24];
+  int n = 0;
+  unsigned long long u =
+      v < 0 ? 0ull - static_cast<unsigned long long>(v) : static_cast<unsigned long long>(v);
+  do {
+    digits[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) text.push_back('-');
+  while (n > 0) text.push_back(digits[--n]);
+  return text;
+}
+
+/// Appends x with two decimals (x >= 0), formatted from integers: std::to_string(double) goes
+/// through printf's "%f" (multi-precision digit generation), which perf showed as the largest
+/// part of Auto's host time where it ends in native FP64 GEMM (call_overhead; the benchmarks
+/// diary in docs/history/, "native FP64 GEMM on the caller's stream, Auto's host time").
+inline std::string& append_two_decimals(std::string& text, double x) {
+  if (!(x >= 0 && x < 1e15)) return text.append(std::to_string(x));  // Inf, NaN, huge
   const auto hundredths = static_cast<long long>(x * 100 + 0.5);
   const long long fraction = hundredths % 100;
-  return std::to_string(hundredths / 100) + (fraction < 10 ? ".0" : ".") + std::to_string(fraction);
+  append_integer(text, hundredths / 100).append(fraction < 10 ? ".0" : ".");
+  return append_integer(text, fraction);
+}
+
+/// x with two decimals (append_two_decimals).
+inline std::string two_decimals(double x) {
+  std::string text;
+  return append_two_decimals(text, x);
 }
 
 /// The Report's reason when Auto runs native: what the scheme would need and its modelled cost
 /// (`precision`: the native GEMM's, FP64 unless FP32 data compared with native FP32 GEMM).
-/// Built in one allocation: a declined call's host time is mostly its decision, and each
-/// temporary of a chain of `+` was an allocation of its own.
+/// `what` is what_prefix, then `count` where it is not negative, then what_suffix.  Built in
+/// one allocation: a declined call's host time is mostly its decision, and every temporary
+/// string was an allocation of its own.
+inline std::string native_faster_reason(const char* what_prefix, int count, const char* what_suffix,
+                                        double relative_cost, const char* precision = "FP64") {
+  std::string reason;
+  reason.reserve(96 + std::strlen(what_prefix) + std::strlen(what_suffix) + std::strlen(precision));
+  reason.append("Auto: native ").append(precision).append(" GEMM is faster here (");
+  reason.append(what_prefix);
+  if (count >= 0) append_integer(reason, count);
+  reason.append(what_suffix).append(": modelled at ");
+  append_two_decimals(reason, relative_cost).append(" native GEMMs)");
+  return reason;
+}
 inline std::string native_faster_reason(const char* what, double relative_cost,
                                         const char* precision = "FP64") {
-  const std::string cost = two_decimals(relative_cost);  // a few characters: no allocation
-  std::string reason;
-  reason.reserve(64 + std::strlen(what) + std::strlen(precision) + cost.size());
-  reason.append("Auto: native ")
-      .append(precision)
-      .append(" GEMM is faster here (")
-      .append(what)
-      .append(": modelled at ")
-      .append(cost)
-      .append(" native GEMMs)");
-  return reason;
+  return native_faster_reason(what, -1, "", relative_cost, precision);
 }
 inline std::string native_faster_reason(const std::string& what, double relative_cost,
                                         const char* precision = "FP64") {
