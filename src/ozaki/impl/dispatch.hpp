@@ -445,6 +445,23 @@ Report dispatch_triangle(const ExecSpace& space, const GemmCall<ExecSpace>& call
   }
 }
 
+/// Auto's choice for a call from its shape: a scheme, or Native with `why`.
+/// `capture_matters`: whether the call must still ask if its stream is being captured (on
+/// CUDA a runtime query, where the rest of a declined call's decision is host arithmetic):
+/// not where Auto declines as a capture would too (declines_captured_too), and the call is
+/// then the same captured or not.
+template <class ExecSpace>
+Algorithm auto_from_shape(const ExecSpace& space, const GemmCall<ExecSpace>& call,
+                          const Options& options, std::string& why, bool& capture_matters) {
+  // (The Karatsuba call's shape already holds rows of 2K parts: complex/driver.hpp made the
+  // same choice on auto_first_plan of the complex shape.)
+  CallPlan plan = make_plan(call.shape, options);
+  plan.complex_karatsuba = call.complex != nullptr;
+  const Algorithm scheme = choose_auto(space, plan, call.any_prepared(), why);
+  capture_matters = scheme != Algorithm::Native || !declines_captured_too(plan);
+  return scheme;
+}
+
 /// The algorithms in order after the checks: early returns, Auto's choice, then the one
 /// chosen, with the fallbacks to native FP64.
 template <class ExecSpace>
@@ -480,19 +497,9 @@ Report dispatch(const ExecSpace& space, const GemmCall<ExecSpace>& call, double 
   if (options.algorithm == Algorithm::Native)
     return run_native(space, call, options, alpha, beta, "", false);
   Algorithm scheme = options.algorithm;
-  // Whether the call must ask if its stream is being captured (on CUDA a runtime query, where
-  // the rest of a declined call's decision is host arithmetic): not where Auto declines from
-  // the shape as a capture would too (declines_captured_too), and the call is then the same
-  // captured or not.
   bool capture_matters = true;
-  if (scheme == Algorithm::Auto) {
-    // (The Karatsuba call's shape already holds rows of 2K parts: complex/driver.hpp made the
-    // same choice on auto_first_plan of the complex shape.)
-    CallPlan plan = make_plan(call.shape, options);
-    plan.complex_karatsuba = call.complex != nullptr;
-    scheme = choose_auto(space, plan, call.any_prepared(), why);
-    capture_matters = scheme != Algorithm::Native || !declines_captured_too(plan);
-  }
+  if (scheme == Algorithm::Auto)
+    scheme = auto_from_shape(space, call, options, why, capture_matters);
   if (capture_matters && captured(space)) {
     // Inside a graph capture nothing may wait for the device or allocate outside stream order:
     // scheme II with its count from the shape and its verdict on the device, or native FP64
