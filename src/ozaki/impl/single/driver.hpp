@@ -80,12 +80,12 @@ typename StridedViews<ExecSpace, staged_scalar_t<T>>::Matrix stage(
   const std::int64_t rows = X.extent(0), cols = X.extent(1);
   const bool row_major = stored_row_major(X);
   const Staged S(to, compact_layout(rows, cols, row_major));
-  // The fast index runs along the unit stride of both X and S.
-  Kokkos::parallel_for(
-      "ozaki::stage_fp32", RangeLaunch<ExecSpace>(space, 0, rows * cols),
-      KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t r = row_major ? idx / cols : idx % rows;
-        const std::int64_t c = row_major ? idx % cols : idx / rows;
+  // Consecutive threads run along the unit stride of both X and S (grid_for: no 64-bit
+  // division per element).
+  grid_for(
+      "ozaki::stage_fp32", space, row_major ? cols : rows, row_major ? rows : cols,
+      KOKKOS_LAMBDA(const std::int64_t fast, const std::int64_t slow) {
+        const std::int64_t r = row_major ? slow : fast, c = row_major ? fast : slow;
         S(r, c) = static_cast<staged_scalar_t<T>>(X(r, c));
       });
   return S;
@@ -100,11 +100,10 @@ void round_staged_result(const ExecSpace& space, const Staged& staged, T beta,
   const bool row_major = stored_row_major(C);
   const T64 beta64 = static_cast<T64>(beta);
   const bool beta_zero = beta == T(0);
-  Kokkos::parallel_for(
-      "ozaki::round_fp32", RangeLaunch<ExecSpace>(space, 0, rows * cols),
-      KOKKOS_LAMBDA(const std::int64_t idx) {
-        const std::int64_t r = row_major ? idx / cols : idx % rows;
-        const std::int64_t c = row_major ? idx % cols : idx / rows;
+  grid_for(
+      "ozaki::round_fp32", space, row_major ? cols : rows, row_major ? rows : cols,
+      KOKKOS_LAMBDA(const std::int64_t fast, const std::int64_t slow) {
+        const std::int64_t r = row_major ? slow : fast, c = row_major ? fast : slow;
         const T64 sum =
             beta_zero ? staged(r, c) : staged(r, c) + beta64 * static_cast<T64>(C(r, c));
         C(r, c) = static_cast<T>(sum);
