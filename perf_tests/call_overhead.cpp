@@ -11,9 +11,10 @@
 // each with the medians of: the host time until the call returned ("enqueue"), until the
 // device finished ("total"), and the Report's seconds_decision.  Then the steps of the plain
 // call's path, each timed alone in a loop (hot caches): the library scratch lease, the
-// instance's turn, the argument checks, the stream capture query (only Auto asks it: an
-// Algorithm::Native call never does), the backend's torn-down check, the device's rates,
-// Auto's plan and choice, a profiling region, and a Report with its replay options.
+// instance's turn, the argument checks, the stream capture query (asked by an Auto call
+// that does not decline from the shape, never by an Algorithm::Native one), the backend's torn-down
+// check, the device's rates, Auto's plan and choice, a profiling region, and a Report with its
+// replay options.
 #include <ozaki/ozaki.hpp>
 
 #include "../unit_tests/hooks_from_environment.hpp"

@@ -341,10 +341,6 @@ class ComplexGemm {
     return o;
   }
 
-  /// Auto's decision on the plan of the form that would run (the real dispatch and pipeline
-  /// then decide the same), and where the rule may be accurate, from a sample of rows read in
-  /// place: wide exponent ranges take the accurate rule, which runs on the embedding
-  /// (2M x N x 2K).  An explicit algorithm is kept.
   /// Whether Auto hands the call to native GEMM from its shape alone in a way a capture would
   /// too (declines_captured_too), with the reason in `why`.
   bool declined_from_shape(std::string& why) {
@@ -355,6 +351,10 @@ class ComplexGemm {
            declines_captured_too(plan);
   }
 
+  /// Auto's decision on the plan of the form that would run (the real dispatch and pipeline
+  /// then decide the same), and where the rule may be accurate, from a sample of rows read in
+  /// place: wide exponent ranges take the accurate rule, which runs on the embedding
+  /// (2M x N x 2K).  An explicit algorithm is kept.
   Algorithm chosen_scheme(std::string& why) {
     const std::int64_t K = shape_.k;
     const CallPlan plan = auto_first_plan(Shape{rows_.rows_x, rows_.rows_y, K}, options_, true);
